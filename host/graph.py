@@ -1,0 +1,132 @@
+"""The training-iteration graph shared by the host models.
+
+A workload is one training iteration (forward, backward, optimizer step) as an ordered
+list of ops over named tensors. The order is a valid execution order (every op comes after
+the ops it depends on); the GPU model, the NDP offload planner and the tiering policies
+all walk it in that order.
+"""
+
+from dataclasses import dataclass, field
+from math import prod
+
+
+__all__ = ["DTYPE_BYTES", "Tensor", "Op", "IterationGraph", "GraphError"]
+
+
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int64": 8, "int32": 4, "int8": 1, "bool": 1}
+
+TENSOR_KINDS = ("weight", "activation", "gradient", "weight_gradient", "optimizer_state",
+                "input", "workspace")
+
+PHASES = ("forward", "backward", "optimizer")
+
+
+class GraphError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor of the iteration. ``kind`` tells its lifetime class: weights and optimizer
+    state persist across iterations, activations live from their forward producer to their
+    last backward consumer, gradients within the backward pass."""
+
+    id: str
+    shape: tuple
+    dtype: str
+    kind: str
+
+    def __post_init__(self):
+        if self.dtype not in DTYPE_BYTES:
+            raise GraphError(f"tensor {self.id!r}: unknown dtype {self.dtype!r}")
+        if self.kind not in TENSOR_KINDS:
+            raise GraphError(f"tensor {self.id!r}: unknown kind {self.kind!r}")
+        if any((not isinstance(d, int)) or d < 0 for d in self.shape):
+            raise GraphError(f"tensor {self.id!r}: bad shape {self.shape!r}")
+
+    @property
+    def elements(self):
+        return prod(self.shape)
+
+    @property
+    def bytes(self):
+        return self.elements * DTYPE_BYTES[self.dtype]
+
+    @property
+    def persistent(self):
+        return self.kind in ("weight", "optimizer_state")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One kernel of the iteration.
+
+    kind:   conv, gemm, elementwise, normalization, reduction, softmax, embedding,
+            pooling, loss, optimizer, ...
+    flops:  floating-point operations (a multiply-add counts 2).
+    inputs / outputs: tensor ids read / written.
+    deps:   names of ops that must finish first (data dependencies at least).
+    attrs:  free-form details (e.g. the elementwise function, the layer it belongs to).
+    """
+
+    name: str
+    kind: str
+    phase: str
+    flops: int
+    inputs: tuple
+    outputs: tuple
+    deps: tuple = ()
+    attrs: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self):
+        if self.phase not in PHASES:
+            raise GraphError(f"op {self.name!r}: unknown phase {self.phase!r}")
+        if self.flops < 0:
+            raise GraphError(f"op {self.name!r}: negative FLOPs")
+
+
+class IterationGraph:
+    def __init__(self, name, tensors, ops, *, batch, dtype, meta=None):
+        self.name = name
+        self.batch = batch
+        self.dtype = dtype
+        self.meta = dict(meta or {})
+        self.tensors = {}
+        for tensor in tensors:
+            if tensor.id in self.tensors:
+                raise GraphError(f"{name}: tensor id {tensor.id!r} used twice")
+            self.tensors[tensor.id] = tensor
+        self.ops = list(ops)
+        self._validate()
+
+    def _validate(self):
+        seen = set()
+        for op in self.ops:
+            if op.name in seen:
+                raise GraphError(f"{self.name}: op name {op.name!r} used twice")
+            for tensor_id in (*op.inputs, *op.outputs):
+                if tensor_id not in self.tensors:
+                    raise GraphError(f"{self.name}: op {op.name!r} names unknown tensor {tensor_id!r}")
+            for dep in op.deps:
+                if dep not in seen:
+                    raise GraphError(f"{self.name}: op {op.name!r} depends on {dep!r}, "
+                                     "which does not come before it")
+            seen.add(op.name)
+
+    def op(self, name):
+        for op in self.ops:
+            if op.name == name:
+                return op
+        raise KeyError(f"{self.name}: no op named {name!r}")
+
+    def tensor_bytes(self, tensor_id):
+        return self.tensors[tensor_id].bytes
+
+    def op_bytes(self, op):
+        """Bytes an op reads and writes, each tensor once (the DRAM traffic of an op with no
+        reuse across kernels)."""
+        return sum(self.tensors[t].bytes for t in op.inputs) + \
+               sum(self.tensors[t].bytes for t in op.outputs)
+
+    def parameters(self):
+        return sum(t.elements for t in self.tensors.values() if t.kind == "weight")

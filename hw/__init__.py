@@ -1,0 +1,1 @@
+"""Synthesizable Amaranth RTL of the matNDP slice."""

@@ -1,0 +1,51 @@
+"""Payload layouts and stream signatures of the GPU and memory ports (ARCHITECTURE §4.1)."""
+
+from amaranth.hdl import unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+
+__all__ = ["request_layout", "response_layout", "trigger_event_layout", "MemoryPortSignature"]
+
+
+def request_layout(config):
+    return data.StructLayout({
+        "addr":  unsigned(config.addr_width),
+        "write": unsigned(1),
+        "data":  unsigned(config.data_width),
+        "mask":  unsigned(config.sector_bytes),
+        "id":    unsigned(config.id_width),
+    })
+
+
+def response_layout(config):
+    return data.StructLayout({
+        "data": unsigned(config.data_width),
+        "id":   unsigned(config.id_width),
+    })
+
+
+def trigger_event_layout(config):
+    """What the NDP engine receives per triggering access.
+
+    For a write the data and mask are the request's; for a read they are the returned
+    sector and the request's byte enables.
+    """
+    return data.StructLayout({
+        "entry":  unsigned(config.entry_bits),
+        "addr":   unsigned(config.addr_width),
+        "offset": unsigned(config.addr_width),
+        "data":   unsigned(config.data_width),
+        "mask":   unsigned(config.sector_bytes),
+        "write":  unsigned(1),
+    })
+
+
+class MemoryPortSignature(wiring.Signature):
+    """A memory port as seen by its initiator: requests out, read responses in."""
+
+    def __init__(self, config):
+        super().__init__({
+            "req":  Out(stream.Signature(request_layout(config))),
+            "resp": In(stream.Signature(response_layout(config))),
+        })

@@ -1,0 +1,1 @@
+"""cocotb testbenches, bus drivers, simulation-side models and the simulator runner."""

@@ -1,0 +1,163 @@
+"""One entry point that builds exported Verilog and runs cocotb tests on it, under
+Verilator (default) or Icarus Verilog, through cocotb's Python runner.
+
+Builds are cached per (design text, simulator, options) under ``build/sim_build`` and
+guarded by a file lock, so parallel test workers share one build of each design.
+"""
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import pathlib
+import shutil
+
+from cocotb_tools.runner import Verilator, get_runner, get_results
+
+
+__all__ = ["SIMULATORS", "SimulationFailed", "project_root", "build_root", "write_if_changed",
+           "run_cocotb", "check_simulator"]
+
+
+SIMULATORS = ("verilator", "icarus")
+
+
+class SimulationFailed(RuntimeError):
+    pass
+
+
+def project_root():
+    return pathlib.Path(__file__).resolve().parent.parent
+
+
+def build_root():
+    return pathlib.Path(os.environ.get("MATNDP_BUILD", project_root() / "build"))
+
+
+def check_simulator(simulator):
+    if simulator not in SIMULATORS:
+        raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
+    executable = "verilator" if simulator == "verilator" else "iverilog"
+    if shutil.which(executable) is None:
+        raise SimulationFailed(f"{executable} is not on PATH; run `make setup`")
+
+
+def write_if_changed(path, text):
+    """Write ``text`` unless the file already holds it, so that file times (and with them
+    the simulators' rebuild checks) only move when the design changes."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        return path
+    temporary = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+    return path
+
+
+class _LeanVerilator(Verilator):
+    """cocotb's Verilator runner without --public-flat-rw; a control file then says which
+    signals VPI may see."""
+
+    def _build_command(self):
+        commands = super()._build_command()
+        commands[0] = [arg for arg in commands[0] if arg != "--public-flat-rw"]
+        return commands
+
+
+@contextlib.contextmanager
+def _locked(directory):
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _verilator_control_file(directory, toplevel):
+    """Expose only the top module's signals to VPI (instead of --public-flat-rw on every
+    signal), which roughly doubles Verilator's speed for batch-mode testbenches."""
+    path = directory / "public_top.vlt"
+    write_if_changed(path, "`verilator_config\n"
+                           f'public_flat_rw -module "{toplevel}" -var "*"\n')
+    return path
+
+
+def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcase=None,
+               waves=False, wave_file=None, extra_env=None, seed=None, fast=False,
+               build_name=None, log_file=None):
+    """Build ``sources`` (Verilog files) with ``toplevel`` and run the cocotb module
+    ``test_module`` on it. Returns the results file path; raises :class:`SimulationFailed`
+    when any cocotb test failed.
+
+    waves:     record an FST waveform, copied to ``wave_file`` when given.
+    fast:      Verilator only: optimize the model (-O3) and expose only top-level signals;
+               for batch-mode testbenches that touch nothing below the top.
+    extra_env: environment for the testbench (parameters, file names).
+    """
+    check_simulator(simulator)
+    sources = [pathlib.Path(source).resolve() for source in sources]
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.read_bytes())
+    digest.update(repr((simulator, toplevel, waves, fast)).encode())
+    build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
+
+    runner = _LeanVerilator() if fast and simulator == "verilator" else get_runner(simulator)
+    build_args = []
+    if simulator == "verilator":
+        # Amaranth's output has benign width warnings; `make lint` is where lint belongs.
+        build_args += ["-Wno-fatal", "-Wno-lint", "-Wno-style"]
+        if waves:
+            build_args += ["--trace-fst", "--trace-structs"]
+        if fast:
+            build_args += ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
+    build_env = {}
+    if fast and simulator == "verilator":
+        build_env["MAKEFLAGS"] = "OPT_FAST=-O3 OPT_GLOBAL=-O3"
+
+    with _locked(build_dir):
+        saved = {key: os.environ.get(key) for key in build_env}
+        os.environ.update(build_env)
+        try:
+            extra_sources = []
+            if fast and simulator == "verilator":
+                extra_sources.append(_verilator_control_file(build_dir, toplevel))
+            runner.build(sources=[*sources, *extra_sources], hdl_toplevel=toplevel,
+                         build_dir=build_dir, build_args=build_args, waves=waves,
+                         timescale=("1ns", "1ps"), always=False)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    test_dir = build_dir / f"run-{os.getpid()}"
+    test_dir.mkdir(parents=True, exist_ok=True)
+    test_args = []
+    plusargs = []
+    trace_path = None
+    if waves:
+        if simulator == "verilator":
+            trace_path = test_dir / "dump.fst"
+            test_args += ["--trace-file", str(trace_path)]
+        else:
+            trace_path = test_dir / f"{toplevel}.fst"
+            plusargs += [f"+dumpfile_path={trace_path}"]
+    results = runner.test(
+        test_module=test_module, hdl_toplevel=toplevel, testcase=testcase,
+        build_dir=build_dir, test_dir=test_dir, waves=waves, seed=seed,
+        extra_env={key: str(value) for key, value in (extra_env or {}).items()},
+        test_args=test_args, plusargs=plusargs, timescale=("1ns", "1ps"), log_file=log_file)
+    total, failed = get_results(results)
+    if total == 0 or failed:
+        raise SimulationFailed(f"{test_module} on {toplevel} under {simulator}: "
+                               f"{failed} of {total} cocotb tests failed (results: {results})")
+    if waves and wave_file is not None:
+        wave_file = pathlib.Path(wave_file)
+        wave_file.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(trace_path, wave_file)
+    return results
