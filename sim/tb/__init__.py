@@ -1,0 +1,1 @@
+"""cocotb test modules, run through :mod:`sim.runner`."""
