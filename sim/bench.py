@@ -16,6 +16,7 @@ __all__ = ["BENCHMARKS", "run_benchmarks"]
 
 
 BENCHMARKS = {
+    "trigger_stream": "sim.trigger_bench:bench_trigger_stream",
 }
 
 

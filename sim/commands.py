@@ -41,3 +41,27 @@ def register(subparsers):
     bench.add_argument("--only", nargs="*", metavar="NAME", help="run only these benchmarks")
     bench.add_argument("--quick", action="store_true", help="smaller problem sizes")
     bench.set_defaults(func=run_bench)
+
+    _register_sim(subparsers)
+
+
+def run_sim(args):
+    from .flagship import run_flagship
+    report = run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
+                          pressure=args.pressure)
+    print((pathlib.Path(args.output) / "report.md").read_text())
+    return 0
+
+
+def _register_sim(subparsers):
+    sim = subparsers.add_parser("sim", help="the flagship waveform run (DNN stream through the RTL)",
+                                description="Run a ResNet-50 layer's output stream, mixed with other "
+                                            "traffic, through the NDP slice; write an FST waveform, a "
+                                            "GTKWave save file and a report.")
+    sim.add_argument("--simulator", choices=["verilator", "icarus"], default="verilator")
+    sim.add_argument("--output", default="build/sim")
+    sim.add_argument("--tiles", type=int, default=8, help="output tiles of the layer (128x64 each)")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--pressure", choices=["none", "random"], default="random",
+                     help="random back-pressure on every stream, or none")
+    sim.set_defaults(func=run_sim)

@@ -194,7 +194,7 @@ async def dnn_stream(dut):
 
     measurements = {
         "pressure": pressure, "requests": len(scenario.requests), "reads": len(reads),
-        "events": len(bench.events.items), "cycles": cycles, "wall_s": wall,
+        "events": len(bench.events.items), "write_events": len(write_events), "cycles": cycles, "wall_s": wall,
         "cycles_per_s": cycles / wall, "stall_cycles": stall_cycles, **scenario.description,
     }
     if pressure == "none":

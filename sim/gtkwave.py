@@ -1,0 +1,44 @@
+"""A GTKWave save file that groups a design's top-level ports, so that a waveform opens
+with the interesting signals laid out (``gtkwave build/sim/ndp_slice.gtkw``)."""
+
+import re
+
+
+__all__ = ["top_ports", "write_save_file"]
+
+
+_PORT = re.compile(r"^\s*(input|output)\s+(?:wire\s+|reg\s+)?(?:\[(\d+):(\d+)\]\s+)?([\\\w$.]+)\s*;", re.M)
+
+
+def top_ports(verilog_text, module):
+    """``{name: width}`` of ``module``'s ports, from exported Verilog."""
+    start = verilog_text.find(f"module {module}(")
+    if start < 0:
+        raise ValueError(f"module {module!r} not found in the Verilog")
+    end = verilog_text.find("endmodule", start)
+    ports = {}
+    for _, msb, lsb, name in _PORT.findall(verilog_text[start:end]):
+        ports[name] = int(msb) - int(lsb) + 1 if msb else 1
+    return ports
+
+
+def write_save_file(path, *, dump_file, verilog_text, module, scope, groups):
+    """``groups``: ``[(title, [port-name prefixes])]``; ports are listed in declaration
+    order within a group, one-bit signals as binary and vectors in hex."""
+    ports = top_ports(verilog_text, module)
+    lines = [f'[dumpfile] "{dump_file}"', "[timestart] 0", "[sst_expanded] 1", "[signals_width] 300"]
+    for title, prefixes in groups:
+        members = [name for name in ports if any(name == p or name.startswith(p + "__") or name.startswith(p)
+                                                 for p in prefixes)]
+        if not members:
+            continue
+        lines += ["@800200", f"-{title}"]
+        for name in members:
+            width = ports[name]
+            if width == 1:
+                lines += ["@28", f"{scope}.{name}"]
+            else:
+                lines += ["@22", f"{scope}.{name}[{width - 1}:0]"]
+        lines += ["@1000200", f"-{title}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
