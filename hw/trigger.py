@@ -79,13 +79,18 @@ class Trigger(wiring.Component):
         outstanding = Signal(1 << config.id_width)
 
         # --- request path: gpu.req -> request stage -> mem.req -----------------------------
+        # The match is decided as a request enters the stage and travels with it, so that
+        # reprogramming an entry cannot withdraw or alter a request already offered.
         request = Signal(request_layout(config))
         request_valid = Signal()
+        request_hit = Signal()
+        request_entry = Signal(config.entry_bits)
+        request_offset = Signal(config.addr_width)
         m.d.comb += [
-            matcher.addr.eq(request.addr),
-            matcher.write.eq(request.write),
+            matcher.addr.eq(self.gpu.req.payload.addr),
+            matcher.write.eq(self.gpu.req.payload.write),
         ]
-        write_hit = matcher.hit & request.write
+        write_hit = request_hit & request.write
         request_can_leave = ~write_hit | write_events.w_rdy
         request_fire = Signal()
         m.d.comb += [
@@ -95,15 +100,21 @@ class Trigger(wiring.Component):
             self.gpu.req.ready.eq(~request_valid | request_fire),
         ]
         with m.If(self.gpu.req.valid & self.gpu.req.ready):
-            m.d.sync += [request.eq(self.gpu.req.payload), request_valid.eq(1)]
+            m.d.sync += [
+                request.eq(self.gpu.req.payload),
+                request_valid.eq(1),
+                request_hit.eq(matcher.hit),
+                request_entry.eq(matcher.entry),
+                request_offset.eq(matcher.offset),
+            ]
         with m.Elif(request_fire):
             m.d.sync += request_valid.eq(0)
 
         write_event = data.View(event_layout, write_events.w_data)
         m.d.comb += [
-            write_event.entry.eq(matcher.entry),
+            write_event.entry.eq(request_entry),
             write_event.addr.eq(request.addr),
-            write_event.offset.eq(matcher.offset),
+            write_event.offset.eq(request_offset),
             write_event.data.eq(request.data),
             write_event.mask.eq(request.mask),
             write_event.write.eq(1),
@@ -115,10 +126,10 @@ class Trigger(wiring.Component):
         m.d.comb += [
             pending_write.addr.eq(request.id),
             pending_write.en.eq(issue_read),
-            record.hit.eq(matcher.hit),
-            record.entry.eq(matcher.entry),
+            record.hit.eq(request_hit),
+            record.entry.eq(request_entry),
             record.addr.eq(request.addr),
-            record.offset.eq(matcher.offset),
+            record.offset.eq(request_offset),
             record.mask.eq(request.mask),
         ]
 
@@ -189,7 +200,7 @@ class Trigger(wiring.Component):
         # --- observation ----------------------------------------------------------------------
         for index in range(config.filter_entries):
             m.d.comb += self.hit_pulse[index].eq(
-                (write_events.w_en & (matcher.entry == index)) +
+                (write_events.w_en & (request_entry == index)) +
                 (read_events.w_en & (returned.entry == index)))
         m.d.comb += self.stall.eq(
             (request_valid & write_hit & ~write_events.w_rdy) |
