@@ -2,7 +2,8 @@
 a bandwidth limit and optional random back-pressure and out-of-order read responses.
 
 Writes take effect when accepted; a read returns the memory contents at the moment it
-was accepted, so the model is sequentially consistent in request order.
+was accepted, so the model is sequentially consistent in request order. The model is a
+:class:`~sim.drivers.stream.CycleLoop` participant.
 """
 
 from collections import deque
@@ -10,10 +11,10 @@ from dataclasses import dataclass
 import random
 
 import numpy as np
-from cocotb.triggers import ReadOnly, RisingEdge
 
 from hw.layouts import request_layout, response_layout
 from .drivers.packing import StructCodec
+from .drivers.stream import CachedWrite
 
 
 __all__ = ["MemoryTiming", "SectorStore", "MemoryModel"]
@@ -51,19 +52,20 @@ class SectorStore:
         self.sector_bytes = sector_bytes
         self.sectors = {}
 
-    def _sector(self, index):
-        if index not in self.sectors:
-            self.sectors[index] = np.zeros(self.sector_bytes, dtype=np.uint8)
-        return self.sectors[index]
-
     def write(self, addr, data, mask):
         """``data``: the sector as an int (byte 0 in the low bits); ``mask``: byte enables."""
         if addr % self.sector_bytes:
             raise ValueError(f"address {addr:#x} is not sector-aligned")
-        sector = self._sector(addr // self.sector_bytes)
+        index = addr // self.sector_bytes
+        if index not in self.sectors:
+            self.sectors[index] = np.zeros(self.sector_bytes, dtype=np.uint8)
+        sector = self.sectors[index]
         incoming = np.frombuffer(data.to_bytes(self.sector_bytes, "little"), dtype=np.uint8)
-        enables = np.array([(mask >> i) & 1 for i in range(self.sector_bytes)], dtype=bool)
-        sector[enables] = incoming[enables]
+        if mask == (1 << self.sector_bytes) - 1:
+            sector[:] = incoming
+        else:
+            enables = np.array([(mask >> i) & 1 for i in range(self.sector_bytes)], dtype=bool)
+            sector[enables] = incoming[enables]
 
     def read(self, addr):
         if addr % self.sector_bytes:
@@ -83,70 +85,67 @@ class SectorStore:
 
 
 class MemoryModel:
-    def __init__(self, dut, clock, cycles, config, timing=MemoryTiming(), *, prefix="mem", seed=0):
-        self.clock = clock
-        self.cycles = cycles
+    def __init__(self, dut, config, timing=MemoryTiming(), *, prefix="mem", seed=0):
         self.timing = timing
         self.config = config
         self.store = SectorStore(config.sector_bytes)
         self.random = random.Random(seed)
         self.request_codec = StructCodec(request_layout(config))
         self.response_codec = StructCodec(response_layout(config))
-        self.req_valid = getattr(dut, f"{prefix}__req__valid")
-        self.req_ready = getattr(dut, f"{prefix}__req__ready")
-        self.req_payload = getattr(dut, f"{prefix}__req__payload")
-        self.resp_valid = getattr(dut, f"{prefix}__resp__valid")
-        self.resp_ready = getattr(dut, f"{prefix}__resp__ready")
-        self.resp_payload = getattr(dut, f"{prefix}__resp__payload")
-        self.req_ready.value = 0
-        self.resp_valid.value = 0
+        self._req_valid = getattr(dut, f"{prefix}__req__valid")
+        self._req_payload = getattr(dut, f"{prefix}__req__payload")
+        self._resp_ready = getattr(dut, f"{prefix}__resp__ready")
+        self.req_ready = CachedWrite(getattr(dut, f"{prefix}__req__ready"))
+        self.resp_valid = CachedWrite(getattr(dut, f"{prefix}__resp__valid"))
+        self.resp_payload = CachedWrite(getattr(dut, f"{prefix}__resp__payload"))
         self.requests = []             # every accepted request, in order
         self.request_cycles = []
         self.response_cycles = []
-        self._in_flight = deque()      # (due cycle, id, data)
+        self._in_flight = deque()      # (due cycle, id, data), in due order
         self._credit = 0.0
+        self._accepting = False
+        self._offered = None
+        self._now = 0
 
-    async def run_requests(self):
+    def drive(self):
         sector = self.config.sector_bytes
-        while True:
-            self._credit = min(self._credit + self.timing.bytes_per_cycle, max(sector, self.timing.bytes_per_cycle))
-            accepting = self._credit >= sector and self.random.random() >= self.timing.request_pause
-            self.req_ready.value = int(accepting)
-            await ReadOnly()
-            if accepting and int(self.req_valid.value):
-                now = self.cycles.now()
-                request = self.request_codec.unpack(self.req_payload.value.to_unsigned())
-                self.requests.append(request)
-                self.request_cycles.append(now)
-                self._credit -= sector
-                if request["write"]:
-                    self.store.write(request["addr"], request["data"], request["mask"])
-                else:
-                    self._in_flight.append((now + self.timing.latency, request["id"],
-                                            self.store.read(request["addr"])))
-            await RisingEdge(self.clock)
+        timing = self.timing
+        self._credit = min(self._credit + timing.bytes_per_cycle, max(sector, timing.bytes_per_cycle))
+        self._accepting = self._credit >= sector and (
+            timing.request_pause == 0.0 or self.random.random() >= timing.request_pause)
+        self.req_ready.set(int(self._accepting))
 
-    async def run_responses(self):
-        offered = None
-        while True:
-            if offered is None:
-                now = self.cycles.now()
-                due = [i for i, (when, *_) in enumerate(self._in_flight) if when <= now]
-                if due and self.random.random() >= self.timing.response_pause:
-                    index = self.random.choice(due) if self.timing.reorder else due[0]
-                    offered = self._in_flight[index]
-                    del self._in_flight[index]
-            if offered is not None:
-                self.resp_valid.value = 1
-                self.resp_payload.value = self.response_codec.pack({"id": offered[1], "data": offered[2]})
+        if self._offered is None and self._in_flight and self._in_flight[0][0] <= self._now + 1 and (
+                timing.response_pause == 0.0 or self.random.random() >= timing.response_pause):
+            due = 1
+            if timing.reorder:
+                while due < len(self._in_flight) and self._in_flight[due][0] <= self._now + 1:
+                    due += 1
+            index = self.random.randrange(due) if due > 1 else 0
+            self._offered = self._in_flight[index]
+            del self._in_flight[index]
+        if self._offered is not None:
+            self.resp_valid.set(1)
+            self.resp_payload.set(self.response_codec.pack({"id": self._offered[1], "data": self._offered[2]}))
+        else:
+            self.resp_valid.set(0)
+
+    def sample(self, now):
+        self._now = now
+        if self._accepting and int(self._req_valid.value):
+            request = self.request_codec.unpack(self._req_payload.value.to_unsigned())
+            self.requests.append(request)
+            self.request_cycles.append(now)
+            self._credit -= self.config.sector_bytes
+            if request["write"]:
+                self.store.write(request["addr"], request["data"], request["mask"])
             else:
-                self.resp_valid.value = 0
-            await ReadOnly()
-            if offered is not None and int(self.resp_ready.value):
-                self.response_cycles.append(self.cycles.now())
-                offered = None
-            await RisingEdge(self.clock)
+                self._in_flight.append((now + self.timing.latency, request["id"],
+                                        self.store.read(request["addr"])))
+        if self._offered is not None and int(self._resp_ready.value):
+            self.response_cycles.append(now)
+            self._offered = None
 
     @property
     def idle(self):
-        return not self._in_flight
+        return not self._in_flight and self._offered is None

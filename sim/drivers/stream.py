@@ -1,20 +1,25 @@
 """Valid/ready stream drivers for Amaranth ``lib.stream`` ports flattened into Verilog
 (``<prefix>__valid``, ``<prefix>__ready``, ``<prefix>__payload``).
 
-Each end decides what to drive right after a rising edge, then samples the settled
-handshake in the read-only phase of the same cycle: a transfer happens at the next edge
-exactly when both ``valid`` and ``ready`` are high then. Both ends take a ``pause``
-probability for random back-pressure (a source withholding ``valid``, a sink withholding
-``ready``), drawn from a seeded generator so that a failing run can be replayed.
+Drivers are clocked participants of a :class:`CycleLoop`: right after each rising edge
+every participant drives its outputs (``drive``), then in the read-only phase of the same
+cycle every participant samples the settled signals (``sample``); a transfer happens at
+the next edge exactly when ``valid`` and ``ready`` are both high then. One coroutine for
+all ports keeps the per-cycle Python cost low.
+
+Both ends take a ``pause`` probability for random back-pressure (a source withholding
+``valid``, a sink withholding ``ready``), drawn from a seeded generator so that a failing
+run can be replayed; ``hold`` stops an end entirely.
 """
 
+from collections import deque
 import random
 
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import Event, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 
-__all__ = ["ClockCycles", "StreamSource", "StreamSink"]
+__all__ = ["ClockCycles", "CycleLoop", "StreamSource", "StreamSink", "CachedWrite"]
 
 
 class ClockCycles:
@@ -27,74 +32,114 @@ class ClockCycles:
         return int(get_sim_time(unit="ns") // self.period_ns)
 
 
-class _StreamEnd:
-    def __init__(self, dut, prefix, clock, cycles, *, codec=None, pause=0.0, seed=0):
-        if not 0.0 <= pause < 1.0:
-            raise ValueError(f"pause probability must be in [0, 1), not {pause}")
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.ready = getattr(dut, f"{prefix}__ready")
-        self.payload = getattr(dut, f"{prefix}__payload")
+class CachedWrite:
+    """Writes a signal only when its value changes: each write is a simulator call."""
+
+    def __init__(self, handle, value=0):
+        self.handle = handle
+        self.value = value
+        handle.value = value
+
+    def set(self, value):
+        if value != self.value:
+            self.value = value
+            self.handle.value = value
+
+
+class CycleLoop:
+    def __init__(self, clock, cycles):
         self.clock = clock
         self.cycles = cycles
+        self.participants = []
+
+    def add(self, participant):
+        self.participants.append(participant)
+        return participant
+
+    async def run(self):
+        participants = self.participants
+        while True:
+            for participant in participants:
+                participant.drive()
+            await ReadOnly()
+            now = self.cycles.now()
+            for participant in participants:
+                participant.sample(now)
+            await RisingEdge(self.clock)
+
+
+class _StreamEnd:
+    def __init__(self, dut, prefix, *, codec=None, pause=0.0, seed=0):
+        if not 0.0 <= pause < 1.0:
+            raise ValueError(f"pause probability must be in [0, 1), not {pause}")
         self.codec = codec
         self.pause = pause
         self.random = random.Random(seed)
         self.transfer_cycles = []
-        self.hold = False           # set to stop the end entirely (a stalled consumer)
+        self.hold = False
+        self._valid = getattr(dut, f"{prefix}__valid")
+        self._ready = getattr(dut, f"{prefix}__ready")
+        self._payload = getattr(dut, f"{prefix}__payload")
 
     def _paused(self):
         return self.hold or (self.pause > 0.0 and self.random.random() < self.pause)
 
 
 class StreamSource(_StreamEnd):
-    """Drives items (dicts for struct payloads, ints otherwise) onto the stream in order,
-    recording the cycle of each transfer. Call from a clock-aligned point (after a rising
-    edge)."""
+    """Drives queued items (dicts for struct payloads, ints otherwise) in order, recording
+    the cycle of each transfer."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.valid.value = 0
+        self.valid = CachedWrite(self._valid)
+        self.payload = CachedWrite(self._payload)
+        self.queue = deque()
         self.sent = 0
+        self._offering = False
+        self._drained = Event()
 
     def _word(self, item):
         return self.codec.pack(item) if self.codec else int(item)
 
+    def drive(self):
+        self._offering = bool(self.queue) and not self._paused()
+        self.valid.set(int(self._offering))
+        if self._offering:
+            self.payload.set(self.queue[0])
+
+    def sample(self, now):
+        if self._offering and int(self._ready.value):
+            self.queue.popleft()
+            self.transfer_cycles.append(now)
+            self.sent += 1
+            if not self.queue:
+                self._drained.set()
+
     async def send(self, items):
-        for item in items:
-            word = self._word(item)
-            while True:
-                offering = not self._paused()
-                self.valid.value = int(offering)
-                self.payload.value = word
-                await ReadOnly()
-                transfer = offering and bool(int(self.ready.value))
-                cycle = self.cycles.now()
-                await RisingEdge(self.clock)
-                if transfer:
-                    self.transfer_cycles.append(cycle)
-                    self.sent += 1
-                    break
-        self.valid.value = 0
+        """Queue ``items`` and return once all of them have been transferred."""
+        words = [self._word(item) for item in items]
+        if not words:
+            return
+        self._drained.clear()
+        self.queue.extend(words)
+        await self._drained.wait()
 
 
 class StreamSink(_StreamEnd):
-    """Accepts transfers until cancelled (start with ``cocotb.start_soon(sink.run())``),
-    keeping the payloads and the cycle each was taken in."""
+    """Accepts transfers, keeping the payloads and the cycle each was taken in."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.ready = CachedWrite(self._ready)
         self.items = []
-        self.ready.value = 0
+        self._accepting = False
 
-    def _item(self, word):
-        return self.codec.unpack(word) if self.codec else word
+    def drive(self):
+        self._accepting = not self._paused()
+        self.ready.set(int(self._accepting))
 
-    async def run(self):
-        while True:
-            accepting = not self._paused()
-            self.ready.value = int(accepting)
-            await ReadOnly()
-            if accepting and int(self.valid.value):
-                self.items.append(self._item(self.payload.value.to_unsigned()))
-                self.transfer_cycles.append(self.cycles.now())
-            await RisingEdge(self.clock)
+    def sample(self, now):
+        if self._accepting and int(self._valid.value):
+            word = self._payload.value.to_unsigned()
+            self.items.append(self.codec.unpack(word) if self.codec else word)
+            self.transfer_cycles.append(now)

@@ -23,7 +23,7 @@ from host.csr_bus import CSRAccessError
 from sim.csr_adapter import SimulatedCSRBus, call_runtime
 from sim.drivers.csr import CSRDriver
 from sim.drivers.packing import StructCodec
-from sim.drivers.stream import ClockCycles, StreamSink, StreamSource
+from sim.drivers.stream import ClockCycles, CycleLoop, StreamSink, StreamSource
 from sim.memory_model import MemoryModel, MemoryTiming
 from sim.trigger_scenario import build_scenario, golden_replay
 
@@ -43,21 +43,22 @@ class SliceBench:
         self.dut = dut
         self.config = config
         self.cycles = ClockCycles(CLOCK_NS)
-        clock = dut.clk
+        self.loop = CycleLoop(dut.clk, self.cycles)
         random_pressure = pressure == "random"
-        self.gpu = StreamSource(dut, "gpu__req", clock, self.cycles, codec=StructCodec(request_layout(config)),
-                                pause=0.3 if random_pressure else 0.0, seed=seed)
-        self.gpu_responses = StreamSink(dut, "gpu__resp", clock, self.cycles,
-                                        codec=StructCodec(response_layout(config)),
-                                        pause=0.3 if random_pressure else 0.0, seed=seed + 1)
-        self.events = StreamSink(dut, "events", clock, self.cycles,
-                                 codec=StructCodec(trigger_event_layout(config)),
-                                 pause=0.5 if random_pressure else 0.0, seed=seed + 2)
+        self.gpu = self.loop.add(StreamSource(
+            dut, "gpu__req", codec=StructCodec(request_layout(config)),
+            pause=0.3 if random_pressure else 0.0, seed=seed))
+        self.gpu_responses = self.loop.add(StreamSink(
+            dut, "gpu__resp", codec=StructCodec(response_layout(config)),
+            pause=0.3 if random_pressure else 0.0, seed=seed + 1))
+        self.events = self.loop.add(StreamSink(
+            dut, "events", codec=StructCodec(trigger_event_layout(config)),
+            pause=0.5 if random_pressure else 0.0, seed=seed + 2))
         if memory_timing is None:
             memory_timing = MemoryTiming(latency=12, request_pause=0.3, response_pause=0.3, reorder=True) \
                 if random_pressure else MemoryTiming(latency=12)
-        self.memory = MemoryModel(dut, clock, self.cycles, config, memory_timing, seed=seed + 3)
-        self.csr = CSRDriver(dut, clock)
+        self.memory = self.loop.add(MemoryModel(dut, config, memory_timing, seed=seed + 3))
+        self.csr = CSRDriver(dut, dut.clk)
         self.runtime = NDPRuntime(SimulatedCSRBus(self.csr), config)
 
     async def start(self):
@@ -65,10 +66,8 @@ class SliceBench:
         self.dut.rst.value = 1
         await WaitCycles(self.dut.clk, 3)
         self.dut.rst.value = 0
-        for coroutine in (self.gpu_responses.run(), self.events.run(),
-                          self.memory.run_requests(), self.memory.run_responses()):
-            cocotb.start_soon(coroutine)
         await RisingEdge(self.dut.clk)
+        cocotb.start_soon(self.loop.run())
 
     async def drain(self, expected_responses, limit=100_000):
         for _ in range(limit):
@@ -228,17 +227,19 @@ async def full_event_queue_stalls_only_the_gpu(dut):
     full = (1 << config.sector_bytes) - 1
     writes = [dict(addr=0x1000 + 32 * i, write=1, data=i * 0x0101, mask=full, id=i % 256)
               for i in range(3 * config.event_queue_depth)]
-    held_cycles = 0
+    class HeldCycles:
+        """Counts the cycles in which the slice holds the GPU path (request or response)."""
+        count = 0
+        active = True
 
-    async def count_held():
-        nonlocal held_cycles
-        while True:
-            await ReadOnly()
-            if not int(bench.dut.gpu__req__ready.value) or not int(bench.dut.mem__resp__ready.value):
-                held_cycles += 1
-            await RisingEdge(bench.dut.clk)
+        def drive(self):
+            pass
 
-    counter = cocotb.start_soon(count_held())
+        def sample(self, now):
+            if self.active and (not int(dut.gpu__req__ready.value) or not int(dut.mem__resp__ready.value)):
+                self.count += 1
+
+    held = bench.loop.add(HeldCycles())
     sender = cocotb.start_soon(bench.gpu.send(writes))
     await WaitCycles(bench.dut.clk, 100)
     accepted = bench.gpu.sent
@@ -248,11 +249,11 @@ async def full_event_queue_stalls_only_the_gpu(dut):
     bench.events.hold = False
     await sender
     await WaitCycles(bench.dut.clk, 4 * config.event_queue_depth + 20)
-    counter.cancel()
+    held.active = False
     assert len(bench.memory.requests) == len(writes)
     assert [e["data"] for e in bench.events.items] == [w["data"] for w in writes]
     stall_cycles = await call_runtime(bench.runtime.stall_cycles)
-    assert stall_cycles == held_cycles and stall_cycles >= 90, (stall_cycles, held_cycles)
+    assert stall_cycles == held.count and stall_cycles >= 90, (stall_cycles, held.count)
 
 
 @cocotb.test()
