@@ -17,6 +17,7 @@ __all__ = ["BENCHMARKS", "run_benchmarks"]
 
 BENCHMARKS = {
     "trigger_stream": "sim.trigger_bench:bench_trigger_stream",
+    "host_models": "host.bench_host:bench_host_models",
 }
 
 

@@ -130,7 +130,7 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
             extra_sources = []
             if fast and simulator == "verilator":
                 extra_sources.append(_verilator_control_file(build_dir, toplevel))
-            runner.build(sources=[*sources, *extra_sources], hdl_toplevel=toplevel,
+            runner.build(sources=[*extra_sources, *sources], hdl_toplevel=toplevel,
                          build_dir=build_dir, build_args=build_args, waves=waves,
                          timescale=("1ns", "1ps"), always=False)
         finally:

@@ -8,5 +8,7 @@ dependencies (simulators, plotting) inside their commands, so ``--help`` stays f
 COMMAND_MODULES = [
     "host.commands.doctor",
     "host.commands.csr",
+    "host.commands.model",
+    "host.commands.gpu",
     "sim.commands",
 ]

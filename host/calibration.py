@@ -1,0 +1,174 @@
+"""NDP kernel throughput: measured on the RTL when a calibration file exists, documented
+defaults otherwise. Every report carries :meth:`Calibration.describe`, which says which.
+
+The calibration file (``build/calibration/ndp_kernels.json``, written by the RTL
+simulation) looks like::
+
+    {"schema": "matndp.ndp_kernels/1",
+     "clock_hz": 1.2e9,                        # optional: the slice clock measured at
+     "kernels": {"relu_fwd": {"cycles_per_packet": 10.4, "fixed_cycles": 40}, ...}}
+
+``cycles_per_packet`` is the steady-state cost of one 32-byte trigger packet on one NDP
+slice (all µthread slots busy); ``fixed_cycles`` is the once-per-launch cost (initializer,
+finalizer). Kernels the file does not list keep their defaults, and the report names them.
+"""
+
+import json
+import pathlib
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+__all__ = ["NDPHardware", "KernelCost", "DEFAULT_KERNELS", "Calibration", "load_calibration",
+           "DEFAULT_CALIBRATION_PATH", "SCHEMA"]
+
+SCHEMA = "matndp.ndp_kernels/1"
+DEFAULT_CALIBRATION_PATH = pathlib.Path("build/calibration/ndp_kernels.json")
+
+
+@dataclass(frozen=True)
+class NDPHardware:
+    """The NDP units beside one GPU's memory controllers.
+
+    slices_per_controller: NDP slices (trigger + engine) per memory controller.
+    clock_hz:              slice clock.
+    packet_bytes:          one trigger packet (an L2 sector).
+    lanes:                 FP32 SIMD lanes per slice; a 16-bit packet carries twice as many
+                           elements, so it costs twice the vector instructions.
+    """
+
+    slices_per_controller: int = 16
+    clock_hz: float = 1.2e9
+    packet_bytes: int = 32
+    lanes: int = 8
+
+    def __post_init__(self):
+        if self.slices_per_controller < 1 or self.clock_hz <= 0 or self.packet_bytes < 4:
+            raise ValueError(f"bad NDP hardware configuration {self!r}")
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """Cost of an NDP kernel per FP32 trigger packet, split into the part that can run on
+    the fly while the producer writes (``stream``) and, for kernels that need a complete
+    reduction first (normalization, softmax), the part that runs afterwards (``after``)."""
+
+    stream_cycles: float
+    after_cycles: float = 0.0
+    fixed_cycles: float = 0.0
+    measured: bool = False
+
+    @property
+    def cycles_per_packet(self):
+        return self.stream_cycles + self.after_cycles
+
+    @property
+    def two_phase(self):
+        return self.after_cycles > 0
+
+
+# Defaults, in single-issue slice cycles per FP32 packet. Where M2NDP publishes kernel body
+# sizes (instructions per 32-byte packet; REFERENCES "M2NDP µthread model") they are used
+# as cycles: ReLU 10, GELU 26, softmax 7 + 18 + 9, layer-norm statistics 14 and apply 11.
+# The others are estimates from the instruction count of the obvious kernel (argument and
+# operand loads, arithmetic, stores), marked "estimate" in docs/host-model.md.
+DEFAULT_KERNELS = MappingProxyType({
+    "relu_fwd": KernelCost(10),
+    "relu_bwd": KernelCost(11),
+    "gelu_fwd": KernelCost(26),
+    "gelu_bwd": KernelCost(32),
+    "tanh_fwd": KernelCost(22),
+    "tanh_bwd": KernelCost(12),
+    "scale_fwd": KernelCost(8),
+    "scale_bwd": KernelCost(8),
+    "dropout_fwd": KernelCost(14),
+    "dropout_bwd": KernelCost(11),
+    "where_fwd": KernelCost(10),
+    "where_bwd": KernelCost(10),
+    "add": KernelCost(9),
+    "batchnorm_fwd": KernelCost(14, 12),
+    "batchnorm_bwd": KernelCost(16, 16),
+    "layernorm_fwd": KernelCost(14, 11),
+    "layernorm_bwd": KernelCost(16, 16),
+    "softmax_fwd": KernelCost(25, 9),
+    "softmax_bwd": KernelCost(12, 10),
+    "adam": KernelCost(34),
+    "sgd_momentum": KernelCost(18),
+})
+
+
+@dataclass(frozen=True)
+class Calibration:
+    kernels: MappingProxyType
+    hardware: NDPHardware = field(default_factory=NDPHardware)
+    source: str = "defaults"
+    measured_kernels: tuple = ()
+    unknown_kernels: tuple = ()
+
+    def cost(self, kernel):
+        if kernel not in self.kernels:
+            raise KeyError(f"no NDP kernel {kernel!r} in the calibration")
+        return self.kernels[kernel]
+
+    def describe(self):
+        defaults = sorted(set(self.kernels) - set(self.measured_kernels))
+        return {"source": self.source,
+                "measured_kernels": sorted(self.measured_kernels),
+                "default_kernels": defaults,
+                "ignored_unknown_kernels": sorted(self.unknown_kernels),
+                "slices_per_controller": self.hardware.slices_per_controller,
+                "clock_hz": self.hardware.clock_hz}
+
+
+def _positive_number(value, where):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{where}: expected a non-negative number, got {value!r}")
+    return float(value)
+
+
+def load_calibration(path=None, hardware=None):
+    """The calibration from ``path`` (default ``build/calibration/ndp_kernels.json``) if
+    that file exists, else the defaults. A file that exists but is malformed is an error,
+    never silently replaced by defaults."""
+    hardware = hardware or NDPHardware()
+    explicit = path is not None
+    path = pathlib.Path(path) if explicit else DEFAULT_CALIBRATION_PATH
+    if not path.exists():
+        if explicit:
+            raise FileNotFoundError(f"calibration file {path} does not exist")
+        return Calibration(DEFAULT_KERNELS, hardware)
+    try:
+        document = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: expected a JSON object with \"schema\": \"{SCHEMA}\"")
+    entries = document.get("kernels")
+    if not isinstance(entries, dict):
+        raise ValueError(f"{path}: \"kernels\" must be an object of kernel name -> costs")
+    if "clock_hz" in document:
+        clock = _positive_number(document["clock_hz"], f"{path}: clock_hz")
+        if clock == 0:
+            raise ValueError(f"{path}: clock_hz must be positive")
+        hardware = NDPHardware(hardware.slices_per_controller, clock, hardware.packet_bytes,
+                               hardware.lanes)
+    kernels, measured, unknown = dict(DEFAULT_KERNELS), [], []
+    for name, entry in entries.items():
+        if name not in DEFAULT_KERNELS:
+            unknown.append(name)
+            continue
+        where = f"{path}: kernels.{name}"
+        if not isinstance(entry, dict) or "cycles_per_packet" not in entry:
+            raise ValueError(f"{where}: needs \"cycles_per_packet\"")
+        total = _positive_number(entry["cycles_per_packet"], f"{where}.cycles_per_packet")
+        if total == 0:
+            raise ValueError(f"{where}.cycles_per_packet must be positive")
+        fixed = _positive_number(entry.get("fixed_cycles", 0), f"{where}.fixed_cycles")
+        default = DEFAULT_KERNELS[name]
+        # a measured total keeps the default split between the streaming and after phases
+        stream_share = default.stream_cycles / default.cycles_per_packet
+        kernels[name] = KernelCost(total * stream_share, total * (1 - stream_share), fixed,
+                                   measured=True)
+        measured.append(name)
+    return Calibration(MappingProxyType(kernels), hardware, str(path), tuple(measured),
+                       tuple(unknown))

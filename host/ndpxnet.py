@@ -1,0 +1,123 @@
+"""NDPXNet: data-parallel training on K GPUs that share NDP-enabled memory expanders.
+
+Baseline: every GPU holds all weights, gradients and optimizer state; gradients are
+summed with a ring all-reduce over NVLink, overlapped with the backward pass bucket by
+bucket (the last bucket is always exposed), and every GPU runs the optimizer itself.
+
+NDPXNet: gradients are written to the expander as the backward pass produces them; the
+expander's NDP units sum the K contributions on the fly and, once a gradient is complete,
+run the optimizer next to the optimizer state, which lives in the expander. The GPUs read
+the updated weights back; the next forward pass consumes them layer by layer, so only
+the part of that read longer than the forward pass is exposed. Gradients and optimizer
+state leave GPU memory.
+
+Per-GPU batch: ``graph.batch``. Times come from the per-GPU iteration (``host.offload``
+plan without the optimizer step) plus the communication model here.
+"""
+
+from dataclasses import dataclass
+
+from .graph import IterationGraph
+
+
+__all__ = ["NDPXNetConfig", "NDPXNetResult", "without_optimizer", "simulate_ndpxnet"]
+
+
+@dataclass(frozen=True)
+class NDPXNetConfig:
+    """gpus:                 K data-parallel GPUs.
+    link_gbs:               GPU-expander link per direction (CXL 2.0 / PCIe 5 x16: 64 GB/s).
+    expander_memory_gbs:    DRAM bandwidth of one expander (8 DDR5-4800 channels, 307 GB/s).
+    expander_channels:      memory channels of one expander, each with its NDP slices.
+    expanders:              expanders sharing the parameters evenly.
+    link_efficiency:        achieved fraction of link bandwidth (both kinds of link).
+    bucket_bytes:           all-reduce bucket (PyTorch DDP default 25 MiB).
+    """
+
+    gpus: int
+    link_gbs: float = 64.0
+    expander_memory_gbs: float = 307.2
+    expander_channels: int = 8
+    expanders: int = 1
+    link_efficiency: float = 0.8
+    bucket_bytes: int = 25 * 2**20
+
+    def __post_init__(self):
+        if not isinstance(self.gpus, int) or isinstance(self.gpus, bool) or not 1 <= self.gpus <= 1024:
+            raise ValueError(f"--gpus must be an integer in 1..1024, not {self.gpus!r}")
+        if self.expanders < 1 or self.link_gbs <= 0 or self.expander_memory_gbs <= 0:
+            raise ValueError("NDPXNet: expanders, link and memory bandwidth must be positive")
+        if not 0 < self.link_efficiency <= 1:
+            raise ValueError("NDPXNet: link_efficiency must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class NDPXNetResult:
+    gpus: int
+    baseline_s: float
+    ndpxnet_s: float
+    allreduce_s: float
+    allreduce_exposed_s: float
+    optimizer_gpu_s: float
+    gradient_write_s: float
+    expander_s: float
+    weight_read_s: float
+    ndpxnet_exposed_s: float
+    nvlink_bytes: int
+    expander_link_bytes: int
+    memory_saved_per_gpu_bytes: int
+
+    @property
+    def speedup(self):
+        return self.baseline_s / self.ndpxnet_s
+
+    def as_dict(self):
+        return {**self.__dict__, "speedup": self.speedup}
+
+
+def without_optimizer(graph):
+    """The same iteration without its optimizer step (which NDPXNet moves away)."""
+    ops = [op for op in graph.ops if op.phase != "optimizer"]
+    return IterationGraph(graph.name, graph.tensors.values(), ops, batch=graph.batch,
+                          dtype=graph.dtype, meta=graph.meta)
+
+
+def _bytes(graph, kind):
+    return sum(t.bytes for t in graph.tensors.values() if t.kind == kind)
+
+
+def simulate_ndpxnet(graph, gpu, config, *, forward_s, backward_s, optimizer_gpu_s,
+                     expander_optimizer_s, last_gradient_bytes):
+    """Iteration time of both schemes. ``forward_s``/``backward_s``: per-GPU compute time
+    of the two passes (baseline or with matNDP, as the caller chooses); ``optimizer_gpu_s``:
+    the baseline optimizer step; ``expander_optimizer_s``: NDP compute time of the optimizer
+    kernels on all expander slices."""
+    k = config.gpus
+    grads = _bytes(graph, "weight_gradient")
+    weights = _bytes(graph, "weight")
+    states = _bytes(graph, "optimizer_state")
+    link_bps = config.link_gbs * 1e9 * config.link_efficiency
+    nvlink_bps = gpu.nvlink_gbs / 2 * 1e9 * config.link_efficiency   # one direction
+    ring = 2 * (k - 1) / k
+    allreduce_s = ring * grads / nvlink_bps
+    tail_s = ring * min(grads, config.bucket_bytes) / nvlink_bps
+    exposed = 0.0 if k == 1 else max(allreduce_s - backward_s, tail_s)
+    baseline_s = forward_s + backward_s + exposed + optimizer_gpu_s
+
+    write_s = grads / link_bps
+    read_s = weights / link_bps
+    # expander DRAM: each gradient arrives once per GPU and is added to a partial sum
+    # (read + write after the first); the optimizer reads and writes its state and the
+    # gradient, and writes the 16-bit/32-bit weights the GPUs read back (K reads).
+    expander_bytes = grads * (1 + 2 * (k - 1)) + 2 * states + grads + weights * (1 + k)
+    expander_s = expander_bytes / (config.expander_memory_gbs * 1e9 * config.expanders)
+    streaming_s = max(write_s, expander_s, expander_optimizer_s / config.expanders)
+    tail_s = last_gradient_bytes / link_bps
+    exposed_ndp = max(streaming_s - backward_s, tail_s) + max(0.0, read_s - forward_s)
+    ndpxnet_s = forward_s + backward_s + exposed_ndp
+    return NDPXNetResult(
+        gpus=k, baseline_s=baseline_s, ndpxnet_s=ndpxnet_s, allreduce_s=allreduce_s,
+        allreduce_exposed_s=exposed, optimizer_gpu_s=optimizer_gpu_s, gradient_write_s=write_s,
+        expander_s=expander_s, weight_read_s=read_s, ndpxnet_exposed_s=exposed_ndp,
+        nvlink_bytes=int(round(k * ring * grads)), expander_link_bytes=k * (grads + weights),
+        memory_saved_per_gpu_bytes=grads + states)

@@ -1,0 +1,182 @@
+"""``matndp gpu run`` as a function: build a model, time it on a GPU preset with and without
+matNDP (and, for K > 1 GPUs, with NDPXNet), and return a JSON-able report."""
+
+import dataclasses
+import math
+from collections import defaultdict
+
+from .calibration import NDPHardware, load_calibration
+from .energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy
+from .gpu import GPUPreset, get_preset, op_time_s
+from .ndpxnet import NDPXNetConfig, simulate_ndpxnet, without_optimizer
+from .offload import PlannerConfig, plan_offload
+from .zoo import build_model
+from .zoo.summary import footprint_bytes
+
+
+__all__ = ["RunConfig", "run_gpu", "breakdown"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    model: str
+    gpu: str
+    batch: int
+    dtype: str = "fp32"
+    gpus: int = 1
+    seq_len: int = None
+    policy: str = "auto"
+    calibration_path: str = None
+    expanders: int = None      # NDPXNet memory expanders; default one per GPU
+    ndp_slices_per_controller: int = None   # NDP hardware override (sensitivity studies)
+
+
+def breakdown(plan):
+    """Seconds per op kind: the baseline, the GPU in matNDP (kernels stretched by riding
+    NDP kernels included), and standalone NDP work (overlapped, not additive)."""
+    kinds = defaultdict(lambda: {"baseline_s": 0.0, "matndp_gpu_s": 0.0, "matndp_ndp_s": 0.0,
+                                 "offloaded_ops": 0})
+    kind_of = {op.name: op.kind for op in plan.graph.ops}
+    for entry in plan.baseline:
+        kinds[entry.kind]["baseline_s"] += entry.duration_s
+    for start, end, name in plan.gpu_busy:
+        kinds[kind_of[name]]["matndp_gpu_s"] += end - start
+    for start, end, name in plan.ndp_busy:
+        kinds[kind_of[name]]["matndp_ndp_s"] += end - start
+    for name in plan.offloaded:
+        kinds[kind_of[name]]["offloaded_ops"] += 1
+    return dict(sorted(kinds.items()))
+
+
+def _check_fits(graph, gpu, gpus):
+    need, have = footprint_bytes(graph), gpu.capacity_gb * 1e9
+    if need > have:
+        raise ValueError(
+            f"{graph.name} at batch {graph.batch} ({graph.dtype}) needs at least "
+            f"{need / 1e9:.1f} GB per GPU (weights, gradients, optimizer state, activations) "
+            f"but a {gpu.name} has {gpu.capacity_gb:g} GB; lower --batch"
+            + (" (it is per GPU)" if gpus > 1 else ""))
+
+
+def _with_static(energy, gpu, constants, seconds, slices=0):
+    return dataclasses.replace(
+        energy, gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * seconds,
+        ndp_static_j=slices * constants.ndp_static_w_per_slice * seconds)
+
+
+def _scaled(energy, factor, **extra):
+    parts = {f.name: getattr(energy, f.name) * factor for f in dataclasses.fields(energy)}
+    for name, value in extra.items():
+        parts[name] += value
+    return EnergyBreakdown(**parts)
+
+
+def run_gpu(config, *, with_plan=False):
+    gpu = config.gpu if isinstance(config.gpu, GPUPreset) else get_preset(config.gpu)
+    graph = build_model(config.model, batch=config.batch, dtype=config.dtype,
+                        seq_len=config.seq_len)
+    _check_fits(graph, gpu, config.gpus)
+    hardware = None
+    if config.ndp_slices_per_controller is not None:
+        hardware = NDPHardware(slices_per_controller=config.ndp_slices_per_controller)
+    calibration = load_calibration(config.calibration_path, hardware)
+    planner = PlannerConfig(config.policy)
+    constants = EnergyConstants()
+    report = {"model": config.model, "gpu": gpu.name, "batch": config.batch,
+              "dtype": config.dtype, "seq_len": graph.meta.get("seq_len"),
+              "gpus": config.gpus, "policy": config.policy,
+              "calibration": calibration.describe()}
+    if config.gpus == 1:
+        plan = plan_offload(graph, gpu, calibration, planner)
+        e_base, e_ndp = baseline_energy(plan, constants), matndp_energy(plan, constants)
+        report.update(_single(plan, e_base, e_ndp))
+        return (report, plan) if with_plan else report
+
+    ndpx = NDPXNetConfig(config.gpus, expanders=config.expanders or config.gpus)
+    local_graph = without_optimizer(graph)
+    plan = plan_offload(local_graph, gpu, calibration, planner)
+    by_phase = defaultdict(float)
+    for entry in plan.baseline:
+        by_phase[entry.phase] += entry.duration_s
+    forward_end = max(e.end_s for e in plan.schedule if e.phase == "forward")
+    optimizer_ops = [op for op in graph.ops if op.phase == "optimizer"]
+    optimizer_gpu_s = sum(op_time_s(graph, op, gpu) for op in optimizer_ops)
+    hardware = calibration.hardware
+    expander_slices = ndpx.expander_channels * hardware.slices_per_controller
+    lanes = hardware.lanes
+    elements = sum(graph.tensors[op.attrs["parameter"]].elements for op in optimizer_ops)
+    kernel = optimizer_ops[0].attrs["ndp_kernel"]
+    cycles = math.ceil(elements / lanes) * (calibration.cost(kernel).cycles_per_packet
+                                            + (config.gpus - 1) * calibration.cost("add").cycles_per_packet)
+    expander_compute_s = cycles / (hardware.clock_hz * expander_slices)
+    last_gradient = next(op for op in reversed(graph.ops) if op.phase == "backward")
+    last_bytes = sum(graph.tensor_bytes(t) for t in last_gradient.outputs
+                     if graph.tensors[t].kind == "weight_gradient")
+    base = simulate_ndpxnet(graph, gpu, ndpx, forward_s=by_phase["forward"],
+                            backward_s=by_phase["backward"], optimizer_gpu_s=optimizer_gpu_s,
+                            expander_optimizer_s=expander_compute_s,
+                            last_gradient_bytes=last_bytes)
+    with_ndp = simulate_ndpxnet(graph, gpu, ndpx, forward_s=forward_end,
+                                backward_s=plan.matndp_s - forward_end,
+                                optimizer_gpu_s=optimizer_gpu_s,
+                                expander_optimizer_s=expander_compute_s,
+                                last_gradient_bytes=last_bytes)
+    baseline_s, matndp_s = base.baseline_s, with_ndp.ndpxnet_s
+    offloaded = set(plan.offloaded)
+    offloaded_s = sum(e.duration_s for e in plan.baseline if e.op in offloaded)
+    share = (offloaded_s + optimizer_gpu_s + base.allreduce_exposed_s) / baseline_s
+
+    # energy of the K-GPU system: K times one GPU, plus links and the expander
+    full_plan_energy = baseline_energy(plan, constants)
+    optimizer_j = sum(op.flops for op in optimizer_ops) * constants.fp32_pj_per_flop * 1e-12
+    optimizer_bytes = sum(graph.op_bytes(op) for op in optimizer_ops)
+    e_base = _scaled(_with_static(full_plan_energy, gpu, constants, baseline_s), config.gpus,
+                     link_j=base.nvlink_bytes * 8 * constants.nvlink_pj_per_bit * 1e-12)
+    e_base = dataclasses.replace(
+        e_base, gpu_compute_j=e_base.gpu_compute_j + config.gpus * optimizer_j,
+        dram_j=e_base.dram_j + config.gpus * optimizer_bytes * 8 * constants.dram_pj_per_bit * 1e-12,
+        gpu_transport_j=e_base.gpu_transport_j
+        + config.gpus * optimizer_bytes * 8 * constants.gpu_transport_pj_per_bit * 1e-12)
+    local = _with_static(matndp_energy(plan, constants), gpu, constants, matndp_s,
+                         plan.meta["ndp_slices"])
+    expander_bytes = base.expander_s * ndpx.expander_memory_gbs * 1e9 * ndpx.expanders
+    e_ndp = _scaled(local, config.gpus,
+                    link_j=with_ndp.expander_link_bytes * 8 * constants.cxl_pj_per_bit * 1e-12,
+                    ndp_compute_j=cycles * constants.ndp_pj_per_instruction * 1e-12,
+                    dram_j=expander_bytes * 8 * constants.dram_pj_per_bit * 1e-12,
+                    ndp_static_j=expander_slices * ndpx.expanders
+                    * constants.ndp_static_w_per_slice * matndp_s)
+    report.update({
+        "baseline_s": baseline_s, "matndp_s": matndp_s, "speedup": baseline_s / matndp_s,
+        "offloaded_share": share, "amdahl_bound": 1 / (1 - share) if share < 1 else math.inf,
+        "breakdown": breakdown(plan),
+        "dram_bytes_baseline": config.gpus * (plan.dram_bytes_baseline + optimizer_bytes),
+        "dram_bytes_matndp": config.gpus * plan.dram_bytes_matndp + int(expander_bytes),
+        "energy_j_baseline": e_base.total_j, "energy_j_matndp": e_ndp.total_j,
+        "energy_baseline": e_base.as_dict(), "energy_matndp": e_ndp.as_dict(),
+        "ndpxnet": {"baseline": base.as_dict(), "matndp": with_ndp.as_dict(),
+                    "expander_optimizer_compute_s": expander_compute_s},
+        "placements": _placement_counts(plan),
+    })
+    return (report, plan) if with_plan else report
+
+
+def _placement_counts(plan):
+    counts = defaultdict(int)
+    for placement in plan.placements.values():
+        counts[placement.where] += 1
+    return dict(counts)
+
+
+def _single(plan, e_base, e_ndp):
+    waiting = plan.matndp_s - sum(end - start for start, end, _ in plan.gpu_busy)
+    return {
+        "baseline_s": plan.baseline_s, "matndp_s": plan.matndp_s, "speedup": plan.speedup,
+        "offloaded_share": plan.offloaded_share, "amdahl_bound": plan.amdahl_bound,
+        "breakdown": breakdown(plan), "gpu_waiting_for_ndp_s": max(0.0, waiting),
+        "dram_bytes_baseline": plan.dram_bytes_baseline,
+        "dram_bytes_matndp": plan.dram_bytes_matndp,
+        "energy_j_baseline": e_base.total_j, "energy_j_matndp": e_ndp.total_j,
+        "energy_baseline": e_base.as_dict(), "energy_matndp": e_ndp.as_dict(),
+        "placements": _placement_counts(plan),
+    }
