@@ -30,6 +30,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
+    except BrokenPipeError:
+        # The reader went away (`matndp ... | head`): not an error of ours.
+        sys.stderr.close()
+        return 0
     except (UsageError, ValueError, KeyError, FileNotFoundError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"matndp {args.command}: error: {message}", file=sys.stderr)
