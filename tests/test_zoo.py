@@ -192,3 +192,35 @@ def test_torch_importer_matches_parameter_count():
                                 torch.nn.Linear(8 * 8 * 8, 10))
     graph = import_module_graph(model, (2, 3, 8, 8))
     assert graph.parameters() == sum(p.numel() for p in model.parameters())
+
+
+def test_torch_importer_follows_residual_blocks_on_meta_weights():
+    torch = pytest.importorskip("torch")
+    from host.zoo.torch_import import import_module_graph
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+            self.norm = torch.nn.BatchNorm2d(16)
+
+        def forward(self, x):
+            return torch.relu(self.norm(self.conv(x)) + x)
+
+    with torch.device("meta"):
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), Block(), Block(),
+                                    torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                                    torch.nn.Linear(16, 10))
+    graph = import_module_graph(model, (4, 3, 16, 16))
+    assert graph.parameters() == sum(p.numel() for p in model.parameters())
+    # Each 3x3 16->16 convolution on 16x16 maps: 2 * 16*16 outputs * 16 channels * 9*16 MACs per image.
+    convs = [op for op in graph.ops if op.kind == "conv" and op.phase == "forward"]
+    assert sorted(op.flops for op in convs)[-1] == 2 * 4 * 16 * 16 * 16 * 9 * 16
+
+
+def test_torch_importer_refuses_unsupported_layers_by_name():
+    torch = pytest.importorskip("torch")
+    from host.zoo.torch_import import import_module_graph
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Hardswish())
+    with pytest.raises(ValueError, match="unsupported module Hardswish"):
+        import_module_graph(model, (1, 3, 8, 8))

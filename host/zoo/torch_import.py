@@ -8,6 +8,7 @@ silently dropped. A classification cross-entropy loss is attached to a 2-D outpu
 mean-squared-error-like loss (kind ``loss``) otherwise.
 """
 
+import copy
 import operator
 
 from .builder import GraphBuilder
@@ -35,6 +36,10 @@ def import_module_graph(module, input_shape, *, name=None, dtype="fp32", optimiz
     from torch import nn
     from torch.fx.passes.shape_prop import ShapeProp
 
+    if any(parameter.device.type != "meta" for parameter in module.parameters()):
+        # Shapes are propagated on meta tensors; a model built with real weights is copied
+        # to the meta device first (the copy holds no data).
+        module = copy.deepcopy(module).to("meta")
     traced = torch.fx.symbolic_trace(module)
     ShapeProp(traced).propagate(torch.empty(input_shape, device="meta"))
     b = GraphBuilder(name or type(module).__name__, batch=input_shape[0], dtype=dtype,
