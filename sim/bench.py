@@ -18,6 +18,7 @@ __all__ = ["BENCHMARKS", "run_benchmarks"]
 BENCHMARKS = {
     "trigger_stream": "sim.trigger_bench:bench_trigger_stream",
     "host_models": "host.bench_host:bench_host_models",
+    "tiering": "host.tier.bench:bench_tiering",
 }
 
 

@@ -10,5 +10,6 @@ COMMAND_MODULES = [
     "host.commands.csr",
     "host.commands.model",
     "host.commands.gpu",
+    "host.commands.tier",
     "sim.commands",
 ]

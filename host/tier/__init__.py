@@ -1,0 +1,16 @@
+"""Tiered HBM + flash memory for training: a flash device model, tensor lifetimes, four
+placement policies (ideal, LRU demand paging, G10-like lifetime migration, TM-Training-like
+static planning with data splitting), one executor, plan and trace checkers, metrics."""
+
+from .config import TierConfig
+from .flash import FLASH_PRESETS, FlashConfig, FlashDevice, flash_preset
+from .lifetime import Lifetimes
+from .plan import Chunk, Plan, PlanError
+from .plan_check import check_plan
+from .simulate import POLICIES, TierRun, simulate
+from .trace_check import TraceError, check_trace
+
+
+__all__ = ["TierConfig", "FLASH_PRESETS", "FlashConfig", "FlashDevice", "flash_preset",
+           "Lifetimes", "Chunk", "Plan", "PlanError", "check_plan", "POLICIES", "TierRun",
+           "simulate", "TraceError", "check_trace"]

@@ -1,0 +1,54 @@
+"""Tier configuration: HBM capacity, the HBM↔flash link, overheads, energies and costs."""
+
+from dataclasses import dataclass
+
+
+__all__ = ["TierConfig"]
+
+
+@dataclass(frozen=True)
+class TierConfig:
+    """Everything about the two tiers except the flash device (see :mod:`host.tier.flash`)
+    and the HBM access energy (shared with the rest of the host model: :mod:`host.energy`).
+
+    Exactly one of ``hbm_bytes`` (absolute) and ``hbm_fraction`` (of the iteration's peak
+    footprint with everything resident) sets the HBM capacity.
+    """
+
+    hbm_bytes: int | None = None
+    hbm_fraction: float | None = None
+    # Migration granularity between tiers: 4 KiB pages, as G10's UVM model.
+    page_bytes: int = 4096
+    # HBM↔flash link: PCIe 4.0 ×16, 31.5 GB/s per direction.
+    link_bytes_per_s: float = 31.5e9
+    # Software cost of one planned DMA transfer (command submission and completion);
+    # an assumption of the order of an NVMe round trip.
+    request_overhead_s: float = 5e-6
+    # Demand-paging fault handling (G10's "system latency").
+    fault_latency_s: float = 45e-6
+    # PCIe-class link, 6.5 pJ/bit: NVLink-C2C's 1.3 pJ/bit is quoted as 5x better than PCIe Gen 5.
+    link_j_per_byte: float = 8 * 6.5e-12
+    # HBM3E contract price, analyst estimates of $8-10/GB (secondary); the midpoint.
+    hbm_cost_usd_per_gb: float = 9.0
+
+    def __post_init__(self):
+        if (self.hbm_bytes is None) == (self.hbm_fraction is None):
+            raise ValueError("tier: give exactly one of hbm_bytes and hbm_fraction")
+        if self.hbm_fraction is not None and not self.hbm_fraction > 0:
+            raise ValueError(f"tier: HBM fraction must be > 0, got {self.hbm_fraction}")
+        if self.hbm_bytes is not None and not self.hbm_bytes > 0:
+            raise ValueError(f"tier: HBM capacity must be > 0 bytes, got {self.hbm_bytes}")
+        if not isinstance(self.page_bytes, int) or self.page_bytes < 512:
+            raise ValueError(f"tier: page_bytes must be an integer >= 512, got {self.page_bytes!r}")
+        for name in ("link_bytes_per_s",):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"tier: {name} must be positive")
+        for name in ("request_overhead_s", "fault_latency_s", "link_j_per_byte",
+                     "hbm_cost_usd_per_gb"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"tier: {name} must not be negative")
+
+    def capacity_bytes(self, footprint_bytes):
+        if self.hbm_bytes is not None:
+            return int(self.hbm_bytes)
+        return int(self.hbm_fraction * footprint_bytes)

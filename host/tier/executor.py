@@ -1,0 +1,341 @@
+"""Run training iterations over the two tiers: one executor for every policy.
+
+The GPU runs the ops in order; before op ``i`` starts, every page of every tensor it reads
+or writes must be in HBM. A policy acts through a :class:`~host.tier.plan.Plan` (planned
+write-outs and prefetches at op boundaries) and, when HBM is short anyway, through demand
+paging: a missing page faults (``fault_latency_s`` plus the flash read) and space is made
+by evicting least-recently-used pages of tensors the current op does not touch (dirty pages
+are written back first). ``lru`` is demand paging alone, ``ideal`` never runs short.
+
+Residency is tracked per tensor as page counts. All pages of a tensor are touched by the
+same op, so page-granular LRU never distinguishes them; the executor evicts and refetches
+from the tail of the tensor, which also tells which pages have a valid flash copy (the
+``clean`` tail): pages written back since the tensor was last written need no write again.
+
+Timing: one link per direction (``link_bytes_per_s``) in series with the flash device
+(:class:`~host.tier.flash.FlashDevice`), each with its own queue. A write-out frees its HBM
+space when the flash program completes (no write buffer); an allocation that finds HBM
+full first waits for write-outs in flight, and only then evicts on demand. A plan that
+passed :func:`~host.tier.plan_check.check_plan` therefore never needs demand eviction:
+its deadlines only say by when the space is planned to be free. Every state change is
+logged for the independent trace check (:mod:`host.tier.trace_check`).
+"""
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+__all__ = ["Executor", "IterationRecord", "CapacityError"]
+
+
+class CapacityError(ValueError):
+    """HBM cannot hold what an op needs at once."""
+
+
+@dataclass
+class IterationRecord:
+    index: int
+    start_s: float
+    end_s: float
+    compute_s: float
+    stall_s: float
+    stall_by_boundary: np.ndarray
+    counters: dict
+    flash: dict
+    occupancy: list = field(default_factory=list)     # (time, used pages) samples
+
+
+class Executor:
+    def __init__(self, lifetimes, slot_times, capacity_pages, tier, flash_device, *,
+                 initial_resident, log=True):
+        self.lt = lifetimes
+        self.slot_times = [float(t) for t in slot_times]
+        if len(self.slot_times) != lifetimes.n_ops:
+            raise ValueError(f"{len(self.slot_times)} op times for {lifetimes.n_ops} ops")
+        self.capacity = int(capacity_pages)
+        self.tier = tier
+        self.flash = flash_device
+        self.page_bytes = lifetimes.page_bytes
+        n_tensors = len(lifetimes.tensor_ids)
+        self.size = [int(p) for p in lifetimes.pages]
+        self.resident = [0] * n_tensors
+        self.inbound = [0] * n_tensors
+        self.outbound = [0] * n_tensors
+        self.clean = [0] * n_tensors         # tail pages with a valid flash copy
+        self.alive = [False] * n_tensors
+        self.inbound_done = [0.0] * n_tensors
+        self.outbound_done = [0.0] * n_tensors
+        self.last_access = [-1.0] * n_tensors
+        self.used = 0
+        self.now = 0.0
+        self.link_free = {"in": 0.0, "out": 0.0}
+        self._events = []                     # heap: (time, seq, kind, tensor, pages)
+        self._seq = 0
+        self._lru = []                        # heap: (last_access, seq, tensor), lazy
+        self.log = [] if log else None
+        self.iteration = 0
+        self._boundary_stall = None
+        self.counters = self._zero_counters()
+        for tensor in np.flatnonzero(lifetimes.persistent & lifetimes.used):
+            tensor = int(tensor)
+            resident = int(initial_resident[tensor])
+            if not 0 <= resident <= self.size[tensor]:
+                raise ValueError(f"initial residency of {lifetimes.tensor_ids[tensor]} out of range")
+            self.alive[tensor] = True
+            self.resident[tensor] = resident
+            self.clean[tensor] = self.size[tensor]    # the checkpoint is in flash
+            self.used += resident
+            self._touch(tensor, -1.0)
+            self._log("init", tensor, resident, self.size[tensor])
+        if self.used > self.capacity:
+            raise CapacityError(f"initial residency {self.used} pages exceeds HBM of {self.capacity}")
+
+    @staticmethod
+    def _zero_counters():
+        return {"to_flash_pages": 0, "from_flash_pages": 0, "demand_fetch_pages": 0,
+                "demand_evict_pages": 0, "planned_evict_pages": 0, "planned_fetch_pages": 0,
+                "dropped_clean_pages": 0, "faults": 0, "peak_pages": 0}
+
+    # ---- bookkeeping ---------------------------------------------------------------
+    def _log(self, kind, tensor, pages, extra=0):
+        if self.log is not None:
+            self.log.append((self.now, kind, tensor, pages, extra))
+
+    def _touch(self, tensor, when):
+        self.last_access[tensor] = when
+        self._seq += 1
+        heapq.heappush(self._lru, (when, self._seq, tensor))
+
+    def _push(self, when, kind, tensor, pages):
+        self._seq += 1
+        heapq.heappush(self._events, (when, self._seq, kind, tensor, pages))
+
+    def _advance(self, until):
+        """Complete every transfer finishing by ``until`` (in time order), then move there."""
+        while self._events and self._events[0][0] <= until:
+            when, _, kind, tensor, pages = heapq.heappop(self._events)
+            self.now = max(self.now, when)
+            if kind == "evict_end":
+                self.outbound[tensor] -= pages
+                self.used -= pages
+            else:
+                self.inbound[tensor] -= pages
+                self.resident[tensor] += pages
+            self._log(kind, tensor, pages)
+        self.now = max(self.now, until)
+
+    def _wait(self, until):
+        if until > self.now:
+            self._boundary_stall[self._slot] += until - self.now
+            self._advance(until)
+
+    def _note_peak(self):
+        if self.used > self.counters["peak_pages"]:
+            self.counters["peak_pages"] = self.used
+
+    # ---- transfers -----------------------------------------------------------------
+    def _link(self, direction, nbytes, ready):
+        start = max(ready, self.link_free[direction])
+        done = start + nbytes / self.tier.link_bytes_per_s
+        self.link_free[direction] = done
+        return done
+
+    def evict(self, tensor, pages, *, demand):
+        pages = min(pages, self.resident[tensor])
+        if pages <= 0:
+            return self.now
+        size, resident = self.size[tensor], self.resident[tensor]
+        # Pages [resident - pages, resident) leave; those below the clean tail need writing.
+        dirty = max(0, min(resident, size - self.clean[tensor]) - (resident - pages))
+        self.resident[tensor] -= pages
+        self.clean[tensor] = max(self.clean[tensor], size - self.resident[tensor])
+        self.counters["demand_evict_pages" if demand else "planned_evict_pages"] += pages
+        self._log("evict_begin", tensor, pages, dirty)
+        if dirty == 0:
+            self.counters["dropped_clean_pages"] += pages
+            self.used -= pages
+            self._log("evict_end", tensor, pages)
+            return self.now
+        nbytes = dirty * self.page_bytes
+        ready = self.now + self.tier.request_overhead_s
+        link_done = self._link("out", nbytes, ready)
+        done = max(link_done, self.flash.program(nbytes, ready))
+        self.outbound[tensor] += pages
+        self.outbound_done[tensor] = max(self.outbound_done[tensor], done)
+        self.counters["to_flash_pages"] += dirty
+        self._push(done, "evict_end", tensor, pages)
+        return done
+
+    def fetch(self, tensor, pages, *, demand, protect):
+        absent = self.size[tensor] - self.resident[tensor] - self.inbound[tensor] - self.outbound[tensor]
+        pages = min(pages, absent)
+        if pages <= 0:
+            return self.now
+        self.make_space(pages, protect)
+        self.used += pages
+        self._note_peak()
+        self.inbound[tensor] += pages
+        self._log("fetch_begin", tensor, pages)
+        nbytes = pages * self.page_bytes
+        ready = self.now + (self.tier.fault_latency_s if demand else self.tier.request_overhead_s)
+        flash_done = self.flash.read(nbytes, ready)
+        done = max(flash_done + self.page_bytes / self.tier.link_bytes_per_s,
+                   self._link("in", nbytes, ready))
+        self.inbound_done[tensor] = max(self.inbound_done[tensor], done)
+        self.counters["from_flash_pages"] += pages
+        self.counters["demand_fetch_pages" if demand else "planned_fetch_pages"] += pages
+        if demand:
+            self.counters["faults"] += 1
+        self._push(done, "fetch_end", tensor, pages)
+        return done
+
+    def make_space(self, pages, protect):
+        """Demand eviction (LRU over tensors outside ``protect``) until ``pages`` fit."""
+        if pages > self.capacity:
+            raise CapacityError(f"{pages} pages needed at once, HBM holds {self.capacity}")
+        while self.capacity - self.used < pages:
+            pending_out = [e for e in self._events if e[2] == "evict_end"]
+            if pending_out:
+                self._wait(min(e[0] for e in pending_out))
+                continue
+            victim = self._lru_victim(protect)
+            if victim is None and self._events:
+                # Only pages in flight are left: once they land they can be evicted.
+                self._wait(self._events[0][0])
+                continue
+            if victim is None:
+                raise CapacityError(
+                    f"op {self.lt.graph.ops[self._slot].name!r}: {pages} pages needed, "
+                    f"{self.capacity - self.used} free and nothing evictable "
+                    f"(HBM {self.capacity} pages)")
+            need = pages - (self.capacity - self.used)
+            self.evict(victim, min(need, self.resident[victim]), demand=True)
+
+    def _lru_victim(self, protect):
+        stash = []
+        victim = None
+        while self._lru:
+            when, seq, tensor = heapq.heappop(self._lru)
+            if when != self.last_access[tensor] or not self.alive[tensor]:
+                continue                               # stale entry
+            if self.resident[tensor] == 0:
+                stash.append((when, seq, tensor))
+                continue
+            if tensor in protect:
+                stash.append((when, seq, tensor))
+                continue
+            victim = tensor
+            stash.append((when, seq, tensor))
+            break
+        for entry in stash:
+            heapq.heappush(self._lru, entry)
+        return victim
+
+    # ---- one iteration -------------------------------------------------------------
+    def reconcile(self, plan):
+        """Bring weights and optimizer state to the residency ``plan`` expects at an
+        iteration boundary (when a new plan replaces the previous one): prefetch what the
+        plan expects in HBM, write out what it expects in flash."""
+        expected_absent = plan.initial_absent(len(self.size))
+        self._slot = 0
+        for tensor in np.flatnonzero(self.lt.persistent & self.lt.used):
+            tensor = int(tensor)
+            absent = self.size[tensor] - self.resident[tensor] - self.inbound[tensor]
+            want = int(expected_absent[tensor])
+            if absent > want:
+                if self.outbound[tensor]:
+                    self._wait(self.outbound_done[tensor])
+                self.fetch(tensor, absent - want, demand=False, protect={tensor})
+            elif absent < want:
+                done = self.evict(tensor, want - absent, demand=False)
+                self._wait(done)
+
+    def run_iteration(self, plan=None, *, reconcile=False):
+        lt = self.lt
+        n = lt.n_ops
+        chunks_by = _index_plan(plan, n) if plan is not None else None
+        self._boundary_stall = np.zeros(n)
+        self.counters["peak_pages"] = self.used
+        before = dict(self.counters)
+        flash_before = dict(self.flash.stats)
+        start = self.now
+        compute = 0.0
+        occupancy = [(self.now, self.used)]
+        if reconcile and plan is not None:
+            self.reconcile(plan)
+        for slot in range(n):
+            self._slot = slot
+            self._advance(self.now)
+            working = lt.working_set[slot]
+            protect = set(working)
+            if chunks_by is not None:
+                for chunk in chunks_by["evict_at"][slot]:
+                    if self.alive[chunk.tensor]:
+                        self.evict(chunk.tensor, chunk.pages, demand=False)
+                for chunk in chunks_by["fetch_at"][slot]:
+                    tensor = chunk.tensor
+                    if self.alive[tensor]:
+                        if self.outbound[tensor]:
+                            self._wait(self.outbound_done[tensor])
+                        self.fetch(tensor, chunk.pages, demand=False, protect=protect | {tensor})
+            for tensor in lt.born_at[slot]:
+                if not self.alive[tensor]:
+                    self.make_space(self.size[tensor], protect)
+                    self.alive[tensor] = True
+                    self.resident[tensor] = self.size[tensor]
+                    self.clean[tensor] = 0
+                    self.used += self.size[tensor]
+                    self._note_peak()
+                    self._log("alloc", tensor, self.size[tensor])
+            for tensor in working:
+                if self.outbound[tensor]:
+                    self._wait(self.outbound_done[tensor])
+                missing = self.size[tensor] - self.resident[tensor] - self.inbound[tensor]
+                if missing > 0:
+                    self.fetch(tensor, missing, demand=True, protect=protect)
+            for tensor in working:
+                if self.inbound[tensor]:
+                    self._wait(self.inbound_done[tensor])
+            for tensor in working:
+                if self.resident[tensor] != self.size[tensor]:
+                    raise AssertionError(f"{lt.tensor_ids[tensor]} not resident at op {slot}")
+            self._log("op", slot, 0)
+            occupancy.append((self.now, self.used))
+            self.now += self.slot_times[slot]
+            compute += self.slot_times[slot]
+            for tensor in working:
+                self._touch(tensor, self.now)
+            for tensor in lt.writes[slot]:
+                self.clean[tensor] = 0
+            for tensor in lt.dies_after[slot]:
+                self._free(tensor)
+            occupancy.append((self.now, self.used))
+        self._advance(self.now)
+        record = IterationRecord(
+            index=self.iteration, start_s=start, end_s=self.now, compute_s=compute,
+            stall_s=float(self._boundary_stall.sum()), stall_by_boundary=self._boundary_stall,
+            counters={k: self.counters[k] - before[k] for k in self.counters if k != "peak_pages"}
+            | {"peak_pages": self.counters["peak_pages"]},
+            flash={k: self.flash.stats[k] - flash_before[k] for k in self.flash.stats},
+            occupancy=occupancy)
+        self.iteration += 1
+        return record
+
+    def _free(self, tensor):
+        if self.inbound[tensor] or self.outbound[tensor]:
+            self._wait(max(self.inbound_done[tensor], self.outbound_done[tensor]))
+        self.used -= self.resident[tensor]
+        self._log("free", tensor, self.resident[tensor])
+        self.resident[tensor] = 0
+        self.clean[tensor] = 0
+        self.alive[tensor] = False
+
+
+def _index_plan(plan, n):
+    by = {key: [[] for _ in range(n)] for key in ("evict_at", "fetch_at")}
+    for chunk in plan.chunks:
+        by["evict_at"][chunk.evict_at % n].append(chunk)
+        by["fetch_at"][chunk.fetch_at % n].append(chunk)
+    return by
