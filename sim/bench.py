@@ -16,8 +16,9 @@ __all__ = ["BENCHMARKS", "run_benchmarks"]
 
 
 BENCHMARKS = {
-    "trigger_stream": "sim.trigger_bench:bench_trigger_stream",
+    "fp_vectors": "sim.fp_bench:bench_fp_vectors",
     "host_models": "host.bench_host:bench_host_models",
+    "trigger_stream": "sim.trigger_bench:bench_trigger_stream",
     "tiering": "host.tier.bench:bench_tiering",
 }
 

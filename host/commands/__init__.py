@@ -12,4 +12,5 @@ COMMAND_MODULES = [
     "host.commands.gpu",
     "host.commands.tier",
     "sim.commands",
+    "sim.synth",
 ]

@@ -1,0 +1,61 @@
+"""IEEE-754 binary32 comparisons producing a lane mask bit.
+
+op 0: a == b;  op 1: a < b;  op 2: a <= b;  op 3..15: false.
+The result word is 1 when the relation holds and 0 otherwise (the mask bit that
+:class:`~hw.fp.select.FPSelect` reads from bit 0 of its ``c`` operand). These are IEEE
+754's quiet predicates: a NaN operand makes every relation false, and +0 == −0.
+
+Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
+"""
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import wiring
+
+from .float32 import unpack
+from .interface import FPUnitSignature
+from .pipeline import Pipeline
+
+
+__all__ = ["FPCompare", "ordered_below"]
+
+
+OP_EQ = 0
+OP_LT = 1
+OP_LE = 2
+
+
+def ordered_below(a, b):
+    """Whether binary32 encoding ``a`` lies below ``b`` in numeric order, with −0 below +0
+    (valid when neither is a NaN). Opposite signs decide alone; otherwise one unsigned
+    comparison of the magnitudes decides, reversed for negative operands."""
+    magnitude_below = a[0:31] < b[0:31]
+    magnitude_equal = a[0:31] == b[0:31]
+    return Mux(a[31] != b[31], a[31],
+               Mux(a[31], ~magnitude_below & ~magnitude_equal, magnitude_below))
+
+
+class FPCompare(wiring.Component):
+    """``a == b`` (op 0), ``a < b`` (op 1), ``a <= b`` (op 2) as a 1/0 word; latency
+    :data:`LATENCY` cycles."""
+
+    LATENCY = 1
+
+    def __init__(self):
+        super().__init__(FPUnitSignature())
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
+        record = self.operands.payload
+        a = unpack(m, record.a, name="a")
+        b = unpack(m, record.b, name="b")
+
+        ordered = ~a.nan & ~b.nan
+        both_zero = a.zero & b.zero
+        equal = ordered & ((record.a == record.b) | both_zero)
+        less = ordered & ~both_zero & ordered_below(record.a, record.b)
+        holds = Mux(record.op == OP_EQ, equal,
+                Mux(record.op == OP_LT, less,
+                Mux(record.op == OP_LE, less | equal, 0)))
+        m.d.comb += self.result.payload.eq(pipe.register(holds, "holds"))
+        return m

@@ -1,0 +1,48 @@
+"""IEEE 754-2019 ``minimum`` and ``maximum`` of binary32 operands.
+
+Unlike the older ``minNum``/``maxNum``, these propagate NaN (any NaN operand gives the
+canonical quiet NaN 0x7FC00000) and order the zeros: −0 < +0, so that for non-NaN
+operands the order is that of the encodings' sign and magnitude, one unsigned comparison
+of the magnitudes.
+
+op 0: minimum(a, b); op 1: maximum(a, b). Only op bit 0 is decoded.
+Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
+"""
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import wiring
+
+from .compare import ordered_below
+from .float32 import CANONICAL_NAN, unpack
+from .interface import FPUnitSignature
+from .pipeline import Pipeline
+
+
+__all__ = ["FPMinMax"]
+
+
+OP_MIN = 0
+OP_MAX = 1
+
+
+class FPMinMax(wiring.Component):
+    """minimum (op 0) and maximum (op 1); latency :data:`LATENCY` cycles."""
+
+    LATENCY = 1
+
+    def __init__(self):
+        super().__init__(FPUnitSignature())
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
+        record = self.operands.payload
+        a = unpack(m, record.a, name="a")
+        b = unpack(m, record.b, name="b")
+
+        # When neither lies below the other, a and b are the same encoding.
+        a_below_b = ordered_below(record.a, record.b)
+        take_a = Mux(record.op[0], ~a_below_b, a_below_b)
+        value = Mux(a.nan | b.nan, CANONICAL_NAN, Mux(take_a, record.a, record.b))
+        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
+        return m

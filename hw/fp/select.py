@@ -1,0 +1,35 @@
+"""Lane select: ``a`` where the mask bit is set, ``b`` elsewhere.
+
+The mask bit is bit 0 of ``c``, which is exactly the word :class:`~hw.fp.compare.FPCompare`
+writes (1 = relation holds, 0 = not), so ``select(a, b, lt(x, y))`` needs no conversion.
+The other 31 bits of ``c`` and the ``op`` field are ignored. The chosen operand passes
+bit for bit, NaN payloads included: select moves data, it does no arithmetic.
+
+Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
+"""
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import wiring
+
+from .interface import FPUnitSignature
+from .pipeline import Pipeline
+
+
+__all__ = ["FPSelect"]
+
+
+class FPSelect(wiring.Component):
+    """``c[0] ? a : b``; latency :data:`LATENCY` cycles."""
+
+    LATENCY = 1
+
+    def __init__(self):
+        super().__init__(FPUnitSignature())
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
+        record = self.operands.payload
+        value = Mux(record.c[0], record.a, record.b)
+        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
+        return m

@@ -1,0 +1,47 @@
+"""Sign-bit operations on binary32: op 0 abs(a), op 1 neg(a). Only op bit 0 is decoded.
+
+IEEE 754 defines abs and negate as quiet bit operations that flip or clear the sign even
+of a NaN. This unit instead returns the canonical quiet NaN 0x7FC00000 for a NaN operand,
+so that the engine keeps one rule for every arithmetic instruction: each NaN it computes
+is 0x7FC00000. A kernel's output can then be compared bit for bit with a reference that
+canonicalizes NaNs, and no "negative NaN" appears in memory that a later bitwise test or
+the GPU could tell apart. Only the NaN's sign and payload are lost, which the engine's
+arithmetic units do not keep either; for every non-NaN operand (±0, subnormals, ±inf)
+the result is the IEEE one. Data moves that must keep bits exactly use
+:class:`~hw.fp.select.FPSelect`.
+
+Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
+"""
+
+from amaranth.hdl import Module, Mux, Cat
+from amaranth.lib import wiring
+
+from .float32 import CANONICAL_NAN, unpack
+from .interface import FPUnitSignature
+from .pipeline import Pipeline
+
+
+__all__ = ["FPSign"]
+
+
+OP_ABS = 0
+OP_NEG = 1
+
+
+class FPSign(wiring.Component):
+    """abs (op 0) and neg (op 1); latency :data:`LATENCY` cycles."""
+
+    LATENCY = 1
+
+    def __init__(self):
+        super().__init__(FPUnitSignature())
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
+        record = self.operands.payload
+        a = unpack(m, record.a, name="a")
+        sign = Mux(record.op[0], ~record.a[31], 0)
+        value = Mux(a.nan, CANONICAL_NAN, Cat(record.a[0:31], sign))
+        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
+        return m

@@ -1,0 +1,18 @@
+"""Run an FP op's vectors through the RTL and compare with the golden reference."""
+
+from sim.fp import run_fp_vectors
+from sim.fp_golden import mismatches, reference
+
+
+__all__ = ["check_fp_op"]
+
+
+def check_fp_op(op, operands, **run_options):
+    """Raise AssertionError listing the first differing vectors unless the RTL's results
+    for ``operands`` (a list of arrays, by arity) equal :func:`sim.fp_golden.reference`."""
+    expected = reference(op, *operands)
+    actual = run_fp_vectors(op, *operands, **run_options)
+    assert len(actual) == len(expected), f"{op}: {len(actual)} results for {len(expected)} vectors"
+    problems = mismatches(expected, actual, *operands)
+    assert not problems, f"{op}: {len(problems)} mismatch lines:\n" + "\n".join(problems)
+    return len(expected)

