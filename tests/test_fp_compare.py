@@ -8,12 +8,12 @@ import struct
 import numpy as np
 import pytest
 import softfloatpy
-from amaranth.sim import Simulator
 
 from hw.fp.compare import FPCompare
-from sim.fp import BACK_PRESSURE, FPOp, run_fp_unit
-from sim.fp_amaranth import run_unit
+from sim.fp import FPOp, run_fp_unit
 from sim.fp_golden import SPECIAL_VALUES, mismatches, random_operands
+
+from fp_cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -33,11 +33,9 @@ def golden(predicate, a, b):
 
 
 def run(code, a, b, simulator, seed=1):
-    c = np.zeros(len(a), dtype=np.uint32)
-    if simulator == "amaranth":
-        return run_unit(FPCompare(), code, a, b, c, pause=BACK_PRESSURE["random"], seed=seed)
-    spec = FPOp(unit="hw.fp.compare:FPCompare", code=code, arity=2)
-    return run_fp_unit(spec, a, b, c, simulator=simulator, back_pressure="random", seed=seed)
+    spec = FPOp(unit=FPCompare, code=code, arity=2)
+    return run_fp_unit(spec, a, b, np.zeros(len(a), dtype=np.uint32), simulator=simulator,
+                       back_pressure="random", seed=seed)
 
 
 def check(predicate, a, b, simulator):
@@ -107,32 +105,9 @@ def test_unassigned_codes_are_false():
 def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record; the predicates interleave."""
-    unit = FPCompare()
     a, b = random_operands("min", 18, seed=6)
     b[::3] = a[::3]
     codes = np.arange(len(a)) % 3
-    offered = []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        for cycle in range(len(a) + FPCompare.LATENCY + 2):
-            feeding = cycle < len(a)
-            ctx.set(unit.operands.valid, feeding)
-            if feeding:
-                ctx.set(unit.operands.payload, {"a": int(a[cycle]), "b": int(b[cycle]),
-                                                "c": 0, "op": int(codes[cycle])})
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            assert ready, f"stalled in cycle {cycle} with the result taken"
-            if valid:
-                offered.append((cycle, payload))
-
-    simulator = Simulator(unit)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    assert [cycle for cycle, _ in offered] == \
-        [index + FPCompare.LATENCY for index in range(len(a))]
     by_code = {code: golden(name, a, b) for name, code in CODES.items()}
     expected = [int(by_code[int(code)][index]) for index, code in enumerate(codes)]
-    assert [payload for _, payload in offered] == expected
+    assert results_at_full_rate(FPCompare(), a=a, b=b, op=codes) == expected

@@ -5,12 +5,13 @@ one result per cycle at the documented latency."""
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hw.fp.convert import FPConvert
 from sim.fp import run_fp_vectors
 from sim.fp_check import check_fp_op
 from sim.fp_golden import SPECIAL_VALUES, directed_operands, random_operands, reference
+
+from fp_cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -118,32 +119,9 @@ def test_high_half_of_a_bfloat16_operand_is_ignored():
 def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record; the two operations interleave."""
-    unit = FPConvert()
     a, = random_operands("f32_to_bf16", 16, seed=5)
     codes = np.arange(len(a)) % 2
     a = np.where(codes == 1, a >> 16, a).astype(np.uint32)
-    offered = []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        for cycle in range(len(a) + FPConvert.LATENCY + 2):
-            feeding = cycle < len(a)
-            ctx.set(unit.operands.valid, feeding)
-            if feeding:
-                ctx.set(unit.operands.payload, {"a": int(a[cycle]), "b": 0, "c": 0,
-                                                "op": int(codes[cycle])})
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            assert ready, f"stalled in cycle {cycle} with the result taken"
-            if valid:
-                offered.append((cycle, payload))
-
-    simulator = Simulator(unit)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    assert [cycle for cycle, _ in offered] == \
-        [index + FPConvert.LATENCY for index in range(len(a))]
     expected = np.where(codes == 1, reference("bf16_to_f32", a & 0xFFFF),
                         reference("f32_to_bf16", a))
-    assert [payload for _, payload in offered] == expected.tolist()
+    assert results_at_full_rate(FPConvert(), a=a, op=codes) == expected.tolist()

@@ -4,12 +4,13 @@ back-pressure; and one result per cycle at the documented latency."""
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hw.fp.minmax import FPMinMax
 from sim.fp import run_fp_vectors
 from sim.fp_check import check_fp_op
 from sim.fp_golden import directed_operands, random_operands, reference
+
+from fp_cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -67,29 +68,7 @@ def test_a_million_random_vectors_verilator(op):
 def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record."""
-    unit = FPMinMax()
     a, b = random_operands("min", 16, seed=4)
-    offered = []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        for cycle in range(len(a) + FPMinMax.LATENCY + 2):
-            feeding = cycle < len(a)
-            ctx.set(unit.operands.valid, feeding)
-            if feeding:
-                ctx.set(unit.operands.payload, {"a": int(a[cycle]), "b": int(b[cycle]),
-                                                "c": 0, "op": cycle % 2})
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            assert ready, f"stalled in cycle {cycle} with the result taken"
-            if valid:
-                offered.append((cycle, payload))
-
-    simulator = Simulator(unit)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    assert [cycle for cycle, _ in offered] == \
-        [index + FPMinMax.LATENCY for index in range(len(a))]
-    expected = np.where(np.arange(len(a)) % 2, reference("max", a, b), reference("min", a, b))
-    assert [payload for _, payload in offered] == expected.tolist()
+    codes = np.arange(len(a)) % 2
+    expected = np.where(codes, reference("max", a, b), reference("min", a, b))
+    assert results_at_full_rate(FPMinMax(), a=a, b=b, op=codes) == expected.tolist()

@@ -4,12 +4,12 @@ and one result per cycle at the documented latency."""
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hw.fp.select import FPSelect
-from sim.fp import BACK_PRESSURE, FPOp, run_fp_unit
-from sim.fp_amaranth import run_unit
+from sim.fp import FPOp, run_fp_unit
 from sim.fp_golden import SPECIAL_VALUES, mismatches, random_floats
+
+from fp_cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -21,9 +21,7 @@ def golden(a, b, c):
 
 
 def run(a, b, c, simulator, code=0, seed=1):
-    if simulator == "amaranth":
-        return run_unit(FPSelect(), code, a, b, c, pause=BACK_PRESSURE["random"], seed=seed)
-    spec = FPOp(unit="hw.fp.select:FPSelect", code=code, arity=3)
+    spec = FPOp(unit=FPSelect, code=code, arity=3)
     return run_fp_unit(spec, a, b, c, simulator=simulator, back_pressure="random", seed=seed)
 
 
@@ -73,28 +71,5 @@ def test_a_million_random_vectors_verilator():
 def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record."""
-    unit = FPSelect()
     a, b, c = operands(16, seed=7)
-    offered = []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        for cycle in range(len(a) + FPSelect.LATENCY + 2):
-            feeding = cycle < len(a)
-            ctx.set(unit.operands.valid, feeding)
-            if feeding:
-                ctx.set(unit.operands.payload, {"a": int(a[cycle]), "b": int(b[cycle]),
-                                                "c": int(c[cycle]), "op": 0})
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            assert ready, f"stalled in cycle {cycle} with the result taken"
-            if valid:
-                offered.append((cycle, payload))
-
-    simulator = Simulator(unit)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    assert [cycle for cycle, _ in offered] == \
-        [index + FPSelect.LATENCY for index in range(len(a))]
-    assert [payload for _, payload in offered] == golden(a, b, c).tolist()
+    assert results_at_full_rate(FPSelect(), a=a, b=b, c=c) == golden(a, b, c).tolist()

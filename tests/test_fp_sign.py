@@ -4,12 +4,12 @@ back-pressure; and one result per cycle at the documented latency."""
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hw.fp.sign import FPSign
-from sim.fp import BACK_PRESSURE, FPOp, run_fp_unit
-from sim.fp_amaranth import run_unit
+from sim.fp import FPOp, run_fp_unit
 from sim.fp_golden import SPECIAL_VALUES, canonicalize_nans, mismatches, random_floats
+
+from fp_cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -27,9 +27,7 @@ def golden(operation, a):
 
 def run(code, a, simulator, seed=1):
     zeros = np.zeros(len(a), dtype=np.uint32)
-    if simulator == "amaranth":
-        return run_unit(FPSign(), code, a, zeros, zeros, pause=BACK_PRESSURE["random"], seed=seed)
-    spec = FPOp(unit="hw.fp.sign:FPSign", code=code, arity=1)
+    spec = FPOp(unit=FPSign, code=code, arity=1)
     return run_fp_unit(spec, a, zeros, zeros, simulator=simulator, back_pressure="random", seed=seed)
 
 
@@ -77,30 +75,7 @@ def test_a_million_random_vectors_verilator(operation):
 def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record; abs and neg interleave."""
-    unit = FPSign()
     a = random_floats(np.random.default_rng(8), 16)
     codes = np.arange(len(a)) % 2
-    offered = []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        for cycle in range(len(a) + FPSign.LATENCY + 2):
-            feeding = cycle < len(a)
-            ctx.set(unit.operands.valid, feeding)
-            if feeding:
-                ctx.set(unit.operands.payload, {"a": int(a[cycle]), "b": 0, "c": 0,
-                                                "op": int(codes[cycle])})
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            assert ready, f"stalled in cycle {cycle} with the result taken"
-            if valid:
-                offered.append((cycle, payload))
-
-    simulator = Simulator(unit)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    assert [cycle for cycle, _ in offered] == \
-        [index + FPSign.LATENCY for index in range(len(a))]
     expected = np.where(codes == 1, golden("neg", a), golden("abs", a))
-    assert [payload for _, payload in offered] == expected.tolist()
+    assert results_at_full_rate(FPSign(), a=a, op=codes) == expected.tolist()

@@ -4,12 +4,13 @@ busy/ready handshake at the documented cycles per result."""
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hw.fp.sqrt import FPSqrt
 from sim.fp import run_fp_vectors
 from sim.fp_check import check_fp_op
 from sim.fp_golden import directed_operands, random_floats, random_operands, reference
+
+from fp_cases import results_back_to_back
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -98,38 +99,5 @@ def test_a_million_random_vectors_verilator():
 
 
 def test_busy_handshake_and_cycles_per_result():
-    """Records offered back to back are accepted exactly CYCLES_PER_RESULT cycles apart;
-    ``operands.ready`` stays low in between, and each result is offered in the cycle its
-    successor is accepted."""
-    unit = FPSqrt()
-    records = [0x40000000, 0x00000001, 0xBF800000, 0x7F7FFFFF]
-    accepted, offered = [], []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        ctx.set(unit.operands.valid, 1)
-        cycle = 0
-        pending = list(records)
-        while len(offered) < len(records):
-            if pending:
-                ctx.set(unit.operands.payload, {"a": pending[0], "b": 0, "c": 0, "op": 0})
-            else:
-                ctx.set(unit.operands.valid, 0)
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            if pending and ready:
-                accepted.append(cycle)
-                pending.pop(0)
-            if valid:
-                offered.append((cycle, payload))
-            cycle += 1
-
-    simulator = Simulator(unit)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    period = FPSqrt.CYCLES_PER_RESULT
-    assert accepted == [index * period for index in range(len(records))]
-    assert [cycle for cycle, _ in offered] == [start + period for start in accepted]
-    assert [payload for _, payload in offered] == \
-        reference("sqrt", np.array(records, dtype=np.uint32)).tolist()
+    a = np.array([0x40000000, 0x00000001, 0xBF800000, 0x7F7FFFFF], dtype=np.uint32)
+    assert results_back_to_back(FPSqrt(), a=a) == reference("sqrt", a).tolist()

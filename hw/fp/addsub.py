@@ -12,12 +12,10 @@ Three bits below the significand are enough for exact rounding: a shift of two o
 leaves at most a one-bit normalization, and a shift of at most one loses nothing.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux
-from amaranth.lib import wiring
+from amaranth.hdl import Cat, Const, Mux
 
 from .float32 import PRECISION, pack_special, shift_right_sticky, unpack
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 from .rounding import back_end_controls, back_end_stages, normalize_round_pack
 
 
@@ -32,19 +30,12 @@ _ALIGNED = PRECISION + _EXTRA        # 27 bits
 _SUM = _ALIGNED + 1                  # plus the carry out
 
 
-class FPAddSub(wiring.Component):
+class FPAddSub(PipelinedUnit):
     """Binary32 ``a + b`` (op 0) and ``a - b`` (op 1); latency :data:`LATENCY` cycles."""
 
     LATENCY = 3 + back_end_stages()
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        record = self.operands.payload
-
+    def datapath(self, m, pipe, record):
         # Stage 1: order by magnitude, so the difference of magnitudes is never negative.
         a = unpack(m, record.a, name="a")
         b = unpack(m, Cat(record.b[:31], record.b[31] ^ (record.op == OP_SUB)), name="b")
@@ -53,7 +44,7 @@ class FPAddSub(wiring.Component):
         small = {field: Mux(swap, a[field], b[field]) for field in ("sign", "significand")}
         subtract = a.sign ^ b.sign
         nan = a.nan | b.nan | (a.inf & b.inf & subtract)
-        s1 = {name: pipe.register(value, "s1_" + name) for name, value in {
+        s1 = pipe.register_stage("s1_", {
             "special": nan | a.inf | b.inf,
             "special_bits": pack_special(large["sign"], nan=nan, inf=1),
             "sign": large["sign"],
@@ -65,31 +56,29 @@ class FPAddSub(wiring.Component):
             "small": small["significand"],
             # Both differences at once, so the swap does not delay the subtraction.
             "distance": Mux(swap, b.exponent - a.exponent, a.exponent - b.exponent)[:8],
-        }.items()}
+        })
 
         # Stage 2: alignment.
         shifted, lost = shift_right_sticky(Cat(Const(0, _EXTRA), s1["small"]), s1["distance"])
         # The sum's top bit is the carry, one binade above the larger operand.
         top_exponent = (s1["exponent"] + 1).as_signed()
-        s2 = {name: pipe.register(value, "s2_" + name) for name, value in {
+        s2 = pipe.register_stage("s2_", {
             "small": Cat(shifted[0] | lost, shifted[1:]),
             "large": Cat(Const(0, _EXTRA), s1["large"]),
             "top_exponent": top_exponent,
             **back_end_controls(top_exponent, _SUM),
             **{name: s1[name] for name in ("special", "special_bits", "sign", "zero_sign", "subtract")},
-        }.items()}
+        })
 
         # Stage 3: magnitude sum.
         total = Mux(s2["subtract"], s2["large"] - s2["small"], s2["large"] + s2["small"])[:_SUM]
-        s3 = {name: pipe.register(value, "s3_" + name) for name, value in {
+        s3 = pipe.register_stage("s3_", {
             "sum": total,
             **{name: s2[name] for name in ("special", "special_bits", "sign", "zero_sign",
                                            "top_exponent", "limit_mask", "right_shift")},
-        }.items()}
+        })
 
-        result = normalize_round_pack(
+        return normalize_round_pack(
             pipe, sign=s3["sign"], zero_sign=s3["zero_sign"], exponent=s3["top_exponent"],
             significand=s3["sum"], limit_mask=s3["limit_mask"], right_shift=s3["right_shift"],
             special=s3["special"], special_bits=s3["special_bits"])
-        m.d.comb += self.result.payload.eq(result)
-        return m

@@ -8,12 +8,10 @@ The result word is 1 when the relation holds and 0 otherwise (the mask bit that
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
 
-from amaranth.hdl import Module, Mux
-from amaranth.lib import wiring
+from amaranth.hdl import Mux
 
 from .float32 import unpack
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPCompare", "ordered_below"]
@@ -34,19 +32,13 @@ def ordered_below(a, b):
                Mux(a[31], ~magnitude_below & ~magnitude_equal, magnitude_below))
 
 
-class FPCompare(wiring.Component):
+class FPCompare(PipelinedUnit):
     """``a == b`` (op 0), ``a < b`` (op 1), ``a <= b`` (op 2) as a 1/0 word; latency
     :data:`LATENCY` cycles."""
 
     LATENCY = 1
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        record = self.operands.payload
+    def datapath(self, m, pipe, record):
         a = unpack(m, record.a, name="a")
         b = unpack(m, record.b, name="b")
 
@@ -57,5 +49,4 @@ class FPCompare(wiring.Component):
         holds = Mux(record.op == OP_EQ, equal,
                 Mux(record.op == OP_LT, less,
                 Mux(record.op == OP_LE, less | equal, 0)))
-        m.d.comb += self.result.payload.eq(pipe.register(holds, "holds"))
-        return m
+        return pipe.register(holds, "holds")

@@ -14,12 +14,10 @@ Only op bit 0 is decoded.
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
 
-from amaranth.hdl import Module, Mux, Cat, Const
-from amaranth.lib import wiring
+from amaranth.hdl import Mux, Cat, Const
 
 from .float32 import CANONICAL_NAN, unpack
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPConvert"]
@@ -30,19 +28,12 @@ OP_BF16_TO_F32 = 1
 CANONICAL_BF16_NAN = CANONICAL_NAN >> 16
 
 
-class FPConvert(wiring.Component):
+class FPConvert(PipelinedUnit):
     """f32 -> bf16 (op 0) and bf16 -> f32 (op 1); latency :data:`LATENCY` cycles."""
 
     LATENCY = 1
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        record = self.operands.payload
-
+    def datapath(self, m, pipe, record):
         single = unpack(m, record.a, name="single")
         rounded = (record.a + 0x7FFF + record.a[16])[16:32]
         narrowed = Mux(single.nan, CANONICAL_BF16_NAN, rounded)
@@ -52,5 +43,4 @@ class FPConvert(wiring.Component):
         widened_value = Mux(widened.nan, CANONICAL_NAN, widened_bits)
 
         value = Mux(record.op[0], widened_value, narrowed)
-        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
-        return m
+        return pipe.register(value, "value")

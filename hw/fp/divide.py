@@ -28,6 +28,7 @@ from amaranth.lib import wiring
 
 from .float32 import CANONICAL_NAN, INFINITY, PRECISION, leading_zeros, unpack
 from .interface import FPUnitSignature
+from .pipeline import iterative_handshake
 
 
 __all__ = ["FPDivide"]
@@ -119,11 +120,7 @@ class FPDivide(wiring.Component):
                          divisor_bits.eq(operands.payload.b),
                          sign.eq(operands.payload.a[31] ^ operands.payload.b[31])]
 
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += operands.ready.eq(1)
-                with m.If(operands.valid):
-                    m.next = "COUNT"
+        with iterative_handshake(m, operands, result, start="COUNT"):
             # Normalization takes two cycles, counting and shifting, to keep it off the
             # critical path.
             with m.State("COUNT"):
@@ -159,11 +156,4 @@ class FPDivide(wiring.Component):
             with m.State("ROUND"):
                 m.d.sync += result.payload.eq(Mux(special, special_value, rounded))
                 m.next = "DONE"
-            with m.State("DONE"):
-                m.d.comb += [result.valid.eq(1),
-                             operands.ready.eq(result.ready)]
-                with m.If(result.ready):
-                    m.next = "IDLE"
-                    with m.If(operands.valid):
-                        m.next = "COUNT"
         return m

@@ -29,13 +29,11 @@ Stages:
      nearest even, pack (hw/fp/rounding.py).
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux
-from amaranth.lib import wiring
+from amaranth.hdl import Cat, Const, Mux
 
 from .float32 import BIAS, PRECISION, pack_special, shift_right_sticky, unpack
-from .interface import FPUnitSignature
 from .multiply import partial_products, product_from_parts
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 from .rounding import back_end_controls, back_end_stages, normalize_round_pack
 
 
@@ -51,27 +49,22 @@ _MAX_DISTANCE = _ADDEND_TOP - _GUARD      # 49: addend LSB above product LSB, at
 _TOP_ABOVE_PRODUCT = _WINDOW - 1 - _GUARD - (_PRODUCT - 2)   # 26
 
 
-class FPFusedMultiplyAdd(wiring.Component):
+class FPFusedMultiplyAdd(PipelinedUnit):
     """Binary32 ``a * b + c`` (op 0), one rounding; latency :data:`LATENCY` cycles."""
 
     LATENCY = 4 + back_end_stages(split_count=True)
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        a = unpack(m, self.operands.payload.a, name="a")
-        b = unpack(m, self.operands.payload.b, name="b")
-        c = unpack(m, self.operands.payload.c, name="c")
+    def datapath(self, m, pipe, record):
+        a = unpack(m, record.a, name="a")
+        b = unpack(m, record.b, name="b")
+        c = unpack(m, record.c, name="c")
 
         # Stage 1.
         product_sign = a.sign ^ b.sign
         product_inf = a.inf | b.inf
         nan = (a.nan | b.nan | c.nan | (a.inf & b.zero) | (a.zero & b.inf)
                | (product_inf & c.inf & (product_sign ^ c.sign)))
-        s1 = {name: pipe.register(value, "s1_" + name) for name, value in {
+        s1 = pipe.register_stage("s1_", {
             "special": nan | product_inf | c.inf,
             "special_bits": pack_special(Mux(product_inf, product_sign, c.sign), nan=nan, inf=1),
             # Biased exponent of the product's hidden-bit position (bit 46).
@@ -85,7 +78,7 @@ class FPFusedMultiplyAdd(wiring.Component):
             "addend_sign": c.sign,
             "addend": c.significand,
             "a": a.significand, "b": b.significand,
-        }.items()}
+        })
 
         # Stage 2: the addend's right shift from the top of the window is
         # product exponent - (addend exponent - 26); when negative (the addend lies more
@@ -94,7 +87,7 @@ class FPFusedMultiplyAdd(wiring.Component):
         addend_on_top = (shift < 0) | s1["product_zero"]
         top_exponent = Mux(addend_on_top, s1["addend_exponent"],
                            s1["product_exponent"] + _TOP_ABOVE_PRODUCT).as_signed()
-        s2 = {name: pipe.register(value, "s2_" + name) for name, value in {
+        s2 = pipe.register_stage("s2_", {
             "addend_on_top": addend_on_top,
             "addend_shift": Mux(addend_on_top, 0, shift).as_unsigned()[:10],
             # The sum has one carry bit above the window.
@@ -102,19 +95,19 @@ class FPFusedMultiplyAdd(wiring.Component):
             **partial_products(s1["a"], s1["b"]),
             **{name: s1[name] for name in ("special", "special_bits", "product_sign",
                                            "addend_sign", "addend", "product_zero")},
-        }.items()}
+        })
 
         # Stage 3: the product in the window (or its sticky bit) and the aligned addend.
         product = product_from_parts(s2)
         shifted, lost = shift_right_sticky(Cat(Const(0, _ADDEND_TOP), s2["addend"]),
                                            s2["addend_shift"])
-        s3 = {name: pipe.register(value, "s3_" + name) for name, value in {
+        s3 = pipe.register_stage("s3_", {
             "product": Mux(s2["addend_on_top"], ~s2["product_zero"], Cat(Const(0, _GUARD), product)),
             "addend": Cat(shifted[0] | lost, shifted[1:]),
             **back_end_controls(s2["top_exponent"], _WINDOW + 1),
             **{name: s2[name] for name in ("special", "special_bits", "product_sign",
                                            "addend_sign", "top_exponent")},
-        }.items()}
+        })
 
         # Stage 4: the magnitude of the sum and its sign.
         subtract = s3["product_sign"] ^ s3["addend_sign"]
@@ -124,18 +117,16 @@ class FPFusedMultiplyAdd(wiring.Component):
         magnitude = Mux(subtract,
                         Mux(addend_larger, addend_minus_product, product_minus_addend[:_WINDOW]),
                         s3["product"] + s3["addend"])[:_WINDOW + 1]
-        s4 = {name: pipe.register(value, "s4_" + name) for name, value in {
+        s4 = pipe.register_stage("s4_", {
             "sum": magnitude,
             "sign": Mux(subtract & addend_larger, s3["addend_sign"], s3["product_sign"]),
             # An exact zero is -0 only when both terms are negative (hence both zeros).
             "zero_sign": s3["product_sign"] & s3["addend_sign"],
             **{name: s3[name] for name in ("special", "special_bits", "top_exponent",
                                            "limit_mask", "right_shift")},
-        }.items()}
+        })
 
-        result = normalize_round_pack(
+        return normalize_round_pack(
             pipe, sign=s4["sign"], zero_sign=s4["zero_sign"], exponent=s4["top_exponent"],
             significand=s4["sum"], limit_mask=s4["limit_mask"], right_shift=s4["right_shift"],
             special=s4["special"], special_bits=s4["special_bits"], split_count=True)
-        m.d.comb += self.result.payload.eq(result)
-        return m

@@ -9,13 +9,11 @@ op 0: minimum(a, b); op 1: maximum(a, b). Only op bit 0 is decoded.
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
 
-from amaranth.hdl import Module, Mux
-from amaranth.lib import wiring
+from amaranth.hdl import Mux
 
 from .compare import ordered_below
 from .float32 import CANONICAL_NAN, unpack
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPMinMax"]
@@ -25,18 +23,12 @@ OP_MIN = 0
 OP_MAX = 1
 
 
-class FPMinMax(wiring.Component):
+class FPMinMax(PipelinedUnit):
     """minimum (op 0) and maximum (op 1); latency :data:`LATENCY` cycles."""
 
     LATENCY = 1
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        record = self.operands.payload
+    def datapath(self, m, pipe, record):
         a = unpack(m, record.a, name="a")
         b = unpack(m, record.b, name="b")
 
@@ -44,5 +36,4 @@ class FPMinMax(wiring.Component):
         a_below_b = ordered_below(record.a, record.b)
         take_a = Mux(record.op[0], ~a_below_b, a_below_b)
         value = Mux(a.nan | b.nan, CANONICAL_NAN, Mux(take_a, record.a, record.b))
-        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
-        return m
+        return pipe.register(value, "value")

@@ -13,12 +13,10 @@ Stages:
      (hw/fp/rounding.py).
 """
 
-from amaranth.hdl import Cat, Module
-from amaranth.lib import wiring
+from amaranth.hdl import Cat
 
 from .float32 import BIAS, PRECISION, pack_special, unpack
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 from .rounding import back_end_controls, back_end_stages, normalize_round_pack
 
 
@@ -47,49 +45,42 @@ def product_from_parts(parts):
     return (partial_sum + carries)[:_PRODUCT]
 
 
-class FPMultiply(wiring.Component):
+class FPMultiply(PipelinedUnit):
     """Binary32 ``a * b`` (op 0); latency :data:`LATENCY` cycles."""
 
     LATENCY = 3 + back_end_stages()
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        a = unpack(m, self.operands.payload.a, name="a")
-        b = unpack(m, self.operands.payload.b, name="b")
+    def datapath(self, m, pipe, record):
+        a = unpack(m, record.a, name="a")
+        b = unpack(m, record.b, name="b")
 
         # Stage 1.
         sign = a.sign ^ b.sign
         nan = a.nan | b.nan | (a.inf & b.zero) | (a.zero & b.inf)
-        s1 = {name: pipe.register(value, "s1_" + name) for name, value in {
+        s1 = pipe.register_stage("s1_", {
             "special": nan | a.inf | b.inf,
             "special_bits": pack_special(sign, nan=nan, inf=1),
             "sign": sign,
             # Exponent of the product's top bit (bit 47: one binade above the hidden bits').
             "exponent": (a.exponent + b.exponent - BIAS + 1).as_signed(),
             "a": a.significand, "b": b.significand,
-        }.items()}
+        })
         passed = ("special", "special_bits", "sign", "exponent")
 
         # Stage 2.
-        s2 = {name: pipe.register(value, "s2_" + name) for name, value in {
+        s2 = pipe.register_stage("s2_", {
             **partial_products(s1["a"], s1["b"]),
             **back_end_controls(s1["exponent"], _PRODUCT),
             **{name: s1[name] for name in passed},
-        }.items()}
+        })
 
         # Stage 3.
-        s3 = {name: pipe.register(value, "s3_" + name) for name, value in {
+        s3 = pipe.register_stage("s3_", {
             "product": product_from_parts(s2),
             **{name: s2[name] for name in (*passed, "limit_mask", "right_shift")},
-        }.items()}
+        })
 
-        result = normalize_round_pack(
+        return normalize_round_pack(
             pipe, sign=s3["sign"], zero_sign=s3["sign"], exponent=s3["exponent"],
             significand=s3["product"], limit_mask=s3["limit_mask"], right_shift=s3["right_shift"],
             special=s3["special"], special_bits=s3["special_bits"])
-        m.d.comb += self.result.payload.eq(result)
-        return m

@@ -1,16 +1,25 @@
-"""Control of a fully pipelined FP unit: one valid bit per stage and one enable shared by
-all stages, so the whole pipeline advances or holds together.
+"""Stream control shared by the FP units.
 
-The pipeline holds while its last stage has a result the consumer does not take, so
+A fully pipelined unit (:class:`PipelinedUnit`) has one valid bit per stage and one enable
+shared by all stages, so the whole pipeline advances or holds together. The pipeline
+holds while its last stage has a result the consumer does not take, so
 ``operands.ready`` is one signal for every stage and no record is dropped or duplicated.
 Bubbles are not squeezed out under back-pressure; that keeps the control to one gate.
+
+An iterative unit (:func:`iterative_handshake`) takes one record, works on it for many
+cycles with ``operands.ready`` low, and takes the next record in the cycle its result is
+taken.
 """
 
-from amaranth.hdl import Cat, Signal, Value
-from amaranth.lib import data
+import contextlib
+
+from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.lib import data, wiring
+
+from .interface import FPUnitSignature
 
 
-__all__ = ["Pipeline"]
+__all__ = ["Pipeline", "PipelinedUnit", "iterative_handshake"]
 
 
 class Pipeline:
@@ -41,3 +50,51 @@ class Pipeline:
         with self.m.If(self.enable):
             self.m.d.sync += stage.eq(value)
         return stage
+
+    def register_stage(self, prefix, values):
+        """:meth:`register` for each entry of the dict ``values``; the registers, by the
+        same keys, are named ``prefix`` + key."""
+        return {name: self.register(value, prefix + name) for name, value in values.items()}
+
+
+class PipelinedUnit(wiring.Component):
+    """A fully pipelined FP unit: one result per cycle, ``LATENCY`` cycles from operand to
+    result. A subclass sets ``LATENCY`` and builds its data path in :meth:`datapath`."""
+
+    LATENCY = None
+
+    def __init__(self):
+        super().__init__(FPUnitSignature())
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
+        m.d.comb += self.result.payload.eq(self.datapath(m, pipe, self.operands.payload))
+        return m
+
+    def datapath(self, m, pipe, record):
+        """The register of the last of ``LATENCY`` stages built with ``pipe`` from the
+        operand record ``record``."""
+        raise NotImplementedError
+
+
+@contextlib.contextmanager
+def iterative_handshake(m, operands, result, *, start):
+    """The FSM of an iterative unit, between its two handshake states: ``"IDLE"`` takes a
+    record and goes to state ``start``; the unit's own states, added in the ``with`` body,
+    end in ``"DONE"``, which offers ``result`` until it is taken and in that cycle takes
+    the next record. ``result.payload`` must be a register loaded before ``"DONE"``.
+    ``operands.ready`` never depends on ``operands.valid``, which the lanes wrapper needs."""
+    with m.FSM():
+        with m.State("IDLE"):
+            m.d.comb += operands.ready.eq(1)
+            with m.If(operands.valid):
+                m.next = start
+        yield
+        with m.State("DONE"):
+            m.d.comb += [result.valid.eq(1),
+                         operands.ready.eq(result.ready)]
+            with m.If(result.ready):
+                m.next = "IDLE"
+                with m.If(operands.valid):
+                    m.next = start

@@ -62,24 +62,24 @@ def normalize_round_pack(pipe, *, sign, zero_sign, exponent, significand, limit_
     if split_count:
         # Stage A0: per-block counts; the rest of stage A's work moves here too.
         zero_blocks, block_counts = block_leading_zeros(significand | limit_mask)
-        early = {name: pipe.register(value, "count_" + name) for name, value in {
-            "zero_blocks": zero_blocks, "block_counts": block_counts, **stage}.items()}
+        early = pipe.register_stage("count_", {
+            "zero_blocks": zero_blocks, "block_counts": block_counts, **stage})
         stage = {name: early[name] for name in stage}
         stage["left_shift"] = combine_block_counts(early["zero_blocks"], early["block_counts"])
     else:
         stage["left_shift"] = leading_zeros(significand | limit_mask)
 
     # Stage A.
-    a = {name: pipe.register(value, "norm_" + name) for name, value in stage.items()}
+    a = pipe.register_stage("norm_", stage)
 
     # Stage B.
     normalized, normalized_exponent = shift_left_or_take(
         a["significand"], a["exponent"], a["left_shift"], a["right_shifted"])
     below_range = a["exponent"].as_signed() < 1
-    b = {name: pipe.register(value, "round_" + name) for name, value in {
+    b = pipe.register_stage("round_", {
         "significand": normalized, "exponent": normalized_exponent,
         "sticky": (below_range & a["right_lost"]) | a["sticky"], "sign": a["sign"],
-        "special": a["special"], "special_bits": a["special_bits"]}.items()}
+        "special": a["special"], "special_bits": a["special_bits"]})
 
     # Stage C.
     rounded = round_to_nearest_even(b["sign"], b["exponent"], b["significand"], b["sticky"])

@@ -8,28 +8,19 @@ bit for bit, NaN payloads included: select moves data, it does no arithmetic.
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
 
-from amaranth.hdl import Module, Mux
-from amaranth.lib import wiring
+from amaranth.hdl import Mux
 
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPSelect"]
 
 
-class FPSelect(wiring.Component):
+class FPSelect(PipelinedUnit):
     """``c[0] ? a : b``; latency :data:`LATENCY` cycles."""
 
     LATENCY = 1
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        record = self.operands.payload
+    def datapath(self, m, pipe, record):
         value = Mux(record.c[0], record.a, record.b)
-        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
-        return m
+        return pipe.register(value, "value")

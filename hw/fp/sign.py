@@ -13,12 +13,10 @@ the result is the IEEE one. Data moves that must keep bits exactly use
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
 
-from amaranth.hdl import Module, Mux, Cat
-from amaranth.lib import wiring
+from amaranth.hdl import Mux, Cat
 
 from .float32 import CANONICAL_NAN, unpack
-from .interface import FPUnitSignature
-from .pipeline import Pipeline
+from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPSign"]
@@ -28,20 +26,13 @@ OP_ABS = 0
 OP_NEG = 1
 
 
-class FPSign(wiring.Component):
+class FPSign(PipelinedUnit):
     """abs (op 0) and neg (op 1); latency :data:`LATENCY` cycles."""
 
     LATENCY = 1
 
-    def __init__(self):
-        super().__init__(FPUnitSignature())
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, self.operands, self.result, self.LATENCY)
-        record = self.operands.payload
+    def datapath(self, m, pipe, record):
         a = unpack(m, record.a, name="a")
         sign = Mux(record.op[0], ~record.a[31], 0)
         value = Mux(a.nan, CANONICAL_NAN, Cat(record.a[0:31], sign))
-        m.d.comb += self.result.payload.eq(pipe.register(value, "value"))
-        return m
+        return pipe.register(value, "value")

@@ -23,6 +23,7 @@ from amaranth.lib import wiring
 
 from .float32 import BIAS, CANONICAL_NAN, PRECISION, leading_zeros, unpack
 from .interface import FPUnitSignature
+from .pipeline import iterative_handshake
 
 
 __all__ = ["FPSqrt"]
@@ -77,11 +78,7 @@ class FPSqrt(wiring.Component):
         with m.If(operands.valid & operands.ready):
             m.d.sync += operand.eq(operands.payload.a)
 
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += operands.ready.eq(1)
-                with m.If(operands.valid):
-                    m.next = "COUNT"
+        with iterative_handshake(m, operands, result, start="COUNT"):
             # Normalization takes two cycles, counting and shifting, to keep it off the
             # critical path.
             with m.State("COUNT"):
@@ -114,11 +111,4 @@ class FPSqrt(wiring.Component):
             with m.State("ROUND"):
                 m.d.sync += result.payload.eq(Mux(special, special_value, Cat(rounded, 0)))
                 m.next = "DONE"
-            with m.State("DONE"):
-                m.d.comb += [result.valid.eq(1),
-                             operands.ready.eq(result.ready)]
-                with m.If(result.ready):
-                    m.next = "IDLE"
-                    with m.If(operands.valid):
-                        m.next = "COUNT"
         return m

@@ -1,6 +1,8 @@
-"""Add/subtract unit against the MPFR reference (sim/fp_golden.py): directed edge-case tables
-and biased random vectors under Verilator, Icarus and Amaranth's simulator, with random
-back-pressure on both streams (and once at full rate)."""
+"""The arithmetic units whose operand sets all come from sim/fp_golden.py (add/subtract,
+multiply, fused multiply-add), against its MPFR reference: directed edge-case tables and
+biased random vectors under Verilator, Icarus and Amaranth's simulator, with random
+back-pressure on both streams (and once at full rate). Units with operand sets or
+stream checks of their own have their own files."""
 
 import zlib
 
@@ -10,10 +12,15 @@ from sim.fp_check import check_fp_op
 from sim.fp_golden import directed_operands, random_operands
 
 
-OPS = ["add", "sub"]
+# Builds are per (unit, simulator); grouping a unit's tests on one worker builds each once.
+UNITS = {
+    "fp-addsub":   ["add", "sub"],
+    "fp-multiply": ["mul"],
+    "fp-fma":      ["fma"],
+}
 
-# Builds are per (unit, simulator); keeping a unit's tests on one worker builds each once.
-pytestmark = pytest.mark.xdist_group("fp-addsub")
+OPS = [pytest.param(op, id=op, marks=pytest.mark.xdist_group(group))
+       for group, ops in UNITS.items() for op in ops]
 
 SIMULATORS = ["verilator", "icarus", "amaranth"]
 

@@ -1,0 +1,83 @@
+"""Stream-timing checks shared by the FP unit tests, in Amaranth's simulator: a pipelined
+unit at full rate, and an iterative unit fed back to back.
+
+Operands are given by record field (``a``, ``b``, ``c``, ``op``), each a sequence with one
+entry per record; a field left out is 0 in every record."""
+
+from amaranth.sim import Simulator
+
+
+__all__ = ["results_at_full_rate", "results_back_to_back"]
+
+
+def _records(fields):
+    count = len(fields["a"])
+    return [{name: int(fields[name][index]) if name in fields else 0
+             for name in ("a", "b", "c", "op")} for index in range(count)]
+
+
+def _simulate(unit, bench):
+    simulator = Simulator(unit)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+
+
+def results_at_full_rate(unit, **fields):
+    """The results of pipelined ``unit`` with a record offered every cycle and the result
+    always taken, after asserting that the unit never stalls and that each result appears
+    ``LATENCY`` cycles after its record."""
+    records = _records(fields)
+    offered = []
+
+    async def bench(ctx):
+        ctx.set(unit.result.ready, 1)
+        for cycle in range(len(records) + unit.LATENCY + 2):
+            feeding = cycle < len(records)
+            ctx.set(unit.operands.valid, feeding)
+            if feeding:
+                ctx.set(unit.operands.payload, records[cycle])
+            _, _, ready, valid, payload = await ctx.tick().sample(
+                unit.operands.ready, unit.result.valid, unit.result.payload)
+            assert ready, f"stalled in cycle {cycle} with the result taken"
+            if valid:
+                offered.append((cycle, payload))
+
+    _simulate(unit, bench)
+    assert [cycle for cycle, _ in offered] == \
+        [index + unit.LATENCY for index in range(len(records))]
+    return [payload for _, payload in offered]
+
+
+def results_back_to_back(unit, **fields):
+    """The results of iterative ``unit`` with records offered back to back and the result
+    always taken, after asserting that records are accepted exactly
+    ``CYCLES_PER_RESULT`` cycles apart (``operands.ready`` low in between) and that each
+    result is offered in the cycle its successor is accepted."""
+    records = _records(fields)
+    accepted, offered = [], []
+
+    async def bench(ctx):
+        ctx.set(unit.result.ready, 1)
+        ctx.set(unit.operands.valid, 1)
+        cycle = 0
+        pending = list(records)
+        while len(offered) < len(records):
+            if pending:
+                ctx.set(unit.operands.payload, pending[0])
+            else:
+                ctx.set(unit.operands.valid, 0)
+            _, _, ready, valid, payload = await ctx.tick().sample(
+                unit.operands.ready, unit.result.valid, unit.result.payload)
+            if pending and ready:
+                accepted.append(cycle)
+                pending.pop(0)
+            if valid:
+                offered.append((cycle, payload))
+            cycle += 1
+
+    _simulate(unit, bench)
+    period = unit.CYCLES_PER_RESULT
+    assert accepted == [index * period for index in range(len(records))]
+    assert [cycle for cycle, _ in offered] == [start + period for start in accepted]
+    return [payload for _, payload in offered]
