@@ -4,7 +4,7 @@ For now the slice is the trigger, its register file and counters; trigger events
 the ``events`` stream, which the NDP engine will consume.
 """
 
-from amaranth.hdl import Module, Signal, Cat
+from amaranth.hdl import Module, Signal, Cat, Mux
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
@@ -35,7 +35,7 @@ class NDPSlice(wiring.Component):
         m = Module()
         config = self.config
         m.submodules.registers = registers = RegisterFile(self.register_map)
-        m.submodules.trigger = trigger = Trigger(config)
+        m.submodules.trigger = trigger = Trigger(config, precomputed_ends=True)
 
         connect(m, flipped(self.csr), registers.bus)
         connect(m, flipped(self.gpu), trigger.gpu)
@@ -59,7 +59,6 @@ class NDPSlice(wiring.Component):
                 m.d.sync += port.value.eq(port.value + increment)
 
         hit_done = Signal(config.filter_entries)
-        total_events = 0
         for index in range(config.filter_entries):
             def entry_field(register, name):
                 return field(entry_register_name(index, register), name).value
@@ -71,14 +70,25 @@ class NDPSlice(wiring.Component):
                 table_entry.base.eq(Cat(entry_field("base_lo", "base"), entry_field("base_hi", "base"))),
                 table_entry.size.eq(Cat(entry_field("size_lo", "size"), entry_field("size_hi", "size"))),
             ]
+            # Each range's end is formed when its base or size is written, from the values
+            # being written, so it is in step with them; matching compares against it
+            # without an adder in front.
+            def written(*registers):
+                ports = [field(entry_register_name(index, register), name)
+                         for register, name in registers]
+                return Cat(*(Mux(port.w_stb, port.w_data, port.value) for port in ports))
+            end = Signal(config.addr_width + 1, name=f"end{index}")
+            m.d.sync += end.eq(written(("base_lo", "base"), ("base_hi", "base")) +
+                               written(("size_lo", "size"), ("size_hi", "size")))
+            m.d.comb += trigger.ends[index].eq(end)
             hits = field(entry_register_name(index, "hits"), "count")
             counter(hits, trigger.hit_pulse[index])
             expected = entry_field("expected", "count")
             m.d.comb += hit_done[index].eq((expected != 0) & (hits.value >= expected))
-            total_events = total_events + trigger.hit_pulse[index]
 
         counter(field("stall_cycles", "count"), trigger.stall)
-        counter(field("event_count", "count"), total_events)
+        # The total, not a sum over the entries: an adder tree in front of the counter.
+        counter(field("event_count", "count"), trigger.produced)
 
         id_reuse = field("status", "id_reuse")
         with m.If(trigger.id_reuse):

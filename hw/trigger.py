@@ -24,10 +24,15 @@ from .layouts import MemoryPortSignature, request_layout, response_layout, trigg
 __all__ = ["Trigger"]
 
 
-def _pending_read_layout(config):
+def _pending_tag_layout(config):
     return data.StructLayout({
         "hit":    unsigned(1),
         "entry":  unsigned(config.entry_bits),
+    })
+
+
+def _pending_read_layout(config):
+    return data.StructLayout({
         "addr":   unsigned(config.addr_width),
         "offset": unsigned(config.addr_width),
         "mask":   unsigned(config.sector_bytes),
@@ -40,22 +45,31 @@ class Trigger(wiring.Component):
     gpu, mem:   the pass-through path (GPU-facing target, memory-facing initiator).
     events:     trigger events toward the NDP engine.
     table:      the filter entries (from the register file).
+    ends:       with ``precomputed_ends``, ``base + size`` of every entry, kept in step
+                with ``table`` by its owner (see :class:`~hw.filter_match.FilterMatcher`).
     hit_pulse:  per entry, events produced this cycle (0, 1 or 2: one per source).
+    produced:   events produced this cycle, all entries (the sum of ``hit_pulse``).
     stall:      a GPU request or response is held this cycle by a full event queue.
     id_reuse:   pulses when a read is issued with an id that is still outstanding.
     """
 
-    def __init__(self, config):
+    def __init__(self, config, *, precomputed_ends=False):
         self.config = config
-        super().__init__({
+        self.precomputed_ends = precomputed_ends
+        members = {
             "gpu":       In(MemoryPortSignature(config)),
             "mem":       Out(MemoryPortSignature(config)),
             "events":    Out(stream.Signature(trigger_event_layout(config))),
             "table":     In(data.ArrayLayout(filter_entry_layout(config), config.filter_entries)),
             "hit_pulse": Out(data.ArrayLayout(unsigned(2), config.filter_entries)),
+            "produced":  Out(2),
             "stall":     Out(1),
             "id_reuse":  Out(1),
-        })
+        }
+        if precomputed_ends:
+            members["ends"] = In(data.ArrayLayout(unsigned(config.addr_width + 1),
+                                                  config.filter_entries))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -63,12 +77,15 @@ class Trigger(wiring.Component):
         event_layout = trigger_event_layout(config)
         event_width = Shape.cast(event_layout).width
 
-        m.submodules.matcher = matcher = FilterMatcher(config)
+        m.submodules.matcher = matcher = FilterMatcher(
+            config, precomputed_ends=self.precomputed_ends)
         m.submodules.write_events = write_events = SyncFIFOBuffered(
             width=event_width, depth=config.event_queue_depth)
         m.submodules.read_events = read_events = SyncFIFOBuffered(
             width=event_width, depth=config.event_queue_depth)
         m.d.comb += matcher.table.eq(self.table)
+        if self.precomputed_ends:
+            m.d.comb += matcher.ends.eq(self.ends)
 
         # Reads in flight, by id: what to report when the response returns.
         pending_layout = _pending_read_layout(config)
@@ -76,6 +93,16 @@ class Trigger(wiring.Component):
             shape=pending_layout, depth=1 << config.id_width, init=[])
         pending_write = pending.write_port()
         pending_read = pending.read_port(domain="sync")
+        # Whether a returning read triggers, and for which entry, decides whether its
+        # response may leave and which counter counts it. Kept apart from the block RAM,
+        # whose clock-to-output delay alone is half a 100 MHz cycle, in distributed RAM
+        # read as the response enters the stage into a register of the stage.
+        tag_layout = _pending_tag_layout(config)
+        m.submodules.pending_tags = pending_tags = Memory(
+            shape=tag_layout, depth=1 << config.id_width, init=[],
+            attrs={"ram_style": "distributed"})
+        tags_write = pending_tags.write_port()
+        tags_read = pending_tags.read_port(domain="comb")
         outstanding = Signal(1 << config.id_width)
 
         # --- request path: gpu.req -> request stage -> mem.req -----------------------------
@@ -84,8 +111,14 @@ class Trigger(wiring.Component):
         request = Signal(request_layout(config))
         request_valid = Signal()
         request_hit = Signal()
-        request_entry = Signal(config.entry_bits)
-        request_offset = Signal(config.addr_width)
+        # Which entry matched (one-hot) and every entry's offset are registered rather than
+        # the winner's offset: selecting it would put a wide multiplexer behind the range
+        # comparisons. The selection is made from the registers while the request waits.
+        request_winner = Signal(config.filter_entries)
+        request_offsets = Signal(data.ArrayLayout(unsigned(config.addr_width),
+                                                  config.filter_entries))
+        request_entry = FilterMatcher.encode(request_winner)
+        request_offset = FilterMatcher.select(request_winner, request_offsets)
         m.d.comb += [
             matcher.addr.eq(self.gpu.req.payload.addr),
             matcher.write.eq(self.gpu.req.payload.write),
@@ -104,8 +137,8 @@ class Trigger(wiring.Component):
                 request.eq(self.gpu.req.payload),
                 request_valid.eq(1),
                 request_hit.eq(matcher.hit),
-                request_entry.eq(matcher.entry),
-                request_offset.eq(matcher.offset),
+                request_winner.eq(matcher.winner),
+                request_offsets.eq(matcher.offsets),
             ]
         with m.Elif(request_fire):
             m.d.sync += request_valid.eq(0)
@@ -123,11 +156,14 @@ class Trigger(wiring.Component):
 
         issue_read = request_fire & ~request.write
         record = data.View(pending_layout, pending_write.data)
+        tag = data.View(tag_layout, tags_write.data)
         m.d.comb += [
             pending_write.addr.eq(request.id),
             pending_write.en.eq(issue_read),
-            record.hit.eq(request_hit),
-            record.entry.eq(request_entry),
+            tags_write.addr.eq(request.id),
+            tags_write.en.eq(issue_read),
+            tag.hit.eq(request_hit),
+            tag.entry.eq(request_entry),
             record.addr.eq(request.addr),
             record.offset.eq(request_offset),
             record.mask.eq(request.mask),
@@ -137,7 +173,8 @@ class Trigger(wiring.Component):
         response = Signal(response_layout(config))
         response_valid = Signal()
         returned = data.View(pending_layout, pending_read.data)
-        read_hit = returned.hit
+        returned_tag = Signal(tag_layout)
+        read_hit = returned_tag.hit
         response_can_leave = ~read_hit | read_events.w_rdy
         response_fire = Signal()
         response_accept = Signal()
@@ -151,15 +188,17 @@ class Trigger(wiring.Component):
             # the read port's output exactly while the response sits in the stage.
             pending_read.addr.eq(self.mem.resp.payload.id),
             pending_read.en.eq(response_accept),
+            tags_read.addr.eq(self.mem.resp.payload.id),
         ]
         with m.If(response_accept):
-            m.d.sync += [response.eq(self.mem.resp.payload), response_valid.eq(1)]
+            m.d.sync += [response.eq(self.mem.resp.payload), response_valid.eq(1),
+                         returned_tag.eq(tags_read.data)]
         with m.Elif(response_fire):
             m.d.sync += response_valid.eq(0)
 
         read_event = data.View(event_layout, read_events.w_data)
         m.d.comb += [
-            read_event.entry.eq(returned.entry),
+            read_event.entry.eq(returned_tag.entry),
             read_event.addr.eq(returned.addr),
             read_event.offset.eq(returned.offset),
             read_event.data.eq(response.data),
@@ -200,8 +239,9 @@ class Trigger(wiring.Component):
         # --- observation ----------------------------------------------------------------------
         for index in range(config.filter_entries):
             m.d.comb += self.hit_pulse[index].eq(
-                (write_events.w_en & (request_entry == index)) +
-                (read_events.w_en & (returned.entry == index)))
+                (write_events.w_en & request_winner[index]) +
+                (read_events.w_en & (returned_tag.entry == index)))
+        m.d.comb += self.produced.eq(write_events.w_en + read_events.w_en)
         m.d.comb += self.stall.eq(
             (request_valid & write_hit & ~write_events.w_rdy) |
             (response_valid & read_hit & ~read_events.w_rdy))
