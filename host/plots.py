@@ -3,6 +3,8 @@ per op kind both ways."""
 
 from collections import defaultdict
 
+from .output import pyplot, save_figure
+
 
 __all__ = ["plot_run"]
 
@@ -15,10 +17,7 @@ def _rows(intervals, kind_of):
 
 
 def plot_run(plan, report, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     kind_of = {op.name: op.kind for op in plan.graph.ops}
     kinds = sorted({op.kind for op in plan.graph.ops})
     colors = {kind: plt.get_cmap("tab10")(i % 10) for i, kind in enumerate(kinds)}
@@ -57,7 +56,4 @@ def plot_run(plan, report, path):
     bars.set_xticks(list(x), names, rotation=20, fontsize=8)
     bars.set_ylabel("time (ms)")
     bars.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=110)

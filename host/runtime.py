@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from hw.csr_map import MAGIC, register_map
 from hw.config import NDPConfig
-from .csr_bus import CSRAccessError
 
 
 __all__ = ["FilterRange", "RangeError", "DeviceError", "NDPRuntime"]

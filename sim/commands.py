@@ -47,7 +47,7 @@ def register(subparsers):
 
 def run_sim(args):
     from .flagship import run_flagship
-    report = run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
+    run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                           pressure=args.pressure)
     print((pathlib.Path(args.output) / "report.md").read_text())
     return 0

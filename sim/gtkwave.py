@@ -28,8 +28,7 @@ def write_save_file(path, *, dump_file, verilog_text, module, scope, groups):
     ports = top_ports(verilog_text, module)
     lines = [f'[dumpfile] "{dump_file}"', "[timestart] 0", "[sst_expanded] 1", "[signals_width] 300"]
     for title, prefixes in groups:
-        members = [name for name in ports if any(name == p or name.startswith(p + "__") or name.startswith(p)
-                                                 for p in prefixes)]
+        members = [name for name in ports if name.startswith(tuple(prefixes))]
         if not members:
             continue
         lines += ["@800200", f"-{title}"]

@@ -14,7 +14,7 @@ from host.access_stream import conv_output_write_stream, sector_words
 from host.runtime import FilterRange
 
 
-__all__ = ["Scenario", "build_scenario", "GoldenResult", "golden_replay"]
+__all__ = ["Scenario", "build_scenario", "GoldenResult", "golden_replay", "matching_entry"]
 
 
 @dataclass
@@ -35,8 +35,15 @@ class GoldenResult:
     hits: dict                          # entry -> count
 
 
-def _in(entry, addr):
-    return entry.base <= addr < entry.end
+def matching_entry(entries, request):
+    """The filter index a request triggers (lowest index wins), or None: the rule of
+    ARCHITECTURE §4.2 written independently of the RTL."""
+    for index in sorted(entries):
+        entry = entries[index]
+        if entry.base <= request["addr"] < entry.end and \
+                (entry.on_write if request["write"] else entry.on_read):
+            return index
+    return None
 
 
 def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1):
@@ -125,11 +132,9 @@ def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1)
 def _count_hits(entries, requests):
     hits = {index: 0 for index in entries}
     for request in requests:
-        for index in sorted(entries):
-            entry = entries[index]
-            if _in(entry, request["addr"]) and (entry.on_write if request["write"] else entry.on_read):
-                hits[index] += 1
-                break
+        index = matching_entry(entries, request)
+        if index is not None:
+            hits[index] += 1
     return hits
 
 
@@ -153,15 +158,14 @@ def golden_replay(scenario):
             data = request["data"]
         else:
             data = read_data[index] = memory.get(addr, 0)
-        for entry_index in sorted(scenario.entries):
-            entry = scenario.entries[entry_index]
-            if _in(entry, addr) and (entry.on_write if request["write"] else entry.on_read):
-                event = dict(entry=entry_index, addr=addr, offset=addr - entry.base, data=data,
-                             mask=request["mask"], write=request["write"])
-                if request["write"]:
-                    write_events.append(event)
-                else:
-                    read_events[index] = event
-                hits[entry_index] += 1
-                break
+        entry_index = matching_entry(scenario.entries, request)
+        if entry_index is None:
+            continue
+        event = dict(entry=entry_index, addr=addr, offset=addr - scenario.entries[entry_index].base,
+                     data=data, mask=request["mask"], write=request["write"])
+        if request["write"]:
+            write_events.append(event)
+        else:
+            read_events[index] = event
+        hits[entry_index] += 1
     return GoldenResult(read_data, write_events, read_events, hits)

@@ -1,6 +1,5 @@
 """``matndp csr doc``: render the CSR map from its one description."""
 
-import pathlib
 import sys
 
 from hw.config import NDPConfig
@@ -10,10 +9,8 @@ def run_doc(args):
     from ..csr_doc import render_csr_markdown
     text = render_csr_markdown(NDPConfig())
     if args.output:
-        path = pathlib.Path(args.output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path}")
+        from ..output import write_text
+        print(f"wrote {write_text(args.output, text)}")
     else:
         sys.stdout.write(text)
     return 0

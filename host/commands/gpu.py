@@ -1,7 +1,6 @@
 """``matndp gpu``: time training iterations on GPU presets, with and without matNDP."""
 
 import json
-import pathlib
 
 
 def _int(text):
@@ -49,10 +48,7 @@ def run_run(args):
     report, plan = run_gpu(config, with_plan=True)
     if args.plot:
         from ..plots import plot_run
-        path = pathlib.Path(args.plot)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        plot_run(plan, report, path)
-        report["plot"] = str(path)
+        report["plot"] = str(plot_run(plan, report, args.plot))
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -66,10 +62,8 @@ def run_validate(args):
     from ..validation import validation_tables
     text = validation_tables(args.calibration)
     if args.output:
-        path = pathlib.Path(args.output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path}")
+        from ..output import write_text
+        print(f"wrote {write_text(args.output, text)}")
     else:
         print(text, end="")
     return 0

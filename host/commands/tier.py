@@ -7,7 +7,6 @@ few until its plan settles).
 """
 
 import json
-import pathlib
 import sys
 
 
@@ -142,9 +141,8 @@ def run_sweep(args):
     print()
     print(_relative_table(rows))
     if args.json:
-        path = pathlib.Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+        from ..output import write_text
+        path = write_text(args.json, json.dumps(rows, indent=2, sort_keys=True) + "\n")
         print(f"wrote {path}", file=sys.stderr)
     if args.plot:
         from ..tier.plot import plot_sweep

@@ -1,18 +1,11 @@
 """Plots of tiering runs: HBM occupancy over an iteration, traffic per policy, sweeps."""
 
-import pathlib
+from ..output import pyplot as _pyplot, save_figure
 
 
 __all__ = ["plot_run", "plot_sweep"]
 
 GB = 1e9
-
-
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
 
 
 def plot_run(run, traffic_by_policy, path):
@@ -40,12 +33,7 @@ def plot_run(run, traffic_by_policy, path):
     right.set_ylabel("inter-tier GB per iteration")
     right.set_title("traffic per policy")
     right.legend(fontsize=8)
-    figure.tight_layout()
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def plot_sweep(rows, path):
@@ -76,9 +64,4 @@ def plot_sweep(rows, path):
             ax.minorticks_off()
             ax.set_xlabel("HBM capacity (% of footprint)")
             ax.legend(fontsize=8)
-    figure.tight_layout()
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
