@@ -7,7 +7,7 @@ on an FPGA, a memory-mapped window.
 
 from abc import ABC, abstractmethod
 
-from hw.csr_map import MAGIC, VERSION
+from matndp.hw.csr_map import MAGIC, VERSION
 
 
 __all__ = ["CSRBus", "CSRAccessError", "RegisterModelBus"]
@@ -37,7 +37,7 @@ class RegisterModelBus(CSRBus):
         self.values[register_map["id"].address] = MAGIC
         self.values[register_map["version"].address] = VERSION
         self.values[register_map["config"].address] = (
-            config.filter_entries | config.sector_bytes << 8 | config.addr_width << 16 |
+            config.trigger.filter_entries | config.sector_bytes << 8 | config.addr_width << 16 |
             config.id_width << 24)
         self.log = []
 

@@ -4,8 +4,8 @@ counters. The same code drives the RTL in co-simulation and would drive hardware
 
 from dataclasses import dataclass
 
-from hw.csr_map import MAGIC, register_map
-from hw.config import NDPConfig
+from matndp.hw.csr_map import MAGIC, register_map
+from matndp.hw.config import NDPConfig
 
 
 __all__ = ["FilterRange", "RangeError", "DeviceError", "NDPRuntime"]
@@ -68,17 +68,20 @@ class NDPRuntime:
         word = self.read_register("config")
         found = {"filter_entries": word & 0xFF, "sector_bytes": (word >> 8) & 0xFF,
                  "addr_width": (word >> 16) & 0x7F, "id_width": (word >> 24) & 0xF}
+        expected = {"filter_entries": self.config.trigger.filter_entries,
+                    "sector_bytes": self.config.sector_bytes,
+                    "addr_width": self.config.addr_width, "id_width": self.config.id_width}
         for name, value in found.items():
-            if getattr(self.config, name) != value:
+            if expected[name] != value:
                 raise DeviceError(f"device has {name}={value}, runtime configured for "
-                                  f"{getattr(self.config, name)}")
+                                  f"{expected[name]}")
         return found
 
     # --- filter entries -------------------------------------------------------------------------
     def _check_range(self, index, entry):
         config = self.config
-        if not 0 <= index < config.filter_entries:
-            raise RangeError(f"filter entry {index} does not exist (0..{config.filter_entries - 1})")
+        if not 0 <= index < config.trigger.filter_entries:
+            raise RangeError(f"filter entry {index} does not exist (0..{config.trigger.filter_entries - 1})")
         if entry.size <= 0:
             raise RangeError(f"entry {index}: empty range (size {entry.size})")
         if entry.base < 0 or entry.end > 1 << config.addr_width:

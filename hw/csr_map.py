@@ -1,22 +1,16 @@
 """The register map of an NDP slice, described once.
 
-The RTL register file (:mod:`hw.csr`), the host runtime and ``docs/csr.md`` are all
+The RTL register file (:mod:`matndp.hw.bus.register_file`), the host runtime and ``docs/csr.md`` are all
 generated from :func:`register_map`, so they cannot disagree.
 
-Field access kinds:
-
-``rw``   storage in the register file; hardware sees the value.
-``ro``   hardware drives the value; writes are bus errors.
-``ext``  hardware owns the storage (counters, sticky flags); a bus write hands the written
-         value to the hardware (``load`` semantics for counters, write-1-to-clear for flags).
+Field access kinds are those of :mod:`matndp.hw.bus.map`.
 """
 
-from dataclasses import dataclass
+from .bus.map import Field, Register, RegisterMap
+from .bus.signature import CSR_DATA_WIDTH
 
-from .csr_bus import CSR_DATA_WIDTH
 
-
-__all__ = ["Field", "Register", "RegisterMap", "register_map", "MAGIC", "VERSION",
+__all__ = ["register_map", "entry_register_name", "MAGIC", "VERSION",
            "ENTRY_BLOCK_BASE", "ENTRY_STRIDE"]
 
 
@@ -26,94 +20,18 @@ ENTRY_BLOCK_BASE = 0x100
 ENTRY_STRIDE = 0x40
 
 
-@dataclass(frozen=True)
-class Field:
-    name: str
-    lsb: int
-    width: int
-    access: str
-    doc: str
-    reset: int = 0
-
-    def __post_init__(self):
-        if self.access not in ("rw", "ro", "ext"):
-            raise ValueError(f"field {self.name!r}: unknown access kind {self.access!r}")
-        if self.width < 1 or self.lsb < 0 or self.lsb + self.width > CSR_DATA_WIDTH:
-            raise ValueError(f"field {self.name!r}: bits {self.lsb}+{self.width} do not fit "
-                             f"a {CSR_DATA_WIDTH}-bit register")
-
-
-@dataclass(frozen=True)
-class Register:
-    name: str
-    address: int
-    fields: tuple
-    doc: str
-    group: str = "global"
-
-    @property
-    def writable(self):
-        return any(field.access != "ro" for field in self.fields)
-
-    def field(self, name):
-        for field in self.fields:
-            if field.name == name:
-                return field
-        raise KeyError(f"register {self.name!r} has no field {name!r}")
-
-
-class RegisterMap:
-    def __init__(self, registers):
-        self.registers = tuple(registers)
-        self._by_name = {}
-        self._by_address = {}
-        for register in self.registers:
-            if register.address % 4:
-                raise ValueError(f"register {register.name!r} at {register.address:#x} is misaligned")
-            if register.address in self._by_address:
-                raise ValueError(f"registers {register.name!r} and "
-                                 f"{self._by_address[register.address].name!r} share {register.address:#x}")
-            if register.name in self._by_name:
-                raise ValueError(f"register name {register.name!r} is used twice")
-            used = 0
-            for field in register.fields:
-                bits = ((1 << field.width) - 1) << field.lsb
-                if used & bits:
-                    raise ValueError(f"register {register.name!r}: field {field.name!r} overlaps another")
-                used |= bits
-            self._by_name[register.name] = register
-            self._by_address[register.address] = register
-
-    def __iter__(self):
-        return iter(self.registers)
-
-    def __getitem__(self, name):
-        try:
-            return self._by_name[name]
-        except KeyError:
-            raise KeyError(f"no register named {name!r}") from None
-
-    def at(self, address):
-        return self._by_address.get(address)
-
-    @property
-    def addr_width(self):
-        """Byte-address bits the bus needs to reach every register."""
-        return max(register.address for register in self.registers).bit_length()
-
-
 def entry_register_name(index, name):
     return f"entry{index}.{name}"
 
 
 def register_map(config):
-    if config.filter_entries > CSR_DATA_WIDTH:
+    if config.trigger.filter_entries > CSR_DATA_WIDTH:
         raise ValueError(f"the register map holds at most {CSR_DATA_WIDTH} filter entries "
-                         f"(one bit each in HIT_DONE and IRQ_ENABLE), not {config.filter_entries}")
+                         f"(one bit each in HIT_DONE and IRQ_ENABLE), not {config.trigger.filter_entries}")
     if not 33 <= config.addr_width <= 64:
         raise ValueError(f"the register map splits addresses into two 32-bit words: addr_width "
                          f"must be in 33..64, not {config.addr_width}")
-    n = config.filter_entries
+    n = config.trigger.filter_entries
     cw = config.counter_width
     high_addr_bits = config.addr_width - 32
     registers = [

@@ -32,7 +32,7 @@ def trigger_event_layout(config):
     sector and the request's byte enables.
     """
     return data.StructLayout({
-        "entry":  unsigned(config.entry_bits),
+        "entry":  unsigned(config.trigger.entry_bits),
         "addr":   unsigned(config.addr_width),
         "offset": unsigned(config.addr_width),
         "data":   unsigned(config.data_width),

@@ -9,8 +9,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .config import NDPConfig
-from .csr import RegisterFile
-from .csr_bus import CSRBusSignature
+from .bus.register_file import RegisterFile
+from .bus.signature import CSRBusSignature
 from .csr_map import MAGIC, VERSION, register_map, entry_register_name
 from .layouts import MemoryPortSignature, trigger_event_layout
 from .trigger import Trigger
@@ -46,7 +46,7 @@ class NDPSlice(wiring.Component):
         m.d.comb += [
             field("id", "magic").value.eq(MAGIC),
             field("version", "version").value.eq(VERSION),
-            field("config", "filter_entries").value.eq(config.filter_entries),
+            field("config", "filter_entries").value.eq(config.trigger.filter_entries),
             field("config", "sector_bytes").value.eq(config.sector_bytes),
             field("config", "addr_width").value.eq(config.addr_width),
             field("config", "id_width").value.eq(config.id_width),
@@ -58,8 +58,8 @@ class NDPSlice(wiring.Component):
             with m.Else():
                 m.d.sync += port.value.eq(port.value + increment)
 
-        hit_done = Signal(config.filter_entries)
-        for index in range(config.filter_entries):
+        hit_done = Signal(config.trigger.filter_entries)
+        for index in range(config.trigger.filter_entries):
             def entry_field(register, name):
                 return field(entry_register_name(index, register), name).value
             table_entry = trigger.table[index]

@@ -6,7 +6,7 @@ simulation until the :class:`~sim.drivers.csr.CSRDriver` completes it.
 
 from cocotb.task import bridge, resume
 
-from host.csr_bus import CSRAccessError, CSRBus
+from matndp.host.csr_bus import CSRAccessError, CSRBus
 
 
 __all__ = ["SimulatedCSRBus", "call_runtime"]

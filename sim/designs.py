@@ -2,9 +2,9 @@
 
 import hashlib
 
-from hw.config import NDPConfig
-from hw.export import export_verilog
-from hw.ndp_slice import NDPSlice
+from matndp.hw.config import NDPConfig
+from matndp.hw.export import export_verilog
+from matndp.hw.ndp_slice import NDPSlice
 from .runner import build_root, write_if_changed
 
 

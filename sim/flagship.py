@@ -10,7 +10,7 @@ a GTKWave save file with the signals grouped, and a report (JSON and Markdown).
 import json
 import pathlib
 
-from hw.config import NDPConfig
+from matndp.hw.config import NDPConfig
 from .designs import ndp_slice_verilog
 from .runner import run_cocotb
 
@@ -35,7 +35,7 @@ def run_flagship(output, *, simulator="verilator", tiles=8, seed=1, pressure="ra
     verilog = ndp_slice_verilog(config)
     wave = output / "ndp_slice.fst"
     measurements_path = output / "measurements.json"
-    run_cocotb(sources=[verilog], toplevel="ndp_slice", test_module="sim.tb.ndp_slice_tb",
+    run_cocotb(sources=[verilog], toplevel="ndp_slice", test_module="matndp.sim.tb.ndp_slice_tb",
                simulator=simulator, testcase="dnn_stream", waves=True, wave_file=wave,
                extra_env={"MATNDP_TILES": tiles, "MATNDP_SEED": seed, "MATNDP_PRESSURE": pressure,
                           "MATNDP_REPORT": measurements_path.resolve()})

@@ -2,7 +2,7 @@
 
 :func:`run_fp_vectors` is the checking interface of the FP units: operands go in as
 ``uint32`` bit-pattern arrays, result bit patterns come back in order. Under Verilator and
-Icarus the records stream through ``sim/fp_harness.v`` with no Python per cycle; the
+Icarus the records stream through ``sim/harnesses/fp_harness.v`` with no Python per cycle; the
 ``"amaranth"`` choice runs Amaranth's own simulator (slow; for small sets and unit tests).
 
 :data:`FP_OPS` maps each operation name to the unit that computes it and the unit's
@@ -19,8 +19,8 @@ import tempfile
 
 import numpy as np
 
-from hw.export import export_verilog
-from sim.runner import build_root, project_root, run_cocotb, write_if_changed
+from matndp.hw.export import export_verilog
+from matndp.sim.runner import build_root, project_root, run_cocotb, write_if_changed
 
 
 __all__ = ["FPOp", "FP_OPS", "FP_SIMULATORS", "BACK_PRESSURE", "run_fp_vectors",
@@ -70,16 +70,16 @@ class FPOp:
 
 
 FP_OPS = {
-    "add":         FPOp(unit="hw.fp.addsub:FPAddSub", code=0, arity=2),
-    "sub":         FPOp(unit="hw.fp.addsub:FPAddSub", code=1, arity=2),
-    "mul":         FPOp(unit="hw.fp.multiply:FPMultiply", code=0, arity=2),
-    "fma":         FPOp(unit="hw.fp.fma:FPFusedMultiplyAdd", code=0, arity=3),
-    "min":         FPOp(unit="hw.fp.minmax:FPMinMax", code=0, arity=2),
-    "max":         FPOp(unit="hw.fp.minmax:FPMinMax", code=1, arity=2),
-    "div":         FPOp(unit="hw.fp.divide:FPDivide", code=0, arity=2, cycles=64),
-    "sqrt":        FPOp(unit="hw.fp.sqrt:FPSqrt", code=0, arity=1, cycles=64),
-    "f32_to_bf16": FPOp(unit="hw.fp.convert:FPConvert", code=0, arity=1, result_bits=16),
-    "bf16_to_f32": FPOp(unit="hw.fp.convert:FPConvert", code=1, arity=1, input_bits=16),
+    "add":         FPOp(unit="matndp.hw.fp.addsub:FPAddSub", code=0, arity=2),
+    "sub":         FPOp(unit="matndp.hw.fp.addsub:FPAddSub", code=1, arity=2),
+    "mul":         FPOp(unit="matndp.hw.fp.multiply:FPMultiply", code=0, arity=2),
+    "fma":         FPOp(unit="matndp.hw.fp.fma:FPFusedMultiplyAdd", code=0, arity=3),
+    "min":         FPOp(unit="matndp.hw.fp.minmax:FPMinMax", code=0, arity=2),
+    "max":         FPOp(unit="matndp.hw.fp.minmax:FPMinMax", code=1, arity=2),
+    "div":         FPOp(unit="matndp.hw.fp.divide:FPDivide", code=0, arity=2, cycles=64),
+    "sqrt":        FPOp(unit="matndp.hw.fp.sqrt:FPSqrt", code=0, arity=1, cycles=64),
+    "f32_to_bf16": FPOp(unit="matndp.hw.fp.convert:FPConvert", code=0, arity=1, result_bits=16),
+    "bf16_to_f32": FPOp(unit="matndp.hw.fp.convert:FPConvert", code=1, arity=1, input_bits=16),
 }
 
 FP_SIMULATORS = ("verilator", "icarus", "amaranth")
@@ -156,7 +156,7 @@ def run_fp_unit(spec, a, b, c, *, simulator="verilator", back_pressure="random",
     if len(a) == 0:
         return np.zeros(0, dtype=np.uint32)
     if simulator == "amaranth":
-        from sim.fp_amaranth import run_unit
+        from matndp.sim.fp_amaranth import run_unit
         return run_unit(spec.unit_class()(), spec.code, a, b, c,
                         pause=BACK_PRESSURE[back_pressure], seed=seed,
                         cycles_per_record=spec.cycles)
@@ -191,7 +191,7 @@ def _read_results(path, count):
 
 
 def _run_harness(spec, a, b, c, simulator, back_pressure, seed):
-    sources = [fp_unit_verilog(spec), project_root() / "sim" / "fp_harness.v"]
+    sources = [fp_unit_verilog(spec), pathlib.Path(__file__).parent / "harnesses" / "fp_harness.v"]
     unit_name = spec.unit_name.split(":")[1]
     scratch_root = build_root() / "fp" / "vectors"
     scratch_root.mkdir(parents=True, exist_ok=True)
@@ -204,7 +204,7 @@ def _run_harness(spec, a, b, c, simulator, back_pressure, seed):
             _write_records(operand_file, spec.code, a[start:stop], b[start:stop], c[start:stop])
             jobs.append([str(operand_file), str(scratch / f"results{len(jobs)}.hex"), stop - start])
         source_pause, sink_pause = BACK_PRESSURE[back_pressure]
-        run_cocotb(sources=sources, toplevel="fp_harness", test_module="sim.tb.fp_tb",
+        run_cocotb(sources=sources, toplevel="fp_harness", test_module="matndp.sim.tb.fp_tb",
                    simulator=simulator, fast=True, build_name=f"fp-{unit_name}",
                    extra_env={"MATNDP_FP_JOBS": json.dumps(jobs),
                               "MATNDP_FP_SEED": max(1, int(seed)) & 0xFFFFFFFF,

@@ -1,7 +1,7 @@
 """Run an FP op's vectors through the RTL and compare with the golden reference."""
 
-from sim.fp import run_fp_vectors
-from sim.fp_golden import mismatches, reference
+from matndp.sim.fp import run_fp_vectors
+from matndp.sim.golden.fp import mismatches, reference
 
 
 __all__ = ["check_fp_op"]

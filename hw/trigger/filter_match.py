@@ -1,0 +1,115 @@
+"""Address-range matcher of the trigger's filter table (ARCHITECTURE §4.2).
+
+Combinational: given one request's address and direction, find the lowest-index enabled
+entry whose range ``[base, base + size)`` holds the address and whose direction flag is
+set, and the request's offset within it.
+"""
+
+from amaranth.hdl import Module, Signal, Cat, C, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+
+__all__ = ["filter_entry_layout", "FilterMatcher"]
+
+
+def filter_entry_layout(config):
+    return data.StructLayout({
+        "enable":   unsigned(1),
+        "on_write": unsigned(1),
+        "on_read":  unsigned(1),
+        "base":     unsigned(config.addr_width),
+        "size":     unsigned(config.addr_width),
+    })
+
+
+class FilterMatcher(wiring.Component):
+    """``winner`` is the matching entry one-hot and ``offsets`` every entry's offset, so
+    that a user may register them and select the offset a cycle later, off the path from
+    the address to the decision; ``entry`` and ``offset`` are that selection done here.
+
+    ``ends``: with ``precomputed_ends``, an input holding ``base + size`` of every entry
+    (``addr_width + 1`` bits, so it cannot wrap), which the owner of the table keeps in
+    step with it; this takes an adder off the path from the address to the decision.
+    Otherwise the sums are formed here."""
+
+    def __init__(self, config, *, precomputed_ends=False):
+        self.config = config
+        self.precomputed_ends = precomputed_ends
+        members = {
+            "table":  In(data.ArrayLayout(filter_entry_layout(config), config.trigger.filter_entries)),
+            "addr":   In(config.addr_width),
+            "write":  In(1),
+            "hit":    Out(1),
+            "entry":  Out(config.trigger.entry_bits),
+            "offset": Out(config.addr_width),
+            "winner": Out(config.trigger.filter_entries),
+            "offsets": Out(data.ArrayLayout(unsigned(config.addr_width), config.trigger.filter_entries)),
+        }
+        if precomputed_ends:
+            members["ends"] = In(data.ArrayLayout(unsigned(config.addr_width + 1),
+                                                  config.trigger.filter_entries))
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        width = config.addr_width
+        count = config.trigger.filter_entries
+        matches = []
+        offsets = []
+        for index in range(count):
+            entry = self.table[index]
+            if self.precomputed_ends:
+                end = self.ends[index]
+            else:
+                end = Signal(width + 1, name=f"end{index}")
+                m.d.comb += end.eq(entry.base + entry.size)
+            # The bounds are two comparisons side by side rather than a subtraction
+            # followed by a comparison of its result with the size: one carry chain deep,
+            # not two. The end has a spare bit, so a range reaching past the top address
+            # works. The offset is formed beside them; only the winner's is used.
+            in_range = (self.addr >= entry.base) & (self.addr < end)
+            direction = (self.write & entry.on_write) | (~self.write & entry.on_read)
+            match = Signal(name=f"match{index}")
+            m.d.comb += match.eq(entry.enable & direction & in_range)
+            matches.append(match)
+            offset = Signal(width, name=f"offset{index}")
+            m.d.comb += offset.eq(self.addr - entry.base)
+            offsets.append(offset)
+
+        # Lowest index wins. A one-hot winner vector and an AND-OR select keep this a few
+        # logic levels deep instead of a chain of 2:1 multiplexers, one per entry.
+        matched = Cat(*matches)
+        winner = self.winner
+        for index in range(count):
+            if index:
+                m.d.comb += winner[index].eq(matches[index] & ~matched[:index].any())
+            else:
+                m.d.comb += winner[index].eq(matches[index])
+        for index in range(count):
+            m.d.comb += self.offsets[index].eq(offsets[index])
+        m.d.comb += [
+            self.hit.eq(matched.any()),
+            self.entry.eq(self.encode(winner)),
+            self.offset.eq(self.select(winner, self.offsets)),
+        ]
+        return m
+
+    @staticmethod
+    def encode(winner):
+        """The index of the set bit of one-hot ``winner`` (0 when none is set)."""
+        count = len(winner)
+        bits = []
+        for bit in range(max(1, (count - 1).bit_length())):
+            ones = [winner[index] for index in range(count) if (index >> bit) & 1]
+            bits.append(Cat(*ones).any() if ones else C(0, 1))
+        return Cat(*bits)
+
+    @staticmethod
+    def select(winner, values):
+        """The element of ``values`` that one-hot ``winner`` picks (0 when none)."""
+        result = 0
+        for index in range(len(winner)):
+            result = result | (values[index] & winner[index].replicate(len(values[index])))
+        return result

@@ -1,0 +1,52 @@
+"""``matndp bench``: performance benchmarks, one JSON file each under ``build/bench/``.
+
+Each entry of :data:`BENCHMARKS` names a function ``f(quick: bool) -> dict`` by
+``"module:function"``; its result is written to ``<output>/<name>.json``. Benchmarks
+measure and report; they never assert a speed.
+"""
+
+import importlib
+import json
+import pathlib
+import platform
+import time
+
+
+__all__ = ["BENCHMARKS", "run_benchmarks"]
+
+
+BENCHMARKS = {
+    "fp_vectors": "matndp.sim.bench.fp:bench_fp_vectors",
+    "host_models": "matndp.host.bench_host:bench_host_models",
+    "trigger_stream": "matndp.sim.bench.trigger:bench_trigger_stream",
+    "tiering": "matndp.host.tier.bench:bench_tiering",
+}
+
+
+def _machine():
+    import os
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count()}
+
+
+def run_benchmarks(output, names=None, quick=False):
+    output = pathlib.Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    selected = names or list(BENCHMARKS)
+    unknown = [name for name in selected if name not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+    written = []
+    for name in selected:
+        module_name, function_name = BENCHMARKS[name].split(":")
+        function = getattr(importlib.import_module(module_name), function_name)
+        started = time.time()
+        result = function(quick=quick)
+        document = {"benchmark": name, "started_unix": round(started, 3),
+                    "wall_s": round(time.time() - started, 3), "machine": _machine(),
+                    "results": result}
+        path = output / f"{name}.json"
+        path.write_text(json.dumps(document, indent=2) + "\n")
+        print(f"bench {name}: {path}")
+        written.append(path)
+    return written

@@ -1,0 +1,52 @@
+"""Benchmark: vectors per second through :func:`sim.fp.run_fp_vectors`, per op and
+simulator, end to end (operand files, simulator start, golden-free result read-back).
+A small warm-up run first builds the simulation so that build time is not counted."""
+
+import time
+
+import numpy as np
+
+from matndp.sim.fp import FP_OPS, run_fp_vectors
+from matndp.sim.runner import SimulationFailed
+from matndp.sim.golden.fp import random_operands
+
+
+__all__ = ["bench_fp_vectors"]
+
+
+# Vectors per measured run: (quick, full).
+_COUNTS = {"verilator": (20_000, 200_000), "icarus": (2_000, 20_000), "amaranth": (200, 1_000)}
+
+
+def bench_fp_vectors(quick=False, ops=None):
+    """``{op: {simulator: {back_pressure: {vectors, seconds, vectors_per_s}}}}`` for
+    ``ops`` (default: all of ``FP_OPS``); an op whose unit is missing or fails to
+    simulate is reported as such instead of measured."""
+    results = {}
+    for op in ops or FP_OPS:
+        spec = FP_OPS[op]
+        try:
+            spec.unit_class()
+        except NotImplementedError as error:
+            results[op] = {"skipped": str(error)}
+            continue
+        results[op] = {}
+        for simulator, counts in _COUNTS.items():
+            count = counts[0] if quick else counts[1]
+            operands = random_operands(op, count, seed=1)
+            try:
+                run_fp_vectors(op, *(x[:16] for x in operands), simulator=simulator)
+            except SimulationFailed as error:
+                results[op][simulator] = {"failed": str(error)}
+                continue
+            entry = {}
+            for back_pressure in ("none", "random"):
+                started = time.perf_counter()
+                result = run_fp_vectors(op, *operands, simulator=simulator,
+                                        back_pressure=back_pressure)
+                seconds = time.perf_counter() - started
+                assert len(result) == count and result.dtype == np.uint32
+                entry[back_pressure] = {"vectors": count, "seconds": round(seconds, 3),
+                                        "vectors_per_s": round(count / seconds)}
+            results[op][simulator] = entry
+    return results

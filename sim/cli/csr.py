@@ -1,0 +1,24 @@
+"""``matndp csr doc``: render the CSR map from its one description."""
+
+import sys
+
+from matndp.hw.config import NDPConfig
+
+
+def run_doc(args):
+    from matndp.host.csr_doc import render_csr_markdown
+    text = render_csr_markdown(NDPConfig())
+    if args.output:
+        from matndp.host.output import write_text
+        print(f"wrote {write_text(args.output, text)}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("csr", help="the CSR map", description=__doc__)
+    commands = parser.add_subparsers(dest="csr_command", metavar="COMMAND", required=True)
+    doc = commands.add_parser("doc", help="render docs/csr.md from hw/csr_map.py")
+    doc.add_argument("--output", help="write to this file instead of standard output")
+    doc.set_defaults(func=run_doc)

@@ -1,0 +1,109 @@
+"""``matndp gpu``: time training iterations on GPU presets, with and without matNDP."""
+
+import json
+
+
+def _int(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer, got {text!r}") from None
+
+
+def run_presets(args):
+    from matndp.host.gpu import PRESETS
+    for preset in PRESETS.values():
+        print(f"{preset.name}: FP32 {preset.fp32_tflops} TFLOPS, 16-bit tensor "
+              f"{preset.tensor_tflops} TFLOPS, {preset.memory_gbs:g} GB/s, "
+              f"{preset.capacity_gb:g} GB, {preset.memory_controllers} memory controllers")
+    return 0
+
+
+def _print_report(report):
+    print(f"{report['model']} batch {report['batch']} {report['dtype']} on "
+          f"{report['gpus']} x {report['gpu'].upper()} (NDP calibration: "
+          f"{report['calibration']['source']})")
+    print(f"  baseline      {report['baseline_s'] * 1e3:10.3f} ms")
+    print(f"  matNDP        {report['matndp_s'] * 1e3:10.3f} ms   speedup {report['speedup']:.3f}x "
+          f"(Amdahl bound {report['amdahl_bound']:.3f}x at offloaded share "
+          f"{report['offloaded_share']:.1%})")
+    print(f"  DRAM bytes    {report['dram_bytes_baseline'] / 1e9:10.3f} GB -> "
+          f"{report['dram_bytes_matndp'] / 1e9:.3f} GB")
+    print(f"  energy        {report['energy_j_baseline']:10.3f} J  -> "
+          f"{report['energy_j_matndp']:.3f} J")
+    print(f"  {'kind':<14}{'baseline ms':>12}{'matNDP GPU':>12}{'NDP (ovl.)':>12}{'offloaded':>10}")
+    for kind, row in report["breakdown"].items():
+        print(f"  {kind:<14}{row['baseline_s'] * 1e3:12.3f}{row['matndp_gpu_s'] * 1e3:12.3f}"
+              f"{row['matndp_ndp_s'] * 1e3:12.3f}{row['offloaded_ops']:10d}")
+
+
+def run_run(args):
+    from matndp.host.report import RunConfig, run_gpu
+    if args.gpus < 1:
+        raise ValueError(f"--gpus must be at least 1, not {args.gpus}")
+    if args.batch < 1:
+        raise ValueError(f"--batch must be a positive integer, not {args.batch}")
+    config = RunConfig(args.model, args.gpu, args.batch, args.dtype, args.gpus, args.seq_len,
+                       args.policy, args.calibration)
+    report, plan = run_gpu(config, with_plan=True)
+    if args.plot:
+        from matndp.host.plots import plot_run
+        report["plot"] = str(plot_run(plan, report, args.plot))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_report(report)
+        if args.plot:
+            print(f"wrote {args.plot}")
+    return 0
+
+
+def run_validate(args):
+    from matndp.host.validation import validation_tables
+    text = validation_tables(args.calibration)
+    if args.output:
+        from matndp.host.output import write_text
+        print(f"wrote {write_text(args.output, text)}")
+    else:
+        print(text, end="")
+    return 0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("gpu", help="GPU timing with and without matNDP",
+                                   description=__doc__)
+    commands = parser.add_subparsers(dest="gpu_command", metavar="COMMAND", required=True)
+    presets = commands.add_parser("presets", help="list the GPU presets",
+                                  description="List the GPU presets and their peaks.")
+    presets.set_defaults(func=run_presets)
+
+    run = commands.add_parser(
+        "run", help="one training iteration, baseline vs matNDP",
+        description="Time one training iteration of a zoo model on a GPU preset, as a "
+                    "plain GPU and with matNDP (on-the-fly and standalone NDP kernels); "
+                    "with --gpus K > 1, data-parallel training with ring all-reduce vs "
+                    "NDPXNet memory expanders. Batch is per GPU.")
+    run.add_argument("--model", required=True, help="resnet50, vgg16_bn, bert-base or gpt2")
+    run.add_argument("--gpu", required=True, help="v100, a100 or h100")
+    run.add_argument("--batch", type=_int, required=True, help="batch size per GPU")
+    run.add_argument("--dtype", default="fp32",
+                     help="fp32, or bf16/fp16 for mixed precision (default fp32)")
+    run.add_argument("--seq-len", type=_int, default=None,
+                     help="sequence length of bert-base / gpt2 (default 128 / 1024)")
+    run.add_argument("--gpus", type=_int, default=1, help="data-parallel GPUs (default 1)")
+    run.add_argument("--policy", default="auto", choices=("auto", "all", "none"),
+                     help="offload policy (default auto: offload where the NDP estimate wins)")
+    run.add_argument("--calibration", default=None,
+                     help="NDP kernel calibration JSON (default build/calibration/"
+                          "ndp_kernels.json when it exists, else documented defaults)")
+    run.add_argument("--json", action="store_true", help="print JSON")
+    run.add_argument("--plot", default=None, help="write a timeline + breakdown plot (PNG/PDF/SVG)")
+    run.set_defaults(func=run_run)
+
+    validate = commands.add_parser(
+        "validate", help="predictions beside published figures (docs/validation.md)",
+        description="Configure the model like the published setups and print the "
+                    "comparison tables of docs/validation.md as Markdown.")
+    validate.add_argument("--calibration", default=None, help="NDP kernel calibration JSON")
+    validate.add_argument("--output", default=None, help="write to this file")
+    validate.set_defaults(func=run_validate)

@@ -1,0 +1,67 @@
+"""Hardware-flow sub-commands: ``export``, ``lint``, ``sim``, ``bench``."""
+
+import pathlib
+
+
+def run_export(args):
+    from matndp.hw.export import export_verilog
+    from matndp.hw.ndp_slice import NDPSlice
+    from ..runner import write_if_changed
+    path = write_if_changed(args.output, export_verilog(NDPSlice(), "ndp_slice"))
+    print(f"wrote {path}")
+    return 0
+
+
+def run_lint(args):
+    from ..lint import lint
+    return lint(pathlib.Path(args.verilog))
+
+
+def run_bench(args):
+    from ..bench import run_benchmarks
+    run_benchmarks(args.output, names=args.only, quick=args.quick)
+    return 0
+
+
+def register(subparsers):
+    export = subparsers.add_parser("export", help="export the NDP slice as Verilog",
+                                   description="Write reproducible Verilog of the NDP slice.")
+    export.add_argument("--output", default="build/verilog/ndp_slice.v")
+    export.set_defaults(func=run_export)
+
+    lint = subparsers.add_parser("lint", help="Verilator --lint-only on exported Verilog",
+                                 description="Lint exported Verilog with Verilator; waivers "
+                                             "and their reasons are in sim/lint_waivers.vlt.")
+    lint.add_argument("verilog")
+    lint.set_defaults(func=run_lint)
+
+    bench = subparsers.add_parser("bench", help="run the performance benchmarks",
+                                  description="Run benchmarks; JSON per benchmark under --output.")
+    bench.add_argument("--output", default="build/bench")
+    bench.add_argument("--only", nargs="*", metavar="NAME", help="run only these benchmarks")
+    bench.add_argument("--quick", action="store_true", help="smaller problem sizes")
+    bench.set_defaults(func=run_bench)
+
+    _register_sim(subparsers)
+
+
+def run_sim(args):
+    from ..flagship import run_flagship
+    run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
+                          pressure=args.pressure)
+    print((pathlib.Path(args.output) / "report.md").read_text())
+    return 0
+
+
+def _register_sim(subparsers):
+    sim = subparsers.add_parser("sim", help="the flagship waveform run (DNN stream through the RTL)",
+                                description="Run a ResNet-50 layer's output stream, mixed with other "
+                                            "traffic, through the NDP slice; write an FST waveform, a "
+                                            "GTKWave save file and a report.")
+    sim.add_argument("--simulator", choices=["verilator", "icarus"], default="verilator")
+    sim.add_argument("--output", default="build/sim")
+    sim.add_argument("--tiles", type=int, default=8, help="output tiles of the layer (128x64 each)")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--pressure", choices=["none", "random"], default="random",
+                     help="random back-pressure on every stream, or none")
+    sim.set_defaults(func=run_sim)

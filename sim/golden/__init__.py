@@ -1,0 +1,1 @@
+"""Reference models the RTL is checked against, independent of the RTL."""

@@ -1,0 +1,319 @@
+"""NDP offload planning: dependencies, shared bandwidth, the Amdahl bound, placements on
+hand-made graphs, and the calibration file."""
+
+import json
+
+import pytest
+
+from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
+from matndp.host.gpu import Efficiency, GPUPreset, PRESETS
+from matndp.host.graph import IterationGraph, Op, Tensor
+from matndp.host.offload import PlannerConfig, plan_offload
+from matndp.host.zoo import MODEL_NAMES, build_model
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    # an empty directory has no calibration file: documented defaults
+    import os
+    here = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("nocal"))
+    try:
+        return load_calibration()
+    finally:
+        os.chdir(here)
+
+
+def _small(name, dtype):
+    return build_model(name, batch=4, dtype=dtype,
+                       seq_len=64 if name in ("bert-base", "gpt2") else None)
+
+
+CASES = [(m, g, d) for m in MODEL_NAMES for g in PRESETS for d in ("fp32", "bf16")]
+
+
+@pytest.fixture(scope="module")
+def plans(calibration):
+    graphs = {(m, d): _small(m, d) for m in MODEL_NAMES for d in ("fp32", "bf16")}
+    return {(m, g, d): plan_offload(graphs[m, d], PRESETS[g], calibration)
+            for m, g, d in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
+def test_speedup_never_exceeds_the_amdahl_bound(plans, case):
+    plan = plans[case]
+    bound = 1 / (1 - plan.offloaded_share)
+    assert plan.speedup <= bound * (1 + 1e-9)
+    assert plan.amdahl_bound == pytest.approx(bound)
+
+
+def _fused_with(plan, name, dep):
+    """``name`` was fused into the NDP work that computes ``dep`` (or that ``dep`` joined)."""
+    mine, theirs = plan.placements[name], plan.placements[dep]
+    if mine.where != "ndp" or mine.carrier in (None, ("ndp", name)):
+        return False
+    return mine.carrier == ("ndp", dep) or (theirs.where == "ndp" and theirs.carrier == mine.carrier)
+
+
+def _check_dependencies(plan):
+    entry = {e.op: e for e in plan.schedule}
+    for op in plan.graph.ops:
+        me, placement = entry[op.name], plan.placements[op.name]
+        assert me.end_s >= me.start_s
+        for dep in op.deps:
+            other = entry[dep]
+            if placement.where == "on_the_fly" and dep == placement.producer:
+                # rides on its producer's writes: starts with it, ends no earlier
+                assert me.start_s == other.start_s and me.end_s >= other.end_s - 1e-15
+            elif _fused_with(plan, op.name, dep):
+                # fused into the NDP work that computes its trigger: finishes with it
+                assert me.end_s == other.end_s and me.start_s >= other.start_s
+            else:
+                assert me.start_s >= entry[dep].end_s - 1e-15, (op.name, dep)
+
+
+def _check_bandwidth(plan):
+    usable = plan.gpu.usable_bandwidth_bps
+    previous_end = 0.0
+    for start, end, gpu_bps, ndp_bps in plan.bandwidth:
+        assert start >= previous_end - 1e-15 and end > start
+        assert gpu_bps >= 0 and ndp_bps >= 0
+        assert gpu_bps + ndp_bps <= usable * (1 + 1e-9)
+        previous_end = end
+
+
+def _check_queues(plan):
+    for intervals in (plan.gpu_busy, plan.ndp_busy):
+        for (s0, e0, _), (s1, e1, _) in zip(intervals, intervals[1:]):
+            assert e0 <= s1 + 1e-15
+    order = {op.name: i for i, op in enumerate(plan.graph.ops)}
+    gpu_order = [order[name] for _, _, name in plan.gpu_busy]
+    assert gpu_order == sorted(gpu_order)
+
+
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
+def test_schedule_respects_dependencies_queues_and_bandwidth(plans, case):
+    plan = plans[case]
+    _check_dependencies(plan)
+    _check_bandwidth(plan)
+    _check_queues(plan)
+
+
+@pytest.mark.parametrize("case", CASES[::5], ids=["-".join(c) for c in CASES[::5]])
+def test_traffic_is_accounted_once(plans, case):
+    plan = plans[case]
+    graph = plan.graph
+    assert plan.dram_bytes_baseline == sum(graph.op_bytes(op) for op in graph.ops)
+    assert plan.dram_bytes_matndp == sum(e.dram_bytes for e in plan.schedule)
+    # bytes moved = integral of the bandwidth over time
+    moved = sum((end - start) * (g + n) for start, end, g, n in plan.bandwidth)
+    assert moved == pytest.approx(plan.dram_bytes_matndp, rel=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["all", "auto"])
+def test_every_offloaded_op_has_a_kernel_and_no_gpu_op_is_skipped(plans, policy, calibration):
+    graph = _small("bert-base", "bf16")
+    plan = plan_offload(graph, PRESETS["a100"], calibration, PlannerConfig(policy))
+    for op in graph.ops:
+        placement = plan.placements[op.name]
+        if placement.where != "gpu":
+            assert op.attrs.get("ndp_kernel") in DEFAULT_KERNELS
+    assert {name for _, _, name in plan.gpu_busy} == \
+        {n for n, p in plan.placements.items() if p.where == "gpu"}
+
+
+def test_policy_none_is_the_baseline(calibration):
+    graph = _small("resnet50", "fp32")
+    plan = plan_offload(graph, PRESETS["v100"], calibration, PlannerConfig("none"))
+    assert plan.matndp_s == pytest.approx(plan.baseline_s, rel=1e-12)
+    assert plan.offloaded == [] and plan.dram_bytes_matndp == plan.dram_bytes_baseline
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="policy 'greedy'"):
+        PlannerConfig("greedy")
+
+
+# ---- hand-made graphs ---------------------------------------------------------------------
+GPU = GPUPreset("round", fp32_tflops=10.0, tensor_tflops=80.0, memory_gbs=100.0,
+                capacity_gb=16, memory_controllers=4, l2_mb=4, nvlink_gbs=100, tdp_w=200,
+                launch_overhead_s=5e-6,
+                efficiency=Efficiency(compute={"gemm": 0.5}, compute_default=0.5,
+                                      memory={"gemm": 0.8, "elementwise": 0.8,
+                                              "normalization": 0.5},
+                                      memory_default=0.5, achievable_bandwidth=0.9))
+N = 1_000_000      # elements of each activation (4 MB in FP32)
+
+
+def _chain(middle_kind="elementwise", kernel="relu_fwd"):
+    """mm1 (compute-bound GEMM) -> middle (memory-bound) -> mm2 (GEMM)."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
+               Tensor("y", (N,), "fp32", "activation"), Tensor("z", (N,), "fp32", "activation"),
+               Tensor("out", (N,), "fp32", "activation")]
+    ops = [Op("mm1", "gemm", "forward", 4 * 10 ** 9, ("x", "w"), ("y",)),
+           Op("middle", middle_kind, "forward", N, ("y",), ("z",), ("mm1",),
+              {"ndp_kernel": kernel}),
+           Op("mm2", "gemm", "forward", 4 * 10 ** 9, ("z", "w"), ("out",), ("middle",))]
+    return IterationGraph("chain", tensors, ops, batch=1, dtype="fp32")
+
+
+def _calibration(cycles, hardware=NDPHardware(slices_per_controller=4, clock_hz=1e9)):
+    from types import MappingProxyType
+    from matndp.host.calibration import Calibration, KernelCost
+    return Calibration(MappingProxyType({k: KernelCost(*c) for k, c in cycles.items()}),
+                       hardware)
+
+
+def test_elementwise_op_rides_on_its_producer_and_is_hidden():
+    graph = _chain()
+    plan = plan_offload(graph, GPU, _calibration({"relu_fwd": (10,)}))
+    placement = plan.placements["middle"]
+    assert (placement.where, placement.producer, placement.trigger) == ("on_the_fly", "mm1", "y")
+    # mm1: 4 GFLOP at 5 TFLOPS = 800 us; it moves 12 MB, the ReLU writes z (4 MB):
+    # 16 MB / 90 GB/s = 178 us, NDP compute 125 000 packets x 10 cycles / (16 x 1 GHz) = 78 us
+    mm = 5e-6 + 800e-6
+    assert plan.matndp_s == pytest.approx(2 * mm)
+    assert plan.baseline_s == pytest.approx(2 * mm + 5e-6 + 8e6 / 80e9)
+    # the ReLU never re-reads y: 4 MB less than the baseline
+    assert plan.dram_bytes_baseline - plan.dram_bytes_matndp == 4 * N
+
+
+def test_slow_ndp_stretches_its_producer():
+    graph = _chain()
+    cycles = 20_000     # 125 000 packets x 20 000 / 16 GHz = 156.25 ms
+    plan = plan_offload(graph, GPU, _calibration({"relu_fwd": (cycles,)}), PlannerConfig("all"))
+    ndp_s = 125_000 * cycles / 16e9
+    assert plan.matndp_s == pytest.approx(5e-6 + ndp_s + 5e-6 + 800e-6)
+    # and the planner's own policy refuses that trade
+    auto = plan_offload(graph, GPU, _calibration({"relu_fwd": (cycles,)}))
+    assert auto.placements["middle"].where == "gpu"
+    assert auto.matndp_s == pytest.approx(auto.baseline_s)
+
+
+def test_two_phase_kernel_applies_after_its_statistics_and_delays_the_consumer():
+    graph = _chain("normalization", "layernorm_fwd")
+    plan = plan_offload(graph, GPU, _calibration({"layernorm_fwd": (10, 10)}),
+                        PlannerConfig("all"))
+    entry = {e.op: e for e in plan.schedule}
+    assert plan.placements["middle"].where == "on_the_fly"
+    mm = 5e-6 + 800e-6
+    # the apply phase re-reads y and writes z after mm1: 8 MB at 90 GB/s (compute 78 us)
+    apply_s = 8e6 / 90e9
+    assert entry["middle"].end_s == pytest.approx(mm + apply_s)
+    assert entry["mm2"].start_s == pytest.approx(mm + apply_s)
+
+
+def test_op_without_a_producer_runs_standalone_and_overlaps():
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
+               Tensor("m", (N,), "fp32", "optimizer_state"),
+               Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("step", "optimizer", "optimizer", 16 * N, ("w", "m"), ("w", "m"), (),
+              {"ndp_kernel": "adam"}),
+           Op("mm", "gemm", "forward", 4 * 10 ** 9, ("x",), ("y",))]
+    graph = IterationGraph("standalone", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"adam": (10,)}))
+    assert plan.placements["step"].where == "ndp"
+    # the GEMM (800 us, 8 MB) runs at once; the 16 MB optimizer step shares the bandwidth
+    assert plan.matndp_s == pytest.approx(5e-6 + 800e-6)
+    _check_bandwidth(plan)
+
+
+def test_calibration_defaults_when_the_file_is_missing(calibration):
+    assert calibration.source == "defaults" and calibration.measured_kernels == ()
+    assert calibration.describe()["default_kernels"] == sorted(DEFAULT_KERNELS)
+
+
+def test_calibration_file_replaces_measured_kernels_and_names_the_rest(tmp_path):
+    path = tmp_path / "ndp_kernels.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "clock_hz": 2e9, "kernels": {
+        "relu_fwd": {"cycles_per_packet": 4.0, "fixed_cycles": 30},
+        "layernorm_fwd": {"cycles_per_packet": 50},
+        "mystery": {"cycles_per_packet": 1}}}))
+    calibration = load_calibration(path)
+    assert calibration.cost("relu_fwd").cycles_per_packet == 4.0
+    assert calibration.cost("relu_fwd").fixed_cycles == 30
+    assert calibration.cost("layernorm_fwd").cycles_per_packet == pytest.approx(50)
+    assert calibration.cost("layernorm_fwd").two_phase
+    assert calibration.hardware.clock_hz == 2e9
+    described = calibration.describe()
+    assert described["source"] == str(path)
+    assert described["measured_kernels"] == ["layernorm_fwd", "relu_fwd"]
+    assert described["ignored_unknown_kernels"] == ["mystery"]
+    assert "relu_fwd" not in described["default_kernels"]
+
+
+@pytest.mark.parametrize("document, message", [
+    ("{not json", "not valid JSON"),
+    (json.dumps({"kernels": {}}), "schema"),
+    (json.dumps({"schema": SCHEMA, "kernels": []}), "kernels"),
+    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {}}}), "relu_fwd.*cycles_per_packet"),
+    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": -1}}}),
+     "cycles_per_packet"),
+    (json.dumps({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}), "clock_hz"),
+])
+def test_malformed_calibration_is_an_error(tmp_path, document, message):
+    path = tmp_path / "bad.json"
+    path.write_text(document)
+    with pytest.raises(ValueError, match=message):
+        load_calibration(path)
+
+
+def test_missing_explicit_calibration_file_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_calibration(tmp_path / "absent.json")
+
+
+def test_slower_measured_kernels_never_help(calibration, tmp_path):
+    graph = _small("bert-base", "bf16")
+    fast = plan_offload(graph, PRESETS["v100"], calibration)
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "kernels": {
+        name: {"cycles_per_packet": 8 * cost.cycles_per_packet}
+        for name, cost in DEFAULT_KERNELS.items()}}))
+    slow = plan_offload(graph, PRESETS["v100"], load_calibration(path))
+    assert slow.speedup <= fast.speedup
+    assert slow.speedup >= 1 - 1e-9          # the auto policy falls back to the GPU
+
+
+def test_kernel_fuses_into_the_ndp_work_that_computes_its_trigger():
+    """x (no producer) -> scale on NDP -> relu (only reader) -> GEMM: the ReLU runs in the
+    scale kernel's registers, so the intermediate is neither written nor re-read."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
+               Tensor("s", (N,), "fp32", "activation"), Tensor("r", (N,), "fp32", "activation"),
+               Tensor("out", (N,), "fp32", "activation")]
+    ops = [Op("scale", "elementwise", "forward", N, ("x",), ("s",), (), {"ndp_kernel": "scale_fwd"}),
+           Op("relu", "elementwise", "forward", N, ("s",), ("r",), ("scale",),
+              {"ndp_kernel": "relu_fwd"}),
+           Op("mm", "gemm", "forward", 4 * 10 ** 9, ("r", "w"), ("out",), ("relu",))]
+    graph = IterationGraph("fuse", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"scale_fwd": (8,), "relu_fwd": (10,)}),
+                        PlannerConfig("all"))
+    assert plan.placements["scale"].carrier == ("ndp", "scale")
+    assert plan.placements["relu"].carrier == ("ndp", "scale")
+    # NDP traffic: read x, write r (s never reaches DRAM)
+    assert plan.dram_bytes_ndp == 8 * N
+    # 125 000 packets x 18 cycles / 16 GHz = 140.6 us compute; 8 MB / 90 GB/s = 88.9 us
+    ndp_s = 125_000 * 18 / 16e9
+    entry = {e.op: e for e in plan.schedule}
+    assert entry["relu"].end_s == entry["scale"].end_s == pytest.approx(ndp_s)
+    assert plan.matndp_s == pytest.approx(ndp_s + 5e-6 + 800e-6)
+
+
+def test_optimizer_is_deferred_rather_than_stretching_its_producer():
+    """A weight-gradient GEMM whose Adam step cannot keep pace with its writes: nothing in
+    the iteration waits for the step, so it runs standalone in the GPU's idle bandwidth."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
+               Tensor("g", (N,), "fp32", "weight_gradient"),
+               Tensor("m", (N,), "fp32", "optimizer_state"),
+               Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("wgrad", "gemm", "backward", 4 * 10 ** 8, ("x",), ("g",)),
+           Op("mm", "gemm", "backward", 4 * 10 ** 10, ("x",), ("y",)),
+           Op("step", "optimizer", "optimizer", 16 * N, ("w", "g", "m"), ("w", "m"), ("wgrad",),
+              {"ndp_kernel": "adam"})]
+    graph = IterationGraph("defer", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"adam": (300,)}), PlannerConfig("all"))
+    assert plan.placements["step"].where == "ndp"
+    assert plan.placements["step"].reason.startswith("deferred")
+    # wgrad is memory-bound (8 MB at 80 GB/s = 100 us); 125 000 x 300 / 16 GHz = 2.3 ms of
+    # NDP work hides under the 8 ms GEMM
+    assert plan.matndp_s == pytest.approx(5e-6 + 100e-6 + 5e-6 + 8000e-6)

@@ -1,0 +1,73 @@
+"""Small hand-made iteration graphs for the tiering tests (sizes in 4 KiB pages)."""
+
+from matndp.host.graph import IterationGraph, Op, Tensor
+
+
+PAGE = 4096
+
+
+def pages(n, name, kind="activation"):
+    """A tensor of exactly ``n`` pages of FP32."""
+    return Tensor(name, (n * PAGE // 4,), "fp32", kind)
+
+
+def split_graph():
+    """X (10 pages) is made by op 0 and read again by op 9; ops 5 and 6 need Z (6 pages)
+    while X waits. A chain of 1-page tensors s0..s8 links the ops.
+
+    All-resident occupancy per slot (pages):
+      slot 0: X s0 = 11;   1..4: X s_{k-1} s_k = 12;   5: X s4 Z = 17;   6: X Z s6 = 17;
+      7: X s6 s7 = 12;     8: X s7 s8 = 12;            9: X s8 y = 12.
+    """
+    tensors = [pages(10, "X"), pages(6, "Z"), pages(1, "y")] + [pages(1, f"s{k}") for k in range(9)]
+    ops = [Op("make_x", "gemm", "forward", 1, (), ("X", "s0"))]
+    for k in range(1, 5):
+        ops.append(Op(f"idle{k}", "elementwise", "forward", 1, (f"s{k - 1}",), (f"s{k}",)))
+    ops.append(Op("big", "gemm", "forward", 1, ("s4",), ("Z",)))
+    ops.append(Op("use_z", "gemm", "forward", 1, ("Z",), ("s6",)))
+    ops.append(Op("idle7", "elementwise", "forward", 1, ("s6",), ("s7",)))
+    ops.append(Op("idle8", "elementwise", "forward", 1, ("s7",), ("s8",)))
+    ops.append(Op("use_x", "gemm", "backward", 1, ("X", "s8"), ("y",)))
+    return IterationGraph("split", tensors, ops, batch=1, dtype="fp32")
+
+
+SPLIT_OCCUPANCY = [11, 12, 12, 12, 12, 17, 17, 12, 12, 12]
+
+
+def frozen_weight_graph():
+    """The split graph with X replaced by a frozen weight W (10 pages): read by ops 0 and 9,
+    written by none, so its flash copy (the checkpoint) stays valid all along."""
+    graph = split_graph()
+    tensors = [pages(10, "W", "weight") if t.id == "X" else t for t in graph.tensors.values()]
+    ops = []
+    for op in graph.ops:
+        inputs = tuple("W" if t == "X" else t for t in op.inputs)
+        outputs = tuple(t for t in op.outputs if t != "X")
+        if op.name == "make_x":
+            inputs = ("W",)
+        ops.append(type(op)(op.name, op.kind, op.phase, op.flops, inputs, outputs))
+    return IterationGraph("frozen", tensors, ops, batch=1, dtype="fp32")
+
+
+def mlp_graph(layers=6, activation_pages=16, weight_pages=16):
+    """Forward, backward and an optimizer step of a chain of ``layers`` GEMMs."""
+    tensors = [pages(activation_pages, "x", "input")]
+    for i in range(layers):
+        tensors += [pages(weight_pages, f"w{i}", "weight"), pages(activation_pages, f"a{i}"),
+                    pages(activation_pages, f"g{i}", "gradient"),
+                    pages(weight_pages, f"dw{i}", "weight_gradient"),
+                    pages(weight_pages, f"m{i}", "optimizer_state")]
+    ops, previous = [], "x"
+    for i in range(layers):
+        ops.append(Op(f"fwd{i}", "gemm", "forward", 1, (previous, f"w{i}"), (f"a{i}",)))
+        previous = f"a{i}"
+    upstream = f"a{layers - 1}"
+    for i in reversed(range(layers)):
+        below = "x" if i == 0 else f"a{i - 1}"
+        ops.append(Op(f"bwd{i}", "gemm", "backward", 1, (upstream, below, f"w{i}"),
+                      (f"g{i}", f"dw{i}")))
+        upstream = f"g{i}"
+    for i in range(layers):
+        ops.append(Op(f"opt{i}", "optimizer", "optimizer", 1, (f"w{i}", f"dw{i}", f"m{i}"),
+                      (f"w{i}", f"m{i}")))
+    return IterationGraph("mlp", tensors, ops, batch=4, dtype="fp32")

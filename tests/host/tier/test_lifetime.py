@@ -1,0 +1,37 @@
+import pytest
+
+from matndp.host.tier.lifetime import Gap, Lifetimes
+
+from .graphs import SPLIT_OCCUPANCY, mlp_graph, split_graph
+
+
+def test_split_graph_occupancy_footprint_and_gaps():
+    lifetimes = Lifetimes(split_graph(), 4096)
+    assert list(lifetimes.base_occupancy) == SPLIT_OCCUPANCY
+    assert lifetimes.footprint_pages == 17
+    # Only X waits between two uses; the chain tensors are used by adjacent ops.
+    assert lifetimes.gaps == [Gap(lifetimes.index["X"], 0, 9)]
+    assert lifetimes.largest_working_set() == (12, "use_x")     # X + s8 + y
+
+
+def test_pages_round_up():
+    lifetimes = Lifetimes(split_graph(), 3000)
+    assert lifetimes.pages[lifetimes.index["X"]] == 14      # 40960 B / 3000 B
+
+
+def test_persistent_tensors_live_always_and_wrap_into_the_next_iteration():
+    graph = mlp_graph(layers=2, activation_pages=1, weight_pages=2)
+    lifetimes = Lifetimes(graph, 4096)
+    w0 = lifetimes.index["w0"]
+    # ops: fwd0 fwd1 bwd1 bwd0 opt0 opt1; w0 is used by fwd0 (0), bwd0 (3), opt0 (4).
+    assert lifetimes.uses[w0] == [0, 3, 4]
+    assert Gap(w0, 0, 3) in lifetimes.gaps and Gap(w0, 4, 6) in lifetimes.gaps
+    # Weights, momentum: 4 × 2 pages always; x, a0, a1, g1, g0 and dw1, dw0 come and go.
+    assert lifetimes.base_occupancy[0] == 8 + 1 + 1            # + x, a0
+    assert lifetimes.footprint_pages == int(lifetimes.base_occupancy.max())
+
+
+def test_a_graph_without_ops_is_refused():
+    from matndp.host.graph import IterationGraph
+    with pytest.raises(ValueError, match="no ops"):
+        Lifetimes(IterationGraph("empty", [], [], batch=1, dtype="fp32"), 4096)

@@ -1,0 +1,47 @@
+"""Energy, throughput per watt and memory cost worked out by hand for the split graph."""
+
+import numpy as np
+import pytest
+
+from matndp.host.tier import TierConfig, flash_preset, simulate
+
+from .graphs import PAGE, split_graph
+
+
+OP_S = 1e-3
+# Bytes the ten ops read and write (each tensor once): make_x X+s0, four chain ops 2 pages,
+# big s4+Z, use_z Z+s6, two chain ops, use_x X+s8+y.
+OP_BYTES = PAGE * ((10 + 1) + 4 * 2 + (1 + 6) + (6 + 1) + 2 * 2 + (10 + 1 + 1))
+
+
+def run(policy):
+    graph = split_graph()
+    return simulate(graph, np.full(10, OP_S), TierConfig(hbm_bytes=13 * PAGE),
+                    flash_preset("zssd"), policy, gpu="a100").metrics
+
+
+def test_ideal_energy_is_compute_static_and_hbm():
+    metrics = run("ideal")
+    assert OP_BYTES == 200_704
+    static = 400 * 0.30 * 10 * OP_S                    # A100 TDP × static share × time
+    hbm = OP_BYTES * 8 * 13.11e-12                     # device 3.97 + transport 9.14 pJ/bit
+    arithmetic = 10 * (0.38 + 1.31) / 2 * 1e-12       # one FP32 FLOP per op
+    assert metrics["energy_j"] == pytest.approx(static + hbm + arithmetic)
+    assert metrics["throughput_per_watt"] == pytest.approx(1 / metrics["energy_j"])
+    assert metrics["memory_cost_usd"] == pytest.approx(17 * PAGE / 1e9 * 9.0)   # all HBM, no flash
+
+
+def test_lru_energy_adds_link_flash_and_stall():
+    metrics = run("lru")
+    moved = 8 * PAGE                                   # 4 pages out, 4 back
+    breakdown = metrics["energy_breakdown_j"]
+    assert breakdown["link_j"] == pytest.approx(moved * 8 * 6.5e-12)
+    assert breakdown["hbm_j"] == pytest.approx((OP_BYTES + moved) * 8 * 13.11e-12)
+    die_w = 3.3 * 0.025
+    bus = PAGE * 8 * 4e-12
+    assert breakdown["flash_j"] == pytest.approx(4 * (die_w * 3e-6 + bus) + 4 * (die_w * 100e-6 + bus))
+    assert breakdown["gpu_static_j"] == pytest.approx(400 * 0.30 * metrics["iteration_s"])
+    assert metrics["iteration_s"] > 10 * OP_S
+    # 13 pages of HBM plus the 17-page footprint in Z-NAND.
+    assert metrics["memory_cost_usd"] == pytest.approx(13 * PAGE / 1e9 * 9.0 + 17 * PAGE / 1e9 * 0.50)
+    assert metrics["flash_page_reads"] == 4 and metrics["flash_page_programs"] == 4

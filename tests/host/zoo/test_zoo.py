@@ -1,0 +1,226 @@
+"""Model zoo: exact parameter counts and output shapes of the reference implementations,
+GEMM/convolution FLOPs from the shape formulas, the structure of the iteration."""
+
+import pytest
+
+from matndp.host.zoo import MODEL_NAMES, build_model
+from matndp.host.zoo.summary import summarize
+
+
+# torchvision / Hugging Face parameter counts (the reference implementations' numel sums)
+REFERENCE_PARAMETERS = {
+    "resnet50": 25_557_032,
+    "vgg16_bn": 138_365_992,
+    "bert-base": 109_482_240,
+    "gpt2": 124_439_808,
+}
+
+B = 2
+
+
+def _shapes(graph):
+    return {name: graph.tensors[t].shape for name, t in graph.meta["outputs"].items()}
+
+
+@pytest.fixture(scope="module", params=MODEL_NAMES)
+def graph(request):
+    seq_len = 64 if request.param in ("bert-base", "gpt2") else None
+    return build_model(request.param, batch=B, seq_len=seq_len)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_parameter_counts_equal_the_reference(name, dtype):
+    assert build_model(name, batch=1, dtype=dtype, seq_len=None).parameters() == \
+        REFERENCE_PARAMETERS[name]
+
+
+@pytest.mark.parametrize("name, seq_len, expected", [
+    ("resnet50", None, {"logits": (3, 1000)}),
+    ("vgg16_bn", None, {"logits": (3, 1000)}),
+    ("bert-base", 40, {"last_hidden_state": (3, 40, 768), "pooler_output": (3, 768),
+                       "mlm_logits": (3 * 6, 30522)}),
+    ("gpt2", 40, {"last_hidden_state": (3, 40, 768), "logits": (3, 40, 50257)}),
+])
+def test_output_shapes(name, seq_len, expected):
+    assert _shapes(build_model(name, batch=3, seq_len=seq_len)) == expected
+
+
+def _conv(n, cin, cout, hout, wout, k, bias=False):
+    """(multiply-adds, bias additions) of a convolution."""
+    return n * cout * hout * wout * cin * k * k, (n * cout * hout * wout if bias else 0)
+
+
+def _gemm(rows, k, n, bias=True):
+    return rows * k * n, (rows * n if bias else 0)
+
+
+S = 64
+FLOP_CASES = [
+    ("resnet50", "conv1", _conv(B, 3, 64, 112, 112, 7)),
+    ("resnet50", "layer1.0.conv2", _conv(B, 64, 64, 56, 56, 3)),
+    ("resnet50", "layer2.0.conv2", _conv(B, 128, 128, 28, 28, 3)),   # stride 2
+    ("resnet50", "layer3.0.downsample.0", _conv(B, 512, 1024, 14, 14, 1)),
+    ("resnet50", "layer4.2.conv3", _conv(B, 512, 2048, 7, 7, 1)),
+    ("resnet50", "fc", _gemm(B, 2048, 1000)),
+    ("vgg16_bn", "features.0", _conv(B, 3, 64, 224, 224, 3, bias=True)),
+    ("vgg16_bn", "features.40", _conv(B, 512, 512, 14, 14, 3, bias=True)),
+    ("vgg16_bn", "classifier.0", _gemm(B, 512 * 7 * 7, 4096)),
+    ("vgg16_bn", "classifier.6", _gemm(B, 4096, 1000)),
+    ("bert-base", "encoder.layer.0.attention.self.query", _gemm(B * S, 768, 768)),
+    ("bert-base", "encoder.layer.5.intermediate.dense", _gemm(B * S, 768, 3072)),
+    ("bert-base", "encoder.layer.11.attention.self.scores", (B * 12 * S * S * 64, 0)),
+    ("bert-base", "encoder.layer.11.attention.self.context", (B * 12 * S * 64 * S, 0)),
+    ("bert-base", "mlm.decoder", _gemm(B * 10, 768, 30522, bias=False)),  # 15 % of 64 -> 10
+    ("gpt2", "h.0.attn.c_attn", _gemm(B * S, 768, 3 * 768)),
+    ("gpt2", "h.3.mlp.c_proj", _gemm(B * S, 3072, 768)),
+    ("gpt2", "lm_head", _gemm(B * S, 768, 50257, bias=False)),
+]
+
+
+@pytest.mark.parametrize("name, op_name, counts", FLOP_CASES)
+def test_gemm_and_conv_flops_follow_the_shape_formula(name, op_name, counts):
+    macs, bias = counts
+    graph = build_model(name, batch=B, seq_len=S if name in ("bert-base", "gpt2") else None)
+    by_name = {op.name: op for op in graph.ops}
+    assert by_name[op_name].flops == 2 * macs + bias
+    # backward: the data gradient repeats the multiply-adds, the weight gradient also sums
+    # the bias gradient
+    if f"{op_name}.backward.wgrad" in by_name:
+        assert by_name[f"{op_name}.backward.wgrad"].flops == 2 * macs + bias
+    if op_name not in ("conv1", "features.0"):
+        dgrad = by_name.get(f"{op_name}.backward.dgrad") or by_name[f"{op_name}.backward.dgrad_a"]
+        assert dgrad.flops == 2 * macs
+
+
+@pytest.mark.parametrize("name, gmacs", [("resnet50", 4.09), ("vgg16_bn", 15.47)])
+def test_forward_macs_per_image_match_the_published_figure(name, gmacs):
+    graph = build_model(name, batch=1)
+    macs = sum(op.flops for op in graph.ops
+               if op.phase == "forward" and op.kind in ("conv", "gemm")) / 2
+    assert macs / 1e9 == pytest.approx(gmacs, rel=0.005)
+
+
+def test_first_convolution_has_no_data_gradient(graph):
+    names = {op.name for op in graph.ops}
+    assert "conv1.backward.dgrad" not in names and "features.0.backward.dgrad" not in names
+
+
+def test_every_op_depends_only_on_earlier_ops_and_reads_produced_tensors(graph):
+    position = {op.name: i for i, op in enumerate(graph.ops)}
+    written = {t for t in graph.tensors.values() if t.kind in ("input", "weight",
+                                                              "optimizer_state")}
+    written = {t.id for t in written} | {"grad:" + graph.meta["loss"]}
+    for i, op in enumerate(graph.ops):
+        assert all(position[d] < i for d in op.deps)
+        for tensor_id in op.inputs:
+            assert tensor_id in written, f"{op.name} reads {tensor_id} before it is written"
+        written.update(op.outputs)
+
+
+def test_one_optimizer_step_per_trained_parameter(graph):
+    weights = {t.id for t in graph.tensors.values() if t.kind == "weight"}
+    stepped = [op.attrs["parameter"] for op in graph.ops if op.phase == "optimizer"]
+    assert len(stepped) == len(set(stepped))
+    untrained = weights - set(stepped)
+    # only BERT's pooler gets no gradient (no loss uses it, see host/zoo/bert.py)
+    assert untrained == ({"pooler.dense.weight", "pooler.dense.bias"}
+                         if graph.name == "bert-base" else set())
+
+
+def test_residual_and_tied_gradients_are_accumulated():
+    gpt2 = build_model("gpt2", batch=1, seq_len=16)
+    accumulated = {op.attrs.get("accumulates") for op in gpt2.ops}
+    assert "wte.weight" in accumulated            # embedding + tied LM head
+    # every block input feeds the block's first convolution and its shortcut (identity or
+    # downsample); the last block's output only feeds the pooling
+    resnet = build_model("resnet50", batch=1)
+    accumulated = {op.attrs["accumulates"] for op in resnet.ops if "accumulates" in op.attrs}
+    blocks = [f"layer{stage}.{block}.relu3.out"
+              for stage, count in enumerate((3, 4, 6, 3), start=1) for block in range(count)]
+    assert accumulated == {"maxpool.out", *blocks[:-1]}
+
+
+@pytest.mark.parametrize("dtype, optimizer, bytes_per_parameter", [
+    ("fp32", "adamw", 4 + 4 + 4 + 4),          # weight, gradient, two moments
+    ("bf16", "adamw", 2 + 2 + 4 + 4 + 4),      # 16-bit weight and gradient, FP32 master + moments
+    ("fp32", "sgd_momentum", 4 + 4 + 4),
+    ("fp16", "sgd_momentum", 2 + 2 + 4 + 4),
+])
+def test_persistent_bytes_per_parameter(dtype, optimizer, bytes_per_parameter):
+    graph = build_model("vgg16_bn", batch=1, dtype=dtype, optimizer=optimizer)
+    summary = summarize(graph)
+    total = summary["weight_bytes"] + summary["weight_gradient_bytes"] + \
+        summary["optimizer_state_bytes"]
+    assert total == bytes_per_parameter * REFERENCE_PARAMETERS["vgg16_bn"]
+
+
+def test_summary_counts_ops_and_flops_consistently(graph):
+    summary = summarize(graph)
+    assert sum(summary["ops_by_kind"].values()) == summary["ops"] == len(graph.ops)
+    assert sum(summary["flops_by_kind"].values()) == summary["flops_per_iteration"]
+    assert summary["parameters"] == REFERENCE_PARAMETERS[graph.name]
+
+
+def test_backward_costs_about_twice_the_forward_pass():
+    graph = build_model("resnet50", batch=4)
+    summary = summarize(graph)
+    ratio = summary["flops_by_phase"]["backward"] / summary["flops_by_phase"]["forward"]
+    assert 1.9 < ratio < 2.1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"name": "resnet18", "batch": 1}, "unknown model 'resnet18'"),
+    ({"name": "resnet50", "batch": 0}, "batch"),
+    ({"name": "resnet50", "batch": 1, "dtype": "int8"}, "dtype 'int8'"),
+    ({"name": "resnet50", "batch": 1, "seq_len": 128}, "seq_len"),
+    ({"name": "bert-base", "batch": 1, "seq_len": 513}, "seq_len"),
+    ({"name": "gpt2", "batch": 1, "seq_len": 0}, "seq_len"),
+    ({"name": "gpt2", "batch": 1, "optimizer": "lion"}, "optimizer 'lion'"),
+])
+def test_bad_parameters_are_refused_by_name(kwargs, message):
+    name = kwargs.pop("name")
+    with pytest.raises(ValueError, match=message):
+        build_model(name, **kwargs)
+
+
+def test_torch_importer_matches_parameter_count():
+    torch = pytest.importorskip("torch")
+    from matndp.host.zoo.torch_import import import_module_graph
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+                                torch.nn.ReLU(), torch.nn.Flatten(),
+                                torch.nn.Linear(8 * 8 * 8, 10))
+    graph = import_module_graph(model, (2, 3, 8, 8))
+    assert graph.parameters() == sum(p.numel() for p in model.parameters())
+
+
+def test_torch_importer_follows_residual_blocks_on_meta_weights():
+    torch = pytest.importorskip("torch")
+    from matndp.host.zoo.torch_import import import_module_graph
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+            self.norm = torch.nn.BatchNorm2d(16)
+
+        def forward(self, x):
+            return torch.relu(self.norm(self.conv(x)) + x)
+
+    with torch.device("meta"):
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), Block(), Block(),
+                                    torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                                    torch.nn.Linear(16, 10))
+    graph = import_module_graph(model, (4, 3, 16, 16))
+    assert graph.parameters() == sum(p.numel() for p in model.parameters())
+    # Each 3x3 16->16 convolution on 16x16 maps: 2 * 16*16 outputs * 16 channels * 9*16 MACs per image.
+    convs = [op for op in graph.ops if op.kind == "conv" and op.phase == "forward"]
+    assert sorted(op.flops for op in convs)[-1] == 2 * 4 * 16 * 16 * 16 * 9 * 16
+
+
+def test_torch_importer_refuses_unsupported_layers_by_name():
+    torch = pytest.importorskip("torch")
+    from matndp.host.zoo.torch_import import import_module_graph
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Hardswish())
+    with pytest.raises(ValueError, match="unsupported module Hardswish"):
+        import_module_graph(model, (1, 3, 8, 8))

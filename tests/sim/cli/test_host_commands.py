@@ -1,0 +1,100 @@
+"""``matndp model`` and ``matndp gpu`` through the CLI entry point."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from matndp.sim.cli import main
+
+from tests.paths import REPOSITORY as ROOT
+
+PARAMETERS = {"resnet50": 25_557_032, "vgg16_bn": 138_365_992, "bert-base": 109_482_240,
+              "gpt2": 124_439_808}
+RUN_KEYS = {"baseline_s", "matndp_s", "speedup", "offloaded_share", "breakdown",
+            "dram_bytes_baseline", "dram_bytes_matndp", "energy_j_baseline", "energy_j_matndp"}
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", list(PARAMETERS))
+def test_model_summary_json(capsys, name):
+    summary = _json(capsys, ["model", "summary", name, "--batch", "2", "--json"])
+    assert {"parameters", "flops_per_iteration", "weight_bytes", "activation_bytes",
+            "ops_by_kind"} <= set(summary)
+    assert summary["parameters"] == PARAMETERS[name]
+    assert summary["batch"] == 2 and summary["weight_bytes"] == 4 * PARAMETERS[name]
+
+
+def test_model_summary_text_and_list(capsys):
+    assert main(["model", "summary", "gpt2", "--seq-len", "128", "--dtype", "bf16"]) == 0
+    out = capsys.readouterr().out
+    assert "124,439,808" in out and "sequence length 128" in out
+    assert main(["model", "list"]) == 0
+    assert capsys.readouterr().out.split() == list(PARAMETERS)
+
+
+def test_gpu_run_json_and_plot(capsys, tmp_path):
+    plot = tmp_path / "run.png"
+    report = _json(capsys, ["gpu", "run", "--model", "bert-base", "--gpu", "a100", "--batch",
+                            "8", "--dtype", "bf16", "--seq-len", "64", "--json",
+                            "--plot", str(plot)])
+    assert RUN_KEYS <= set(report)
+    assert report["speedup"] == pytest.approx(report["baseline_s"] / report["matndp_s"])
+    assert report["speedup"] <= 1 / (1 - report["offloaded_share"]) * (1 + 1e-9)
+    for row in report["breakdown"].values():
+        assert {"baseline_s", "matndp_gpu_s", "matndp_ndp_s"} <= set(row)
+    assert sum(r["baseline_s"] for r in report["breakdown"].values()) == \
+        pytest.approx(report["baseline_s"])
+    assert report["calibration"]["source"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_gpu_run_text_with_several_gpus(capsys):
+    assert main(["gpu", "run", "--model", "resnet50", "--gpu", "v100", "--batch", "8",
+                 "--gpus", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 x V100" in out and "speedup" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gpu", "run", "--model", "alexnet", "--gpu", "v100", "--batch", "8"], "unknown model 'alexnet'"),
+    (["gpu", "run", "--model", "gpt2", "--gpu", "t4", "--batch", "8"], "unknown GPU preset 't4'"),
+    (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "0"], "--batch"),
+    (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "1", "--gpus", "0"], "--gpus"),
+    (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "256"], "needs at least"),
+    (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "1", "--dtype", "fp8"], "fp8"),
+    (["model", "summary", "bert-large"], "unknown model 'bert-large'"),
+    (["model", "summary", "bert-base", "--seq-len", "1024"], "seq_len"),
+])
+def test_bad_input_exits_2_with_a_clear_message(capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["model", "--help"], ["model", "summary", "--help"],
+                                  ["gpu", "--help"], ["gpu", "run", "--help"],
+                                  ["gpu", "validate", "--help"], ["gpu", "presets", "--help"]])
+def test_every_command_has_help(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    assert "usage" in capsys.readouterr().out
+
+
+def test_installed_command_exit_codes():
+    matndp = ROOT / ".venv" / "bin" / "matndp"
+    if not matndp.exists():
+        matndp = pathlib.Path(sys.executable).parent / "matndp"
+    ok = subprocess.run([str(matndp), "gpu", "run", "--model", "resnet50", "--gpu", "h100",
+                         "--batch", "4", "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["gpu"] == "h100"
+    bad = subprocess.run([str(matndp), "gpu", "run", "--model", "resnet50", "--gpu", "x",
+                          "--batch", "4"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "unknown GPU preset 'x'" in bad.stderr

@@ -1,0 +1,76 @@
+import json
+
+import pytest
+
+from matndp.sim.cli import main
+
+
+RUN = ["tier", "run", "--model", "resnet50", "--batch", "2", "--hbm-fraction", "0.25"]
+
+
+def test_run_prints_the_metrics_as_json(capsys):
+    assert main(RUN + ["--policy", "tm", "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    for key in ("inter_tier_bytes", "flash_read_bytes", "flash_write_bytes", "stall_s",
+                "iteration_s", "energy_j", "throughput_per_watt", "hbm_peak_bytes"):
+        assert key in metrics
+    assert metrics["policy"] == "tm" and metrics["model"] == "resnet50"
+    assert metrics["hbm_peak_bytes"] <= metrics["hbm_capacity_bytes"]
+
+
+def test_run_takes_an_absolute_hbm_size(capsys):
+    argv = ["tier", "run", "--model", "resnet50", "--batch", "2", "--hbm-gb", "0.2", "--json"]
+    assert main(argv) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["hbm_capacity_bytes"] == 0.2e9 // 4096 * 4096
+    assert main(argv[:-3] + ["--hbm-gb", "0", "--json"]) == 2
+    assert "HBM size must be > 0 GB" in capsys.readouterr().err
+
+
+def test_run_writes_a_plot(tmp_path, capsys):
+    path = tmp_path / "tier.png"
+    assert main(RUN + ["--policy", "lru", "--plot", str(path)]) == 0
+    assert path.stat().st_size > 10_000
+    assert "inter_tier_bytes" in capsys.readouterr().out
+
+
+def test_sweep_prints_a_table_and_writes_json_and_plot(tmp_path, capsys):
+    rows_path, plot_path = tmp_path / "rows.json", tmp_path / "sweep.png"
+    assert main(["tier", "sweep", "--models", "resnet50", "--batch", "2", "--fractions",
+                 "0.02,0.5", "--policies", "ideal,tm", "--no-progress", "--json", str(rows_path),
+                 "--plot", str(plot_path)]) == 0
+    out = capsys.readouterr().out
+    assert "infeasible" in out          # 2 % is below the largest op's working set
+    rows = json.loads(rows_path.read_text())
+    assert [(r["hbm_fraction"], r["policy"]) for r in rows] == [
+        (0.02, "ideal"), (0.02, "tm"), (0.5, "ideal"), (0.5, "tm")]
+    assert plot_path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--hbm-fraction", "0"], "HBM fraction must be > 0"),
+    (["--hbm-fraction", "-0.5"], "HBM fraction must be > 0"),
+    (["--hbm-fraction", "half"], "must be a number"),
+    (["--hbm-fraction", "0.001"], "below the largest single op's working set"),
+    (["--policy", "fifo"], "unknown policy 'fifo'"),
+    (["--flash", "qlc"], "unknown flash preset 'qlc'"),
+    (["--gpu", "k80"], "unknown GPU preset 'k80'"),
+    (["--model", "alexnet"], "unknown model 'alexnet'"),
+    (["--flash-devices", "0"], "--flash-devices must be >= 1"),
+    (["--batch", "0"], "--batch must be >= 1"),
+    (["--link-gbs", "0"], "--link-gbs must be > 0"),
+])
+def test_bad_configuration_exits_2_with_a_clear_message(extra, message, capsys):
+    argv = ["tier", "run", "--model", "resnet50", "--batch", "2", "--hbm-fraction", "0.25"]
+    for flag, value in zip(extra[::2], extra[1::2]):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_sweep_refuses_an_unknown_policy(capsys):
+    assert main(["tier", "sweep", "--policies", "tm,belady", "--no-progress"]) == 2
+    assert "unknown policy 'belady'" in capsys.readouterr().err

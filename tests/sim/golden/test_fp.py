@@ -1,0 +1,48 @@
+"""The golden references agree with each other (MPFR via gmpy2, Berkeley SoftFloat, numpy
+float32 where it is the same IEEE operation) and with values worked out by hand."""
+
+import numpy as np
+import pytest
+
+from matndp.sim.golden.fp import (CANONICAL_NAN, directed_operands, random_operands, reference,
+                           softfloat_reference)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "fma", "div", "sqrt",
+                                "f32_to_bf16", "bf16_to_f32"])
+def test_mpfr_and_softfloat_agree(op):
+    for operands in (directed_operands(op), random_operands(op, 5_000, seed=12)):
+        np.testing.assert_array_equal(reference(op, *operands), softfloat_reference(op, *operands))
+
+
+@pytest.mark.parametrize("op, function", [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide),
+])
+def test_mpfr_and_numpy_float32_agree(op, function):
+    a, b = random_operands(op, 5_000, seed=13)
+    with np.errstate(all="ignore"):
+        bits = function(a.view(np.float32), b.view(np.float32)).view(np.uint32).copy()
+    bits[np.isnan(bits.view(np.float32))] = CANONICAL_NAN
+    np.testing.assert_array_equal(reference(op, a, b), bits)
+
+
+# Worked out by hand from the binary32 encoding.
+@pytest.mark.parametrize("op, operands, expected", [
+    ("add", (0x3F800000, 0x33800000), 0x3F800000),   # 1 + 2^-24: tie, even
+    ("add", (0x3F800001, 0x33800000), 0x3F800002),   # tie from odd: up
+    ("add", (0x7F7FFFFF, 0x73000000), 0x7F800000),   # max + half ulp: tie to inf
+    ("sub", (0x3F800000, 0x3F800000), 0x00000000),   # x - x = +0
+    ("add", (0x80000000, 0x80000000), 0x80000000),   # -0 + -0 = -0
+    ("add", (0x00800000, 0x80000001), 0x007FFFFF),   # min normal - min subnormal
+    ("mul", (0x1A000000, 0x1A000000), 0x00000000),   # 2^-150: tie, +0
+    ("mul", (0x1A000001, 0x1A000000), 0x00000001),   # just above: min subnormal
+    ("mul", (0x00000003, 0x3F000000), 0x00000002),   # 1.5 * 2^-149: tie to even
+    ("mul", (0x7F800000, 0x00000000), CANONICAL_NAN),
+    ("fma", (0x3F800001, 0x3F800001, 0xBF800002), 0x28800000),   # exact 2^-46
+    ("fma", (0x40400000, 0x40A00000, 0xC1700000), 0x00000000),   # 3*5 - 15 = +0
+    ("fma", (0x80000000, 0x3F800000, 0x80000000), 0x80000000),   # -0 + -0
+    ("fma", (0x7F7FFFFF, 0x40000000, 0xFF7FFFFF), 0x7F7FFFFF),   # no intermediate overflow
+])
+def test_hand_worked_values(op, operands, expected):
+    columns = [np.array([x], dtype=np.uint32) for x in operands]
+    assert int(reference(op, *columns)[0]) == expected
