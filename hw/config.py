@@ -8,7 +8,7 @@ builds one ``NDPConfig`` and it is validated once, block configurations included
 from dataclasses import dataclass, field, fields
 
 
-__all__ = ["TriggerConfig", "NDPConfig"]
+__all__ = ["TriggerConfig", "EngineConfig", "NDPConfig"]
 
 
 def _is_power_of_two(value):
@@ -52,6 +52,66 @@ class TriggerConfig:
 
 
 @dataclass(frozen=True)
+class EngineConfig:
+    """The NDP engine (docs/engine.md).
+
+    sub_cores:          independent issue pipelines, each with its own µthread slots and
+                        vector lanes; the issue width.
+    slots:              µthread slots per sub-core.
+    instruction_words:  64-bit words of the kernel instruction memory.
+    argument_blocks:    argument blocks of 16 64-bit words each.
+    scratchpad_bytes:   scratchpad size; a multiple of the sector size.
+    divide_units:       divide / square-root units per sub-core, shared by the lanes (a
+                        vector divide takes ``lanes / divide_units`` passes); ``None``: one
+                        per lane.
+    watchdog_cycles:    reset value of the per-µthread watchdog (cycles from start to exit).
+    """
+
+    sub_cores: int = 1
+    slots: int = 16
+    instruction_words: int = 1024
+    argument_blocks: int = 32
+    scratchpad_bytes: int = 32768
+    divide_units: int | None = None
+    watchdog_cycles: int = 1 << 16
+
+    def __post_init__(self):
+        _check_ints(self)
+        _check_range(self, "sub_cores", 1, 8)
+        if not _is_power_of_two(self.slots) or not 2 <= self.slots <= 64:
+            raise ValueError(f"EngineConfig.slots must be a power of two in 2..64, not {self.slots}")
+        if not _is_power_of_two(self.instruction_words) or not 64 <= self.instruction_words <= 16384:
+            raise ValueError(f"EngineConfig.instruction_words must be a power of two in 64..16384, "
+                             f"not {self.instruction_words}")
+        if not _is_power_of_two(self.argument_blocks) or not 1 <= self.argument_blocks <= 256:
+            raise ValueError(f"EngineConfig.argument_blocks must be a power of two in 1..256, "
+                             f"not {self.argument_blocks}")
+        if not _is_power_of_two(self.scratchpad_bytes) or not 256 <= self.scratchpad_bytes <= 1 << 20:
+            raise ValueError(f"EngineConfig.scratchpad_bytes must be a power of two in 256..1048576, "
+                             f"not {self.scratchpad_bytes}")
+        if self.divide_units is not None and (
+                isinstance(self.divide_units, bool) or not isinstance(self.divide_units, int) or
+                not _is_power_of_two(self.divide_units) or not 1 <= self.divide_units <= 32):
+            raise ValueError(f"EngineConfig.divide_units must be a power of two in 1..32, "
+                             f"not {self.divide_units}")
+        _check_range(self, "watchdog_cycles", 16, (1 << 32) - 1)
+
+    @property
+    def slot_bits(self):
+        """Bits of a slot index within a sub-core."""
+        return max(1, (self.slots - 1).bit_length())
+
+    @property
+    def thread_bits(self):
+        """Bits of a µthread's slot index across all sub-cores."""
+        return max(1, (self.sub_cores * self.slots - 1).bit_length())
+
+    @property
+    def pc_bits(self):
+        return (self.instruction_words - 1).bit_length()
+
+
+@dataclass(frozen=True)
 class NDPConfig:
     """Parameters of one NDP slice (one GPU memory channel).
 
@@ -60,6 +120,7 @@ class NDPConfig:
     id_width:      request tag bits; a tag is unique among a channel's outstanding reads.
     counter_width: width of hit and stall counters (wrap-around).
     trigger:       the trigger's parameters (:class:`TriggerConfig`).
+    engine:        the NDP engine's parameters (:class:`EngineConfig`).
     """
 
     addr_width: int = 40
@@ -67,17 +128,26 @@ class NDPConfig:
     id_width: int = 8
     counter_width: int = 32
     trigger: TriggerConfig = field(default_factory=TriggerConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
 
     def __post_init__(self):
         _check_ints(self)
-        if not isinstance(self.trigger, TriggerConfig):
-            raise TypeError(f"NDPConfig.trigger must be a TriggerConfig, not {self.trigger!r}")
+        for name, kind in (("trigger", TriggerConfig), ("engine", EngineConfig)):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"NDPConfig.{name} must be a {kind.__name__}, "
+                                f"not {getattr(self, name)!r}")
         _check_range(self, "addr_width", 16, 64)
         if not _is_power_of_two(self.sector_bytes) or not 4 <= self.sector_bytes <= 128:
             raise ValueError(f"NDPConfig.sector_bytes must be a power of two in 4..128, "
                              f"not {self.sector_bytes}")
         _check_range(self, "id_width", 1, 12)
         _check_range(self, "counter_width", 8, 32)
+        if self.engine.divide_units is not None and self.engine.divide_units > self.lanes:
+            raise ValueError(f"EngineConfig.divide_units ({self.engine.divide_units}) exceeds the "
+                             f"{self.lanes} lanes of a {self.sector_bytes}-byte sector")
+        if self.engine.scratchpad_bytes < self.sector_bytes:
+            raise ValueError(f"EngineConfig.scratchpad_bytes ({self.engine.scratchpad_bytes}) is "
+                             f"smaller than one {self.sector_bytes}-byte sector")
 
     @property
     def data_width(self):
@@ -87,3 +157,13 @@ class NDPConfig:
     def offset_bits(self):
         """Address bits below one sector."""
         return (self.sector_bytes - 1).bit_length()
+
+    @property
+    def lanes(self):
+        """32-bit elements per sector: the width of a vector register."""
+        return self.sector_bytes // 4
+
+    @property
+    def divide_units(self):
+        """Divide / square-root units per sub-core."""
+        return self.engine.divide_units or self.lanes
