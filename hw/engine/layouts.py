@@ -1,0 +1,180 @@
+"""Records that travel between the engine's parts, declared once.
+
+A sub-core dispatches an instruction to an execution unit as a record carrying the
+µthread's slot, the opcode and the operand values; the unit answers with the slot and the
+result value. Which register the result goes to, and whether the µthread ends, stays with
+the sub-core (one instruction per µthread is in flight), so units never carry it.
+"""
+
+from amaranth.hdl import unsigned
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .isa import Opcode
+
+
+__all__ = [
+    "SCALAR_BITS", "vector_layout", "vector_request_layout", "vector_result_layout",
+    "scalar_request_layout", "scalar_result_layout", "VectorUnitSignature",
+    "ScalarUnitSignature", "memory_op_layout", "scratchpad_op_layout", "completion_layout", "spawn_layout",
+    "retire_layout", "ErrorCause", "error_layout",
+]
+
+
+SCALAR_BITS = 64
+
+
+def vector_layout(config):
+    return data.ArrayLayout(unsigned(32), config.lanes)
+
+
+def vector_request_layout(config):
+    """An instruction for a vector unit: three vector operands and one scalar (``vget``'s
+    lane index, ``vsplat``'s value)."""
+    return data.StructLayout({
+        "slot":   unsigned(config.engine.slot_bits),
+        "opcode": Opcode,
+        "a":      vector_layout(config),
+        "b":      vector_layout(config),
+        "c":      vector_layout(config),
+        "x":      unsigned(SCALAR_BITS),
+    })
+
+
+def vector_result_layout(config):
+    """A vector unit's answer; ``vget`` puts its scalar in lane 0."""
+    return data.StructLayout({
+        "slot":  unsigned(config.engine.slot_bits),
+        "value": vector_layout(config),
+    })
+
+
+def scalar_request_layout(config):
+    return data.StructLayout({
+        "slot":   unsigned(config.engine.slot_bits),
+        "opcode": Opcode,
+        "a":      unsigned(SCALAR_BITS),
+        "b":      unsigned(SCALAR_BITS),
+    })
+
+
+def scalar_result_layout(config):
+    return data.StructLayout({
+        "slot":  unsigned(config.engine.slot_bits),
+        "value": unsigned(SCALAR_BITS),
+    })
+
+
+class VectorUnitSignature(wiring.Signature):
+    """An execution unit as seen from the unit: requests in, results out, in order."""
+
+    def __init__(self, config):
+        self.config = config
+        super().__init__({
+            "request": In(stream.Signature(vector_request_layout(config))),
+            "result":  Out(stream.Signature(vector_result_layout(config))),
+        })
+
+    def __eq__(self, other):
+        return isinstance(other, VectorUnitSignature) and other.config == self.config
+
+    def __repr__(self):
+        return f"VectorUnitSignature({self.config!r})"
+
+
+class ScalarUnitSignature(wiring.Signature):
+    def __init__(self, config):
+        self.config = config
+        super().__init__({
+            "request": In(stream.Signature(scalar_request_layout(config))),
+            "result":  Out(stream.Signature(scalar_result_layout(config))),
+        })
+
+    def __eq__(self, other):
+        return isinstance(other, ScalarUnitSignature) and other.config == self.config
+
+    def __repr__(self):
+        return f"ScalarUnitSignature({self.config!r})"
+
+
+def memory_op_layout(config):
+    """A load or store toward memory. ``thread`` names the µthread across sub-cores (it
+    becomes the memory request's id); ``word`` is the 32-bit word a ``lw``/``sw`` touches
+    within the sector."""
+    return data.StructLayout({
+        "thread": unsigned(config.engine.thread_bits),
+        "opcode": Opcode,
+        "addr":   unsigned(config.addr_width),
+        "data":   vector_layout(config),
+        "mask":   unsigned(config.sector_bytes),
+    })
+
+
+def scratchpad_op_layout(config):
+    """A scratchpad access. The sub-core sends an ordered entry's atomic only when it is
+    the µthread's turn; ``release`` (the instruction's ``.r``) hands the turn on to the
+    next µthread of ``entry`` as the scratchpad accepts the access, so the scratchpad
+    applies an entry's atomics in trigger order."""
+    return data.StructLayout({
+        "thread":  unsigned(config.engine.thread_bits),
+        "opcode":  Opcode,
+        "addr":    unsigned(max(1, (config.engine.scratchpad_bytes - 1).bit_length())),
+        "b":       vector_layout(config),
+        "c":       vector_layout(config),
+        "entry":   unsigned(config.trigger.entry_bits),
+        "release": unsigned(1),
+    })
+
+
+def completion_layout(config):
+    """A shared unit's answer to one sub-core: the slot, a value (a loaded sector, or a
+    loaded word in the low bits) and whether the access failed."""
+    return data.StructLayout({
+        "slot":  unsigned(config.engine.slot_bits),
+        "value": vector_layout(config),
+        "error": unsigned(1),
+    })
+
+
+def spawn_layout(config):
+    """What a µthread starts with (ARCHITECTURE's special registers)."""
+    return data.StructLayout({
+        "slot":      unsigned(config.engine.slot_bits),
+        "pc":        unsigned(config.engine.pc_bits),
+        "entry":     unsigned(config.trigger.entry_bits),
+        "arg_block": unsigned(max(1, (config.engine.argument_blocks - 1).bit_length())),
+        "seq":       unsigned(32),
+        "ordered":   unsigned(1),
+        "offset":    unsigned(config.addr_width),
+        "addr":      unsigned(config.addr_width),
+        "mask":      unsigned(config.sector_bytes),
+        "write":     unsigned(1),
+        "data":      vector_layout(config),
+    })
+
+
+def retire_layout(config):
+    """A µthread that ended: normally (``error`` clear) or stopped by an error."""
+    return data.StructLayout({
+        "entry": unsigned(config.trigger.entry_bits),
+        "error": unsigned(1),
+    })
+
+
+class ErrorCause(enum.Enum, shape=3):
+    """Why a kernel was stopped (the ERROR_CAUSE register)."""
+    NONE = 0
+    ILLEGAL_INSTRUCTION = 1
+    MISALIGNED = 2
+    OUT_OF_WINDOW = 3
+    SCRATCHPAD_RANGE = 4
+    WATCHDOG = 5
+    MEMORY_ERROR = 6
+
+
+def error_layout(config):
+    return data.StructLayout({
+        "entry": unsigned(config.trigger.entry_bits),
+        "pc":    unsigned(config.engine.pc_bits),
+        "cause": ErrorCause,
+    })
