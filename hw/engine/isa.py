@@ -355,8 +355,8 @@ def instruction_layout():
 
 
 # A divisor descriptor (the operand b of ``divc``/``remc``), built by the runtime for a
-# constant divisor d: q = (n × multiplier) >> (32 + shift) equals n ÷ d for every n the
-# runtime checked (``matndp.host.kernels.divisor``); remc also needs d itself.
+# constant divisor d: q = (n × multiplier) >> shift equals n ÷ d (rounded down) for every
+# dividend n the runtime checked (``matndp.host.kernels.divisor``); remc also needs d.
 DIVISOR_LAYOUT = data.StructLayout({
     "multiplier": unsigned(32),
     "shift":      unsigned(6),

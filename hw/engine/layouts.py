@@ -15,9 +15,10 @@ from .isa import Opcode
 
 __all__ = [
     "SCALAR_BITS", "vector_layout", "vector_request_layout", "vector_result_layout",
-    "scalar_request_layout", "scalar_result_layout", "VectorUnitSignature",
-    "ScalarUnitSignature", "memory_op_layout", "scratchpad_op_layout", "completion_layout", "spawn_layout",
-    "retire_layout", "ErrorCause", "error_layout",
+    "scalar_request_layout", "scalar_result_layout", "VectorUnitSignature", "VectorUnit",
+    "ScalarUnitSignature", "ScalarUnit", "memory_op_layout", "scratchpad_op_layout", "completion_layout", "ThreadKind",
+    "spawn_layout", "retire_layout", "entry_config_layout", "entry_status_layout", "ErrorCause",
+    "error_layout",
 ]
 
 
@@ -82,6 +83,14 @@ class VectorUnitSignature(wiring.Signature):
         return f"VectorUnitSignature({self.config!r})"
 
 
+class VectorUnit(wiring.Component):
+    """Base of the vector execution units: a configuration and a :class:`VectorUnitSignature`."""
+
+    def __init__(self, config):
+        self.config = config
+        super().__init__(VectorUnitSignature(config))
+
+
 class ScalarUnitSignature(wiring.Signature):
     def __init__(self, config):
         self.config = config
@@ -95,6 +104,14 @@ class ScalarUnitSignature(wiring.Signature):
 
     def __repr__(self):
         return f"ScalarUnitSignature({self.config!r})"
+
+
+class ScalarUnit(wiring.Component):
+    """Base of the scalar execution units."""
+
+    def __init__(self, config):
+        self.config = config
+        super().__init__(ScalarUnitSignature(config))
 
 
 def memory_op_layout(config):
@@ -136,10 +153,18 @@ def completion_layout(config):
     })
 
 
+class ThreadKind(enum.Enum, shape=2):
+    """What started a µthread."""
+    MAIN = 0         # a trigger event
+    INIT = 1         # the entry was armed
+    FINAL = 2        # the entry's completions reached the expected count
+
+
 def spawn_layout(config):
-    """What a µthread starts with (ARCHITECTURE's special registers)."""
+    """What a µthread starts with (the special registers, for a trigger event)."""
     return data.StructLayout({
         "slot":      unsigned(config.engine.slot_bits),
+        "kind":      ThreadKind,
         "pc":        unsigned(config.engine.pc_bits),
         "entry":     unsigned(config.trigger.entry_bits),
         "arg_block": unsigned(max(1, (config.engine.argument_blocks - 1).bit_length())),
@@ -157,7 +182,35 @@ def retire_layout(config):
     """A µthread that ended: normally (``error`` clear) or stopped by an error."""
     return data.StructLayout({
         "entry": unsigned(config.trigger.entry_bits),
+        "kind":  ThreadKind,
         "error": unsigned(1),
+    })
+
+
+def entry_config_layout(config):
+    """What the engine needs to know of one filter entry (from the register file)."""
+    pc = unsigned(config.engine.pc_bits)
+    return data.StructLayout({
+        "main_pc":   pc,
+        "init_pc":   pc,
+        "final_pc":  pc,
+        "has_init":  unsigned(1),
+        "has_final": unsigned(1),
+        "ordered":   unsigned(1),
+        "arg_block": unsigned(max(1, (config.engine.argument_blocks - 1).bit_length())),
+        "expected":  unsigned(config.counter_width),
+    })
+
+
+def entry_status_layout(config):
+    """What the engine reports of one filter entry (to the register file)."""
+    count = unsigned(config.counter_width)
+    return data.StructLayout({
+        "completed": count,       # main µthreads finished without error
+        "drained":   count,       # events of a stopped entry, dropped
+        "complete":  unsigned(1), # completions reached the expected count (and the finalizer ran)
+        "stopped":   unsigned(1), # an error stopped the entry's kernels
+        "busy":      unsigned(1), # an initializer or finalizer is pending or running
     })
 
 

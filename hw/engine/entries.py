@@ -1,0 +1,178 @@
+"""Per-entry control of the engine: arming, initializer and finalizer, completion
+counting, the ordering ticket, errors.
+
+An entry is *armed* by the runtime (a pulse on ``arm``): its counters restart and, when it
+names an initializer, that kernel runs first; trigger events of the entry wait until it
+has ended. Every main µthread that ends without error counts as one completion; when the
+count reaches the entry's expected count (non-zero), the finalizer runs (when it names
+one) and, once it has ended, the entry is *complete*. An error stops the entry: its
+µthreads end as they next dispatch, and its further events are drained (counted, not run).
+
+The ticket (``turn``) orders an ordered entry's scratchpad atomics: µthread ``seq`` may
+issue them only while ``turn == seq``; it hands the turn on with its last atomic (or its
+end), which advances ``turn``.
+"""
+
+from amaranth.hdl import Module, Signal, unsigned
+from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layouts import (ThreadKind, entry_config_layout, entry_status_layout, error_layout,
+                      retire_layout)
+
+
+__all__ = ["Phase", "EntryControl"]
+
+
+class Phase(enum.Enum, shape=3):
+    RUN = 0             # events start main µthreads
+    INIT_WAIT = 1       # the initializer waits for a slot
+    INIT = 2            # the initializer runs; events wait
+    FINAL_WAIT = 3      # the finalizer waits for a slot
+    FINAL = 4           # the finalizer runs
+    DONE = 5            # complete
+
+
+class EntryControl(wiring.Component):
+    """Ports:
+
+    config:        per entry, the kernel entry points and counts (register file).
+    arm:           per entry, a pulse that (re)starts it.
+    retire_valid / retire:  µthreads that ended, ``retire_ports`` of them per cycle.
+    release:       per source, per entry pulses handing the ticket on.
+    error_valid / error:    errors, ``error_ports`` per cycle.
+    spawned / spawned_entry / spawned_kind: the spawner started a µthread.
+    drained / drained_entry: the spawner dropped an event of a stopped entry.
+    clear_error:   forget the recorded first error.
+
+    status:        per entry, what the register file shows.
+    seq:           per entry, the sequence number the next main µthread gets.
+    turn:          per entry, whose turn it is.
+    accepts:       per entry, events may start main µthreads now.
+    init_request, final_request: per entry, a kernel waiting for a slot.
+    first_error, error_recorded: the first error since ``clear_error``.
+    """
+
+    def __init__(self, config, *, retire_ports, error_ports, release_sources):
+        self.config = config
+        self.retire_ports = retire_ports
+        self.error_ports = error_ports
+        self.release_sources = release_sources
+        entries = config.trigger.filter_entries
+        entry = unsigned(config.trigger.entry_bits)
+        super().__init__({
+            "config":         In(data.ArrayLayout(entry_config_layout(config), entries)),
+            "arm":            In(entries),
+            "retire_valid":   In(retire_ports),
+            "retire":         In(data.ArrayLayout(retire_layout(config), retire_ports)),
+            "release":        In(data.ArrayLayout(unsigned(entries), release_sources)),
+            "error_valid":    In(error_ports),
+            "error":          In(data.ArrayLayout(error_layout(config), error_ports)),
+            "spawned":        In(1),
+            "spawned_entry":  In(entry),
+            "spawned_kind":   In(ThreadKind),
+            "drained":        In(1),
+            "drained_entry":  In(entry),
+            "clear_error":    In(1),
+            "status":         Out(data.ArrayLayout(entry_status_layout(config), entries)),
+            "seq":            Out(data.ArrayLayout(unsigned(32), entries)),
+            "turn":           Out(data.ArrayLayout(unsigned(32), entries)),
+            "accepts":        Out(entries),
+            "init_request":   Out(entries),
+            "final_request":  Out(entries),
+            "first_error":    Out(error_layout(config)),
+            "error_recorded": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        entries = config.trigger.filter_entries
+        count_width = config.counter_width
+
+        # The first error, until cleared: the lowest port wins within one cycle.
+        with m.If(self.clear_error):
+            m.d.sync += self.error_recorded.eq(0)
+        for port in reversed(range(self.error_ports)):
+            with m.If(self.error_valid[port] & (~self.error_recorded | self.clear_error)):
+                m.d.sync += [self.first_error.eq(self.error[port]), self.error_recorded.eq(1)]
+
+        for index in range(entries):
+            config_e = self.config[index]
+            status = self.status[index]
+            phase = Signal(Phase, name=f"phase{index}")
+            finalized = Signal(name=f"finalized{index}")
+
+            completions = sum(
+                self.retire_valid[port] & (self.retire[port].entry == index) &
+                (self.retire[port].kind == ThreadKind.MAIN) & ~self.retire[port].error
+                for port in range(self.retire_ports))
+            helper_ended = Signal(name=f"helper_ended{index}")
+            m.d.comb += helper_ended.eq(sum(
+                self.retire_valid[port] & (self.retire[port].entry == index) &
+                (self.retire[port].kind != ThreadKind.MAIN)
+                for port in range(self.retire_ports)) != 0)
+            releases = sum(self.release[source][index] for source in range(self.release_sources))
+            failed = Signal(name=f"failed{index}")
+            m.d.comb += failed.eq(sum(
+                self.error_valid[port] & (self.error[port].entry == index)
+                for port in range(self.error_ports)) != 0)
+            spawned_here = self.spawned & (self.spawned_entry == index)
+
+            m.d.comb += [
+                self.accepts[index].eq(((phase == Phase.RUN) | (phase == Phase.FINAL_WAIT) |
+                                        (phase == Phase.FINAL) | (phase == Phase.DONE)) &
+                                       ~status.stopped),
+                self.init_request[index].eq((phase == Phase.INIT_WAIT) & ~status.stopped),
+                self.final_request[index].eq((phase == Phase.FINAL_WAIT) & ~status.stopped),
+                status.complete.eq(phase == Phase.DONE),
+                status.busy.eq((phase != Phase.RUN) & (phase != Phase.DONE)),
+            ]
+            completed_next = (status.completed + completions)[:count_width]
+            reached = (config_e.expected != 0) & (completed_next >= config_e.expected)
+
+            with m.If(self.arm[index]):
+                m.d.sync += [
+                    status.completed.eq(0),
+                    status.drained.eq(0),
+                    status.stopped.eq(0),
+                    self.seq[index].eq(0),
+                    self.turn[index].eq(0),
+                    finalized.eq(0),
+                ]
+                with m.If(config_e.has_init):
+                    m.d.sync += phase.eq(Phase.INIT_WAIT)
+                with m.Else():
+                    m.d.sync += phase.eq(Phase.RUN)
+            with m.Else():
+                m.d.sync += [
+                    status.completed.eq(completed_next),
+                    self.turn[index].eq(self.turn[index] + releases),
+                ]
+                with m.If(self.drained & (self.drained_entry == index)):
+                    m.d.sync += status.drained.eq(status.drained + 1)
+                with m.If(failed):
+                    m.d.sync += status.stopped.eq(1)
+                with m.If(spawned_here & (self.spawned_kind == ThreadKind.MAIN)):
+                    m.d.sync += self.seq[index].eq(self.seq[index] + 1)
+                with m.Switch(phase):
+                    with m.Case(Phase.INIT_WAIT):
+                        with m.If(spawned_here):
+                            m.d.sync += phase.eq(Phase.INIT)
+                    with m.Case(Phase.INIT):
+                        with m.If(helper_ended):
+                            m.d.sync += phase.eq(Phase.RUN)
+                    with m.Case(Phase.RUN):
+                        with m.If(reached & ~finalized):
+                            m.d.sync += finalized.eq(1)
+                            with m.If(config_e.has_final):
+                                m.d.sync += phase.eq(Phase.FINAL_WAIT)
+                            with m.Else():
+                                m.d.sync += phase.eq(Phase.DONE)
+                    with m.Case(Phase.FINAL_WAIT):
+                        with m.If(spawned_here):
+                            m.d.sync += phase.eq(Phase.FINAL)
+                    with m.Case(Phase.FINAL):
+                        with m.If(helper_ended):
+                            m.d.sync += phase.eq(Phase.DONE)
+        return m
