@@ -70,6 +70,7 @@ class SubCore(wiring.Component):
     free:          slots without a µthread.
     imem_write, args_write: the host's writes into this sub-core's copies of the
                    instruction memory and the argument blocks.
+    imem_host_*, args_host_*: the host's reads of them (one cycle).
     completed:     per entry, µthreads finished (the ``COMPLETED`` special).
     turn:          per entry, the sequence number whose turn it is (ordered entries).
     stopped:       entries stopped by an error; their µthreads end at dispatch.
@@ -94,6 +95,10 @@ class SubCore(wiring.Component):
             "free":            Out(engine.slots),
             "imem_write":      In(memory_write_layout(engine.instruction_words)),
             "args_write":      In(memory_write_layout(engine.argument_blocks * ARGUMENT_WORDS)),
+            "imem_host_addr":  In(range(engine.instruction_words)),
+            "imem_host_data":  Out(64),
+            "args_host_addr":  In(range(engine.argument_blocks * ARGUMENT_WORDS)),
+            "args_host_data":  Out(64),
             "completed":       In(data.ArrayLayout(unsigned(config.counter_width), entries)),
             "turn":            In(data.ArrayLayout(unsigned(32), entries)),
             "stopped":         In(entries),
@@ -163,6 +168,10 @@ class SubCore(wiring.Component):
             m.d.comb += [port.addr.eq(write.addr), port.data.eq(write.data), port.en.eq(write.en)]
         imem_read = imem.read_port()
         arg_reads = [args.read_port() for _ in range(3)]
+        for memory, address, data_out in ((imem, self.imem_host_addr, self.imem_host_data),
+                                          (args, self.args_host_addr, self.args_host_data)):
+            host_read = memory.read_port()
+            m.d.comb += [host_read.addr.eq(address), data_out.eq(host_read.data)]
         xrf_reads = [xrf.read_port() for _ in range(3)]
         vrf_reads = [vrf.read_port() for _ in range(3)]
         data_read = event_data.read_port()
@@ -514,6 +523,7 @@ class SubCore(wiring.Component):
         done_type = dest_type[done_slot]
         done_bit = Const(1, slots) << done_slot
         retire_done = Signal(slots)
+        clear_done = Signal(slots)
         m.d.comb += [
             xrf_write.addr.eq(Cat(dest_index[done_slot], done_slot)),
             xrf_write.data.eq(done.value[:SCALAR_BITS]),
@@ -526,7 +536,7 @@ class SubCore(wiring.Component):
             with m.If(done.error | exit_pending.bit_select(done_slot, 1)):
                 m.d.comb += retire_done.eq(done_bit)
             with m.Else():
-                m.d.comb += clear_busy.eq(clear_busy | done_bit)
+                m.d.comb += clear_done.eq(done_bit)
         m.d.comb += [
             self.retire_valid[1].eq(retire_done.any()),
             self.retire[1].entry.eq(entry_of[done_slot]),
@@ -548,6 +558,6 @@ class SubCore(wiring.Component):
         retired = retire_here | retire_done
         m.d.sync += [
             active.eq((active & ~retired) | start),
-            busy.eq(((busy | picked) & ~clear_busy & ~retired) & ~start),
+            busy.eq(((busy | picked) & ~clear_busy & ~clear_done & ~retired) & ~start),
         ]
         return m

@@ -37,19 +37,24 @@ async def receive(ctx, port, count, *, seed, stall=0.0, into=None):
     return received
 
 
-def simulate(dut, *testbenches, cycles, processes=()):
-    """Run ``testbenches`` (async functions of ctx) on ``dut`` for at most ``cycles``
-    cycles; fail when a testbench has not finished by then."""
-    finished = []
+def simulate(dut, *testbenches, cycles):
+    """Run ``testbenches`` (async functions of ctx) on ``dut`` until all have finished;
+    fail when that takes more than ``cycles`` cycles."""
     sim = Simulator(dut)
     sim.add_clock(1e-8)
-    for index, testbench in enumerate(testbenches):
-        async def wrapped(ctx, testbench=testbench, index=index):
+    finished = []
+    for testbench in testbenches:
+        async def run(ctx, testbench=testbench):
             await testbench(ctx)
-            finished.append(index)
-        sim.add_testbench(wrapped)
-    for process in processes:
-        sim.add_process(process)
-    sim.run_until(1e-8 * cycles)
-    missing = sorted(set(range(len(testbenches))) - set(finished))
-    assert not missing, f"testbenches {missing} did not finish within {cycles} cycles"
+            finished.append(testbench)
+        sim.add_testbench(run)
+
+    async def time_limit(ctx):
+        for _ in range(cycles):
+            if len(finished) == len(testbenches):
+                return
+            await ctx.tick()
+        raise AssertionError(f"the testbenches did not finish within {cycles} cycles")
+
+    sim.add_testbench(time_limit)
+    sim.run()
