@@ -8,7 +8,7 @@ builds one ``NDPConfig`` and it is validated once, block configurations included
 from dataclasses import dataclass, field, fields
 
 
-__all__ = ["TriggerConfig", "EngineConfig", "NDPConfig"]
+__all__ = ["TriggerConfig", "EngineConfig", "ArbiterConfig", "NDPConfig"]
 
 
 def _is_power_of_two(value):
@@ -112,6 +112,23 @@ class EngineConfig:
 
 
 @dataclass(frozen=True)
+class ArbiterConfig:
+    """The memory-side arbiter between the GPU path and the engine.
+
+    ndp_share_period: while an engine request waits, at least one memory slot in this many
+                      goes to the engine even under a saturating GPU stream; 0 gives the
+                      engine only the cycles the GPU leaves idle.
+    """
+
+    ndp_share_period: int = 16
+
+    def __post_init__(self):
+        _check_ints(self)
+        if self.ndp_share_period != 0:
+            _check_range(self, "ndp_share_period", 2, 1 << 16)
+
+
+@dataclass(frozen=True)
 class NDPConfig:
     """Parameters of one NDP slice (one GPU memory channel).
 
@@ -121,6 +138,7 @@ class NDPConfig:
     counter_width: width of hit and stall counters (wrap-around).
     trigger:       the trigger's parameters (:class:`TriggerConfig`).
     engine:        the NDP engine's parameters (:class:`EngineConfig`).
+    arbiter:       the memory-side arbiter's parameters (:class:`ArbiterConfig`).
     """
 
     addr_width: int = 40
@@ -129,10 +147,12 @@ class NDPConfig:
     counter_width: int = 32
     trigger: TriggerConfig = field(default_factory=TriggerConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
+    arbiter: ArbiterConfig = field(default_factory=ArbiterConfig)
 
     def __post_init__(self):
         _check_ints(self)
-        for name, kind in (("trigger", TriggerConfig), ("engine", EngineConfig)):
+        for name, kind in (("trigger", TriggerConfig), ("engine", EngineConfig),
+                           ("arbiter", ArbiterConfig)):
             if not isinstance(getattr(self, name), kind):
                 raise TypeError(f"NDPConfig.{name} must be a {kind.__name__}, "
                                 f"not {getattr(self, name)!r}")
@@ -162,6 +182,18 @@ class NDPConfig:
     def lanes(self):
         """32-bit elements per sector: the width of a vector register."""
         return self.sector_bytes // 4
+
+    @property
+    def ndp_id_width(self):
+        """Id bits of the engine's memory requests (an id names a µthread), at least the
+        GPU's."""
+        return max(self.id_width, self.engine.thread_bits)
+
+    @property
+    def mem_id_width(self):
+        """Id bits toward the memory controller: the wider source's, plus the bit that
+        names the source (GPU 0, engine 1)."""
+        return self.ndp_id_width + 1
 
     @property
     def divide_units(self):

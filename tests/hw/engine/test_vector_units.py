@@ -13,7 +13,7 @@ from matndp.hw.engine.reduce import VectorReduce
 from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.sim.golden.fp import SPECIAL_VALUES, canonicalize_nans, random_operands, reference
 
-from .streams import receive, send, simulate
+from ..streams import receive, send, simulate
 
 
 CONFIG = NDPConfig()
