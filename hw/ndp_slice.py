@@ -44,19 +44,13 @@ class NDPSlice(wiring.Component):
         connect(m, trigger.events, flipped(self.events))
 
         attach = registers.attach
-
-        def wide(name):
-            """The storages holding split field ``name``, least significant first."""
-            return [registers.storage(register.name, field.name)
-                    for register, field in self.register_map.split_field(name)]
-
         hit_done = Signal(config.trigger.filter_entries)
         for index in range(config.trigger.filter_entries):
             def entry_storage(register, name):
                 return registers.storage(entry_register_name(index, register), name)
             table_entry = trigger.table[index]
-            base = wide(entry_register_name(index, "base"))
-            size = wide(entry_register_name(index, "size"))
+            base = registers.split_storage(entry_register_name(index, "base"))
+            size = registers.split_storage(entry_register_name(index, "size"))
             m.d.comb += [
                 table_entry.enable.eq(entry_storage("ctrl", "enable").data),
                 table_entry.on_write.eq(entry_storage("ctrl", "on_write").data),

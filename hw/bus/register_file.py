@@ -64,6 +64,11 @@ class RegisterFile(wiring.Component):
                             f"not stored by the register file")
         return self._stored[register_name, field_name]
 
+    def split_storage(self, name):
+        """The storages of split field ``name`` (of ``RW`` fields), least significant first."""
+        return [self.storage(register.name, field.name)
+                for register, field in self.register_map.split_field(name)]
+
     def attach(self, register_name, field_name, action):
         """Make ``action`` (a :class:`~.action.FieldAction` of the field's width and access
         kind) the behaviour of field ``register_name.field_name``; returns ``action``, whose

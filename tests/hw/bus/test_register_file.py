@@ -10,7 +10,8 @@ from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 
 from matndp.hw.bus.action import Counter, Status, StickyFlag
-from matndp.hw.bus.map import Access, Field, Register, RegisterArray, RegisterBlock, RegisterMap
+from matndp.hw.bus.map import (Access, Field, Register, RegisterArray, RegisterBlock, RegisterMap,
+                               SplitField)
 from matndp.hw.bus.register_file import RegisterFile
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.csr_map import register_map
@@ -289,3 +290,14 @@ def test_elaboration_refuses_fields_left_without_behaviour():
     with pytest.raises(ValueError, match="fields without a behaviour attached: status.level, "
                                          "status.errors, readonly.level"):
         Fragment.get(dut, None)
+
+
+def test_split_storage_lists_the_parts_least_significant_first():
+    registers = RegisterMap([RegisterBlock("b", 0x0, [
+        Register("lo", 0x0, (Field("v", 0, 32, Access.RW, ""),), ""),
+        Register("hi", 0x4, (Field("v", 0, 8, Access.RW, ""),), ""),
+    ], split_fields=[SplitField("v", (("lo", "v"), ("hi", "v")))])])
+    dut = RegisterFile(registers)
+    assert dut.split_storage("v") == [dut.storage("lo", "v"), dut.storage("hi", "v")]
+    with pytest.raises(KeyError, match="no split field named 'w'"):
+        dut.split_storage("w")
