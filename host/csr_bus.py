@@ -7,7 +7,8 @@ on an FPGA, a memory-mapped window.
 
 from abc import ABC, abstractmethod
 
-from matndp.hw.csr_map import MAGIC, VERSION
+from matndp.hw.bus.map import Access
+from matndp.hw.bus.signature import CSR_DATA_WIDTH
 
 
 __all__ = ["CSRBus", "CSRAccessError", "RegisterModelBus"]
@@ -28,17 +29,15 @@ class CSRBus(ABC):
 
 
 class RegisterModelBus(CSRBus):
-    """A register map in Python: stores writable fields, reads constants for the identity
-    registers, refuses what the hardware refuses. It models no counting."""
+    """A register map in Python: reads every register's reset value (constants included),
+    stores what a write gives ``RW`` and ``LOAD`` fields, clears ``W1C`` bits written as 1,
+    ignores the bits of other fields, and refuses what the hardware refuses. It models no
+    counting and no status: hardware-owned fields change only by bus writes (or by a test
+    setting :attr:`values`, register words by address)."""
 
-    def __init__(self, register_map, config):
+    def __init__(self, register_map):
         self.register_map = register_map
-        self.values = {register.address: 0 for register in register_map}
-        self.values[register_map["id"].address] = MAGIC
-        self.values[register_map["version"].address] = VERSION
-        self.values[register_map["config"].address] = (
-            config.trigger.filter_entries | config.sector_bytes << 8 | config.addr_width << 16 |
-            config.id_width << 24)
+        self.values = {register.address: register.reset_value for register in register_map}
         self.log = []
 
     def _register(self, address):
@@ -56,11 +55,14 @@ class RegisterModelBus(CSRBus):
         register = self._register(address)
         if not register.writable:
             raise CSRAccessError(f"register {register.name} at {address:#x} is read-only")
-        if not 0 <= value < 1 << 32:
-            raise ValueError(f"value {value:#x} does not fit a 32-bit register")
-        kept = 0
+        if not isinstance(value, int) or not 0 <= value < 1 << CSR_DATA_WIDTH:
+            raise ValueError(f"value {value!r} does not fit a {CSR_DATA_WIDTH}-bit register")
+        fields = register.unpack(self.values[address])
         for field in register.fields:
-            if field.access != "ro":
-                kept |= ((1 << field.width) - 1) << field.lsb
-        self.values[address] = value & kept
+            written = field.extract(value)
+            if field.access in (Access.RW, Access.LOAD):
+                fields[field.name] = written
+            elif field.access is Access.W1C:
+                fields[field.name] &= ~written
+        self.values[address] = register.pack(**fields)
         self.log.append(("write", address, value))

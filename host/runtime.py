@@ -4,7 +4,7 @@ counters. The same code drives the RTL in co-simulation and would drive hardware
 
 from dataclasses import dataclass
 
-from matndp.hw.csr_map import MAGIC, register_map
+from matndp.hw.csr_map import entry_register_name, register_map
 from matndp.hw.config import NDPConfig
 
 
@@ -60,24 +60,43 @@ class NDPRuntime:
     def write_register(self, name, value):
         self.bus.write(self._address(name), value)
 
+    def read_fields(self, name):
+        """Register ``name``'s field values by field name."""
+        return self.registers[name].unpack(self.read_register(name))
+
+    def write_fields(self, name, **values):
+        """Write register ``name`` with ``values`` by field name (fields not named are 0)."""
+        self.write_register(name, self.registers[name].pack(**values))
+
+    def _write_split(self, name, value):
+        for register, word in self.registers.split(name, value):
+            self.bus.write(register.address, word)
+
     def probe(self):
-        """Check that the bus reaches an NDP slice built with this runtime's configuration."""
-        magic = self.read_register("id")
-        if magic != MAGIC:
-            raise DeviceError(f"no NDP slice on this bus: ID reads {magic:#010x}, expected {MAGIC:#010x}")
-        word = self.read_register("config")
-        found = {"filter_entries": word & 0xFF, "sector_bytes": (word >> 8) & 0xFF,
-                 "addr_width": (word >> 16) & 0x7F, "id_width": (word >> 24) & 0xF}
-        expected = {"filter_entries": self.config.trigger.filter_entries,
-                    "sector_bytes": self.config.sector_bytes,
-                    "addr_width": self.config.addr_width, "id_width": self.config.id_width}
-        for name, value in found.items():
-            if expected[name] != value:
-                raise DeviceError(f"device has {name}={value}, runtime configured for "
-                                  f"{expected[name]}")
+        """Check that the bus reaches an NDP slice built with this runtime's configuration:
+        the ID and every CONFIG field must read the constants of the register map. Returns
+        the CONFIG fields found, by name."""
+        magic = self.registers["id"].field("magic").value
+        found_magic = self.read_fields("id")["magic"]
+        if found_magic != magic:
+            raise DeviceError(f"no NDP slice on this bus: ID reads {found_magic:#010x}, "
+                              f"expected {magic:#010x}")
+        config = self.registers["config"]
+        try:
+            found = self.read_fields("config")
+        except ValueError as error:
+            raise DeviceError(f"the device's CONFIG register does not match the register map: "
+                              f"{error}") from None
+        for field in config.fields:
+            if found[field.name] != field.value:
+                raise DeviceError(f"device has {field.name}={found[field.name]}, runtime "
+                                  f"configured for {field.value}")
         return found
 
     # --- filter entries -------------------------------------------------------------------------
+    def _field_width(self, index, register, field):
+        return self.registers[entry_register_name(index, register)].field(field).width
+
     def _check_range(self, index, entry):
         config = self.config
         if not 0 <= index < config.trigger.filter_entries:
@@ -92,13 +111,12 @@ class NDPRuntime:
                              f"multiples of the {config.sector_bytes}-byte sector")
         if not (entry.on_write or entry.on_read):
             raise RangeError(f"entry {index}: triggers on neither writes nor reads")
-        if not 0 <= entry.kernel_pc < 1 << 16:
-            raise RangeError(f"entry {index}: kernel_pc {entry.kernel_pc} does not fit 16 bits")
-        if not 0 <= entry.arg_index < 1 << 8:
-            raise RangeError(f"entry {index}: arg_index {entry.arg_index} does not fit 8 bits")
-        if not 0 <= entry.expected < 1 << config.counter_width:
-            raise RangeError(f"entry {index}: expected count {entry.expected} does not fit "
-                             f"{config.counter_width} bits")
+        for what, value, register, field in (("kernel_pc", entry.kernel_pc, "kernel_pc", "pc"),
+                                             ("arg_index", entry.arg_index, "arg_index", "index"),
+                                             ("expected count", entry.expected, "expected", "count")):
+            width = self._field_width(index, register, field)
+            if not 0 <= value < 1 << width:
+                raise RangeError(f"entry {index}: {what} {value} does not fit {width} bits")
         for other_index, other in self.ranges.items():
             if other_index != index and entry.base < other.end and other.base < entry.end:
                 raise RangeError(f"entry {index}: range [{entry.base:#x}, {entry.end:#x}) overlaps "
@@ -107,45 +125,44 @@ class NDPRuntime:
     def program(self, index, entry):
         """Program and enable filter entry ``index``; its hit counter restarts from zero."""
         self._check_range(index, entry)
-        prefix = f"entry{index}."
+
+        def name(register):
+            return entry_register_name(index, register)
         # Disable first so that no request matches a half-written range.
-        self.write_register(prefix + "ctrl", 0)
+        self.write_fields(name("ctrl"))
         self.ranges.pop(index, None)
-        self.write_register(prefix + "base_lo", entry.base & 0xFFFF_FFFF)
-        self.write_register(prefix + "base_hi", entry.base >> 32)
-        self.write_register(prefix + "size_lo", entry.size & 0xFFFF_FFFF)
-        self.write_register(prefix + "size_hi", entry.size >> 32)
-        self.write_register(prefix + "kernel_pc", entry.kernel_pc)
-        self.write_register(prefix + "arg_index", entry.arg_index)
-        self.write_register(prefix + "expected", entry.expected)
-        self.write_register(prefix + "hits", 0)
-        self.write_register(prefix + "ctrl", 1 | int(entry.on_write) << 1 | int(entry.on_read) << 2)
+        self._write_split(name("base"), entry.base)
+        self._write_split(name("size"), entry.size)
+        self.write_fields(name("kernel_pc"), pc=entry.kernel_pc)
+        self.write_fields(name("arg_index"), index=entry.arg_index)
+        self.write_fields(name("expected"), count=entry.expected)
+        self.write_fields(name("hits"), count=0)
+        self.write_fields(name("ctrl"), enable=1, on_write=int(entry.on_write),
+                          on_read=int(entry.on_read))
         self.ranges[index] = entry
 
     def disable(self, index):
         if index not in self.ranges:
             raise RangeError(f"filter entry {index} is not programmed")
-        self.write_register(f"entry{index}.ctrl", 0)
+        self.write_fields(entry_register_name(index, "ctrl"))
         del self.ranges[index]
 
     # --- observation ----------------------------------------------------------------------------
     def hits(self, index):
-        return self.read_register(f"entry{index}.hits")
+        return self.read_fields(entry_register_name(index, "hits"))["count"]
 
     def stall_cycles(self):
-        return self.read_register("stall_cycles")
+        return self.read_fields("stall_cycles")["count"]
 
     def event_count(self):
-        return self.read_register("event_count")
+        return self.read_fields("event_count")["count"]
 
     def done_mask(self):
-        return self.read_register("hit_done")
+        return self.read_fields("hit_done")["mask"]
 
     def id_reuse_flag(self):
-        return bool(self.read_register("status") & 1)
+        return bool(self.read_fields("status")["id_reuse"])
 
     def clear_counters(self):
-        self.write_register("stall_cycles", 0)
-        self.write_register("event_count", 0)
-
-
+        self.write_fields("stall_cycles", count=0)
+        self.write_fields("event_count", count=0)

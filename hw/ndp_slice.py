@@ -4,14 +4,15 @@ For now the slice is the trigger, its register file and counters; trigger events
 the ``events`` stream, which the NDP engine will consume.
 """
 
-from amaranth.hdl import Module, Signal, Cat, Mux
+from amaranth.hdl import Module, Signal, Cat
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .config import NDPConfig
+from .bus.action import Counter, Status, StickyFlag
 from .bus.register_file import RegisterFile
 from .bus.signature import CSRBusSignature
-from .csr_map import MAGIC, VERSION, register_map, entry_register_name
+from .csr_map import register_map, entry_register_name
 from .layouts import MemoryPortSignature, trigger_event_layout
 from .trigger import Trigger
 
@@ -42,62 +43,45 @@ class NDPSlice(wiring.Component):
         connect(m, trigger.mem, flipped(self.mem))
         connect(m, trigger.events, flipped(self.events))
 
-        field = registers.field
-        m.d.comb += [
-            field("id", "magic").value.eq(MAGIC),
-            field("version", "version").value.eq(VERSION),
-            field("config", "filter_entries").value.eq(config.trigger.filter_entries),
-            field("config", "sector_bytes").value.eq(config.sector_bytes),
-            field("config", "addr_width").value.eq(config.addr_width),
-            field("config", "id_width").value.eq(config.id_width),
-        ]
-
-        def counter(port, increment):
-            with m.If(port.w_stb):
-                m.d.sync += port.value.eq(port.w_data)
-            with m.Else():
-                m.d.sync += port.value.eq(port.value + increment)
-
+        attach = registers.attach
         hit_done = Signal(config.trigger.filter_entries)
         for index in range(config.trigger.filter_entries):
-            def entry_field(register, name):
-                return field(entry_register_name(index, register), name).value
+            def entry_storage(register, name):
+                return registers.storage(entry_register_name(index, register), name)
             table_entry = trigger.table[index]
+            base = registers.split_storage(entry_register_name(index, "base"))
+            size = registers.split_storage(entry_register_name(index, "size"))
             m.d.comb += [
-                table_entry.enable.eq(entry_field("ctrl", "enable")),
-                table_entry.on_write.eq(entry_field("ctrl", "on_write")),
-                table_entry.on_read.eq(entry_field("ctrl", "on_read")),
-                table_entry.base.eq(Cat(entry_field("base_lo", "base"), entry_field("base_hi", "base"))),
-                table_entry.size.eq(Cat(entry_field("size_lo", "size"), entry_field("size_hi", "size"))),
+                table_entry.enable.eq(entry_storage("ctrl", "enable").data),
+                table_entry.on_write.eq(entry_storage("ctrl", "on_write").data),
+                table_entry.on_read.eq(entry_storage("ctrl", "on_read").data),
+                table_entry.base.eq(Cat(storage.data for storage in base)),
+                table_entry.size.eq(Cat(storage.data for storage in size)),
             ]
             # Each range's end is formed when its base or size is written, from the values
             # being written, so it is in step with them; matching compares against it
             # without an adder in front.
-            def written(*registers):
-                ports = [field(entry_register_name(index, register), name)
-                         for register, name in registers]
-                return Cat(*(Mux(port.w_stb, port.w_data, port.value) for port in ports))
             end = Signal(config.addr_width + 1, name=f"end{index}")
-            m.d.sync += end.eq(written(("base_lo", "base"), ("base_hi", "base")) +
-                               written(("size_lo", "size"), ("size_hi", "size")))
+            m.d.sync += end.eq(Cat(storage.next for storage in base) +
+                               Cat(storage.next for storage in size))
             m.d.comb += trigger.ends[index].eq(end)
-            hits = field(entry_register_name(index, "hits"), "count")
-            counter(hits, trigger.hit_pulse[index])
-            expected = entry_field("expected", "count")
-            m.d.comb += hit_done[index].eq((expected != 0) & (hits.value >= expected))
+            hits = attach(entry_register_name(index, "hits"), "count",
+                          Counter(config.counter_width, increment_width=len(trigger.hit_pulse[index])))
+            m.d.comb += hits.increment.eq(trigger.hit_pulse[index])
+            expected = entry_storage("expected", "count").data
+            m.d.comb += hit_done[index].eq((expected != 0) & (hits.count >= expected))
 
-        counter(field("stall_cycles", "count"), trigger.stall)
+        stall_cycles = attach("stall_cycles", "count", Counter(config.counter_width))
         # The total, not a sum over the entries: an adder tree in front of the counter.
-        counter(field("event_count", "count"), trigger.produced)
-
-        id_reuse = field("status", "id_reuse")
-        with m.If(trigger.id_reuse):
-            m.d.sync += id_reuse.value.eq(1)
-        with m.Elif(id_reuse.w_stb & id_reuse.w_data):
-            m.d.sync += id_reuse.value.eq(0)
-
+        event_count = attach("event_count", "count",
+                             Counter(config.counter_width, increment_width=len(trigger.produced)))
+        id_reuse = attach("status", "id_reuse", StickyFlag())
+        done = attach("hit_done", "mask", Status(config.trigger.filter_entries))
         m.d.comb += [
-            field("hit_done", "mask").value.eq(hit_done),
-            self.irq.eq((hit_done & field("irq_enable", "mask").value).any()),
+            stall_cycles.increment.eq(trigger.stall),
+            event_count.increment.eq(trigger.produced),
+            id_reuse.set.eq(trigger.id_reuse),
+            done.status.eq(hit_done),
+            self.irq.eq((hit_done & registers.storage("irq_enable", "mask").data).any()),
         ]
         return m

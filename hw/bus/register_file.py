@@ -1,96 +1,152 @@
-"""A register file generated from a :class:`~hw.csr_map.RegisterMap`."""
+"""A register file generated from a :class:`~.map.RegisterMap`, behind a :mod:`.signature` bus."""
 
-from amaranth.hdl import Module, Signal, Mux
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In
+from amaranth.lib.wiring import In, connect
+from amaranth.utils import exact_log2
 
+from .action import FieldPort
+from .map import Access
 from .signature import CSRBusSignature, CSR_DATA_WIDTH
 
 
-__all__ = ["RegisterFile", "FieldPort"]
+__all__ = ["RegisterFile", "StoredField"]
 
 
-# Registers are grouped for reading by address bits above these.
-_BLOCK_BITS = 6
+_ADDRESS_OFFSET_BITS = exact_log2(CSR_DATA_WIDTH // 8)
 
 
-class FieldPort:
-    """The hardware side of one field.
+def _identifier(register_name, field_name):
+    return f"{register_name.replace('.', '_')}__{field_name}"
 
-    ``rw``:  ``value`` is the stored value; ``w_stb`` pulses with ``w_data`` when the bus
-             writes it (``value`` follows a cycle later), for logic derived from it.
-    ``ro``:  drive ``value``.
-    ``ext``: drive ``value``; ``w_stb`` pulses with ``w_data`` when the bus writes it.
-    """
 
-    def __init__(self, register, field):
-        self.field = field
-        prefix = f"{register.name.replace('.', '_')}__{field.name}"
-        self.value = Signal(field.width, init=field.reset, name=prefix)
-        if field.access in ("rw", "ext"):
-            self.w_stb = Signal(name=f"{prefix}__w_stb")
-            self.w_data = Signal(field.width, name=f"{prefix}__w_data")
+class StoredField:
+    """An ``RW`` field's storage. ``data`` is the stored value; ``next`` is the value it holds
+    from the next cycle on (the written value in a write's cycle), for logic that must be in
+    step with it."""
+
+    def __init__(self, name, field):
+        self.data = Signal(field.width, init=field.init, name=name)
+        self.next = Signal(field.width, name=f"{name}__next")
 
 
 class RegisterFile(wiring.Component):
+    """The registers of ``register_map``.
+
+    ``RW`` fields are stored here (:meth:`storage`) and ``CONST`` fields read their value
+    from the map. Every other field reads what the behaviour that hardware attaches to it
+    (:meth:`attach`) drives; elaboration refuses a field left without one.
+    """
+
     def __init__(self, register_map):
         self.register_map = register_map
+        self._stored = {}
         self._ports = {}
+        self._actions = {}
         for register in register_map:
             for field in register.fields:
-                self._ports[register.name, field.name] = FieldPort(register, field)
+                key = register.name, field.name
+                if field.access is Access.RW:
+                    self._stored[key] = StoredField(_identifier(*key), field)
+                elif field.access is not Access.CONST:
+                    self._ports[key] = FieldPort.Signature(field.width, field.access).create(
+                        path=(_identifier(*key),))
         super().__init__({"bus": In(CSRBusSignature(register_map.addr_width))})
 
-    def field(self, register_name, field_name):
-        try:
-            return self._ports[register_name, field_name]
-        except KeyError:
-            raise KeyError(f"no field {register_name}.{field_name} in the register map") from None
+    def _field(self, register_name, field_name):
+        return self.register_map[register_name].field(field_name)
+
+    def storage(self, register_name, field_name):
+        """The :class:`StoredField` of the ``RW`` field ``register_name.field_name``."""
+        field = self._field(register_name, field_name)
+        if field.access is not Access.RW:
+            raise TypeError(f"field {register_name}.{field_name} is {field.access.name}, "
+                            f"not stored by the register file")
+        return self._stored[register_name, field_name]
+
+    def split_storage(self, name):
+        """The storages of split field ``name`` (of ``RW`` fields), least significant first."""
+        return [self.storage(register.name, field.name)
+                for register, field in self.register_map.split_field(name)]
+
+    def attach(self, register_name, field_name, action):
+        """Make ``action`` (a :class:`~.action.FieldAction` of the field's width and access
+        kind) the behaviour of field ``register_name.field_name``; returns ``action``, whose
+        hardware-facing ports the caller drives and reads."""
+        field = self._field(register_name, field_name)
+        key = register_name, field_name
+        if field.access.stored_by_register_file:
+            raise TypeError(f"field {register_name}.{field_name} is {field.access.name}: the "
+                            f"register file provides its value")
+        if key in self._actions:
+            raise ValueError(f"field {register_name}.{field_name} already has a behaviour")
+        if (action.width, action.access) != (field.width, field.access):
+            raise TypeError(f"field {register_name}.{field_name} is {field.width}-bit "
+                            f"{field.access.name}; {type(action).__name__} is "
+                            f"{action.width}-bit {action.access.name}")
+        self._actions[key] = action
+        return action
 
     def elaborate(self, platform):
+        missing = [f"{register}.{field}" for register, field in self._ports
+                   if (register, field) not in self._actions]
+        if missing:
+            raise ValueError(f"fields without a behaviour attached: {', '.join(missing)}")
         m = Module()
         bus = self.bus
+        for key, action in self._actions.items():
+            m.submodules[_identifier(*key)] = action
+            connect(m, self._ports[key], action.port)
+
+        def field_logic(register, field, selected):
+            """The field's read value; its write strobe and data where a write reaches it."""
+            key = register.name, field.name
+            if field.access is Access.CONST:
+                return field.value
+            if field.access is Access.RW:
+                stored = self._stored[key]
+                with m.If(bus.w_en & selected):
+                    m.d.comb += stored.next.eq(bus.w_data[field.lsb:][:field.width])
+                with m.Else():
+                    m.d.comb += stored.next.eq(stored.data)
+                m.d.sync += stored.data.eq(stored.next)
+                return stored.data
+            port = self._ports[key]
+            if field.access.writable:
+                m.d.comb += [
+                    port.w_stb.eq(bus.w_en & selected),
+                    port.w_data.eq(bus.w_data[field.lsb:][:field.width]),
+                ]
+            return port.r_data
 
         # One address decoder per register for writes and errors. Reads are a two-level
-        # multiplexer: first among the registers of one 64-byte block (one filter entry's
-        # registers share one), beside those registers, then among the blocks. A single
-        # AND-OR over every register would pull all their bits to one place.
+        # multiplexer: first among the registers of one block (one filter entry's registers
+        # share one), beside those registers, then among the blocks. A single AND-OR over
+        # every register would pull all their bits to one place.
         mapped = 0
         write_to_read_only = 0
-        blocks = {}
-        for register in self.register_map:
-            selected = Signal(name=f"select_{register.name.replace('.', '_')}")
-            m.d.comb += selected.eq(bus.addr == register.address)
-            mapped = mapped | selected
-            if not register.writable:
-                write_to_read_only = write_to_read_only | selected
-            register_value = 0
-            for field in register.fields:
-                port = self._ports[register.name, field.name]
-                register_value = register_value | (port.value << field.lsb)
-                if field.access in ("rw", "ext"):
-                    m.d.comb += [
-                        port.w_stb.eq(bus.w_en & selected),
-                        port.w_data.eq(bus.w_data[field.lsb:][:field.width]),
-                    ]
-                if field.access == "rw":
-                    with m.If(port.w_stb):
-                        m.d.sync += port.value.eq(port.w_data)
-            blocks.setdefault(register.address >> _BLOCK_BITS, []).append(
-                (register.address, register_value))
-
-        block_bits = min(_BLOCK_BITS, len(bus.addr))
-        aligned = bus.addr[:2] == 0
+        aligned = bus.addr[:_ADDRESS_OFFSET_BITS] == 0
         read_value = 0
-        for block, members in blocks.items():
-            block_value = Signal(CSR_DATA_WIDTH, name=f"read_block{block}")
-            with m.Switch(bus.addr[2:block_bits]):
-                for address, register_value in members:
-                    with m.Case((address >> 2) % (1 << (block_bits - 2))):
+        for block in self.register_map.blocks:
+            register_values = {}
+            for register in block.registers:
+                selected = Signal(name=f"select_{register.name.replace('.', '_')}")
+                m.d.comb += selected.eq(bus.addr == register.address)
+                mapped = mapped | selected
+                if not register.writable:
+                    write_to_read_only = write_to_read_only | selected
+                register_values[register] = 0
+                for field in register.fields:
+                    register_values[register] |= field_logic(register, field, selected) << field.lsb
+            block_bits = exact_log2(block.size)
+            block_value = Signal(CSR_DATA_WIDTH, name=f"read_{block.name}")
+            with m.Switch(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]):
+                for register, register_value in register_values.items():
+                    with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
                         m.d.comb += block_value.eq(register_value)
                 with m.Default():
                     m.d.comb += block_value.eq(0)
-            in_block = aligned & (bus.addr[block_bits:] == block)
+            in_block = aligned & (bus.addr[block_bits:] == block.base >> block_bits)
             read_value = read_value | Mux(in_block, block_value, 0)
 
         # Misaligned addresses select no register and so are unmapped.

@@ -21,6 +21,9 @@ class CSRBusSignature(wiring.Signature):
     """The bus as seen by its initiator."""
 
     def __init__(self, addr_width):
+        if not isinstance(addr_width, int) or isinstance(addr_width, bool) or addr_width < 2:
+            raise ValueError(f"CSRBusSignature: addr_width must be an int of at least 2 (a "
+                             f"byte address of 4-byte registers), not {addr_width!r}")
         self.addr_width = addr_width
         super().__init__({
             "addr":   Out(addr_width),

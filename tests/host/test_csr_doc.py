@@ -1,6 +1,6 @@
 import pathlib
 
-from tests.paths import DOCS
+from tests.paths import DOCS, REPOSITORY
 from matndp.hw.config import NDPConfig
 from matndp.host.csr_doc import render_csr_markdown
 
@@ -17,3 +17,14 @@ def test_every_register_is_documented():
                  "IRQ_ENABLE", "CTRL", "BASE_LO", "BASE_HI", "SIZE_LO", "SIZE_HI", "KERNEL_PC",
                  "ARG_INDEX", "EXPECTED", "HITS"):
         assert f"**{name}**" in text
+
+
+def test_the_generated_file_says_how_to_regenerate_it():
+    first_line = render_csr_markdown(NDPConfig()).splitlines()[0]
+    assert first_line.startswith("<!--") and "do not edit" in first_line and "`make docs`" in first_line
+
+
+def test_make_docs_runs_the_command_the_header_names():
+    makefile = (REPOSITORY / "Makefile").read_text()
+    recipe = makefile.split("\ndocs:", 1)[1].splitlines()[1]
+    assert recipe.strip() == "$(MATNDP) csr doc --output docs/csr.md"
