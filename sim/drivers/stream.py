@@ -10,8 +10,8 @@ coroutine for all ports keeps the per-cycle Python cost low.
 
 Idle cycles of a source and back-pressure of a sink come from a
 :class:`~matndp.sim.drivers.pause.PausePattern`, drawn from a seeded generator so that a
-failing run can be replayed; ``hold`` stops an end entirely. A source never withdraws an
-offer: once ``valid`` is up, it and the payload stay until the transfer, as the stream
+failing run can be replayed; ``hold`` stops an end (a source still completes the offer it
+has up). A source never withdraws an offer: once ``valid`` is up, it and the payload stay until the transfer, as the stream
 rules require; a pause only delays the start of the next offer.
 
 Reset (the loop's ``reset`` signal, synchronous, active high): no transfer is counted at
