@@ -1,18 +1,127 @@
-"""Exported Verilog of the designs the testbenches run, written once per configuration."""
+"""Exported Verilog of the designs the testbenches run, written once per configuration,
+and the passage of a configuration to a testbench.
 
+A testbench runs in the simulator's own process; it learns the configuration its design
+was built with from the environment (:func:`config_environment` on the launching side,
+:func:`config_from_environment` in the testbench).
+"""
+
+from dataclasses import asdict, fields, is_dataclass
+import functools
 import hashlib
+import json
+import os
+import typing
+
+from amaranth.hdl import Module, Shape
+from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
 
 from matndp.hw.config import NDPConfig
 from matndp.hw.export import export_verilog
+from matndp.hw.layouts import MemoryPortSignature, request_layout, response_layout
 from matndp.hw.ndp_slice import NDPSlice
 from .runner import build_root, write_if_changed
 
 
-__all__ = ["ndp_slice_verilog"]
+__all__ = ["ndp_slice_verilog", "MemoryPortFIFOs", "memory_port_fifos_verilog",
+           "CONFIG_VARIABLE", "config_environment", "config_from_environment", "config_from_json"]
+
+
+CONFIG_VARIABLE = "MATNDP_CONFIG"
+
+
+# Exporting the slice takes seconds, and a test process asks for the same few designs
+# again and again: each is exported once per process and build directory.
+@functools.cache
+def _exported(build, build_design, name, parameters):
+    text = export_verilog(build_design(*parameters), name)
+    tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]
+    return write_if_changed(build / "verilog" / f"{name}-{tag}.v", text)
+
+
+def _design_file(build_design, name, *parameters):
+    path = _exported(build_root(), build_design, name, parameters)
+    if not path.exists():
+        _exported.cache_clear()
+        path = _exported(build_root(), build_design, name, parameters)
+    return path
 
 
 def ndp_slice_verilog(config=None):
-    config = config or NDPConfig()
-    text = export_verilog(NDPSlice(config), "ndp_slice")
-    tag = hashlib.sha256(repr(config).encode()).hexdigest()[:8]
-    return write_if_changed(build_root() / "verilog" / f"ndp_slice-{tag}.v", text)
+    return _design_file(NDPSlice, "ndp_slice", config or NDPConfig())
+
+
+class MemoryPortFIFOs(wiring.Component):
+    """A memory port passed through one FIFO per direction (requests GPU → memory, read
+    responses memory → GPU): the device the stream drivers and the memory model are tested
+    on, with a reset, back-pressure and a few entries of buffering."""
+
+    def __init__(self, config, depth=4):
+        self.config = config
+        self.depth = depth
+        super().__init__({
+            "gpu": In(MemoryPortSignature(config)),
+            "mem": Out(MemoryPortSignature(config)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.requests = requests = SyncFIFOBuffered(
+            width=Shape.cast(request_layout(self.config)).width, depth=self.depth)
+        m.submodules.responses = responses = SyncFIFOBuffered(
+            width=Shape.cast(response_layout(self.config)).width, depth=self.depth)
+        for fifo, into, out_of in ((requests, self.gpu.req, self.mem.req),
+                                   (responses, self.mem.resp, self.gpu.resp)):
+            m.d.comb += [
+                fifo.w_data.eq(into.payload),
+                fifo.w_en.eq(into.valid),
+                into.ready.eq(fifo.w_rdy),
+                out_of.payload.eq(fifo.r_data),
+                out_of.valid.eq(fifo.r_rdy),
+                fifo.r_en.eq(out_of.ready),
+            ]
+        return m
+
+
+def memory_port_fifos_verilog(config, depth=4):
+    return _design_file(MemoryPortFIFOs, "memory_port_fifos", config, depth)
+
+
+def config_environment(config):
+    """The environment that hands ``config`` to a testbench."""
+    if not isinstance(config, NDPConfig):
+        raise TypeError(f"expected an NDPConfig, not {config!r}")
+    return {CONFIG_VARIABLE: json.dumps(asdict(config), sort_keys=True)}
+
+
+def _build(cls, values, where):
+    if not isinstance(values, dict):
+        raise ValueError(f"{where}: expected an object of {cls.__name__} parameters, not {values!r}")
+    known = {item.name for item in fields(cls)}
+    unknown = set(values) - known
+    if unknown:
+        raise ValueError(f"{where}: {cls.__name__} has no parameter(s) {', '.join(sorted(unknown))}")
+    types = typing.get_type_hints(cls)
+    arguments = {}
+    for name, value in values.items():
+        kind = types[name]
+        arguments[name] = _build(kind, value, f"{where}.{name}") if is_dataclass(kind) else value
+    return cls(**arguments)
+
+
+def config_from_json(text, where=CONFIG_VARIABLE):
+    """The :class:`NDPConfig` that :func:`config_environment` serialized; validated as
+    any configuration a user builds."""
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{where}: not JSON ({error})") from None
+    return _build(NDPConfig, values, where)
+
+
+def config_from_environment():
+    """The configuration the launching side put in the environment, or the default."""
+    text = os.environ.get(CONFIG_VARIABLE)
+    return NDPConfig() if text is None else config_from_json(text)

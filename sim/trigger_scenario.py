@@ -36,8 +36,8 @@ class GoldenResult:
 
 
 def matching_entry(entries, request):
-    """The filter index a request triggers (lowest index wins), or None: the rule of
-    ARCHITECTURE §4.2 written independently of the RTL."""
+    """The filter index a request triggers (lowest index wins), or None: the matching
+    rule of docs/trigger.md, written independently of the RTL."""
     for index in sorted(entries):
         entry = entries[index]
         if entry.base <= request["addr"] < entry.end and \
@@ -51,13 +51,18 @@ def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1)
     other traffic interleaved: unrelated writes and reads, consumer reads of the output
     (which must not trigger: its entry fires on writes), reads of the next layer's weights
     (which must trigger, with the data memory returns), partial-mask writes and accesses
-    just outside every range."""
+    just outside every range.
+
+    The output's entry is 0, the weights' 1 and a retired range's (programmed, then
+    disabled) 2, as far as ``config`` has entries. With a single entry, the output's entry
+    fires on reads too, so that both kinds of event still occur."""
     rng = random.Random(seed)
     sector = config.sector_bytes
     full = (1 << sector) - 1
+    slots = config.trigger.filter_entries
     stream = conv_output_write_stream(layer, max_tiles=tiles, sector_bytes=sector, seed=seed,
                                       base=0x12_3400_0000 & ~(sector - 1))
-    output = FilterRange(stream.base, stream.tensor_bytes, on_write=True, on_read=False,
+    output = FilterRange(stream.base, stream.tensor_bytes, on_write=True, on_read=slots == 1,
                          kernel_pc=0x0040, arg_index=1)
     weights_array = np.random.default_rng(seed + 1).standard_normal(4096, dtype=np.float32) * np.float32(0.05)
     weights = FilterRange(0x02_0000_0000, weights_array.nbytes, on_write=False, on_read=True,
@@ -65,6 +70,9 @@ def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1)
     retired = FilterRange(0x03_0000_0000, 64 * sector, on_write=True, on_read=True)
     unrelated_base = 0x04_0000_0000
     unrelated_sectors = 512
+    if output.end > 1 << config.addr_width:
+        raise ValueError(f"the scenario's address ranges need {output.end.bit_length()} address bits; "
+                         f"the configuration has {config.addr_width}")
 
     def words(count):
         return [rng.getrandbits(8 * sector) for _ in range(count)]
@@ -119,11 +127,12 @@ def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1)
             request["id"] = read_id
             read_id = (read_id + 1) % (1 << config.id_width)
 
-    entries = {0: output, 1: weights}
+    entries = {index: entry for index, entry in enumerate((output, weights)) if index < slots}
+    disabled = {2: retired} if slots > 2 else {}
     golden_hits = _count_hits(entries, requests)
     entries = {index: replace(entry, expected=golden_hits[index])
                for index, entry in entries.items()}
-    return Scenario(config=config, entries=entries, disabled_entries={2: retired},
+    return Scenario(config=config, entries=entries, disabled_entries=disabled,
                     preload=[(weights.base, weights_array)], requests=requests,
                     description={"layer": layer, "tiles": tiles, "layer_writes": len(writes),
                                  "other_requests": len(others), "requests": len(requests)})

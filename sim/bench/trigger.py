@@ -26,5 +26,6 @@ def bench_trigger_stream(quick=False):
                 "stall_cycles": measured["stall_cycles"],
             }
     return {"testbench": "per-cycle Python drivers (GPU source, response and event sinks, "
-                         "memory model); Verilator built with the runner's defaults",
+                         "memory model), stream-rule monitors on the slice's outputs and the "
+                         "stall observer; Verilator built with the runner's defaults",
             "runs": results}

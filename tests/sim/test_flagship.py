@@ -17,11 +17,12 @@ def test_flagship_writes_waveform_save_file_and_report(tmp_path):
         assert group in save
     assert "ndp_slice.events__valid" in save and "ndp_slice.gpu__req__payload[" in save
 
-    scenario = build_scenario(NDPConfig(), tiles=1, seed=3)
+    config = NDPConfig()
+    scenario = build_scenario(config, tiles=1, seed=3)
     golden = golden_replay(scenario)
     expected_events = len(golden.write_events) + len(golden.read_events)
     assert report["rtl"]["requests"] == len(scenario.requests)
     assert report["rtl"]["trigger_events"] == expected_events
-    assert report["host"]["gpu_reread_bytes_avoided"] == len(golden.write_events) * 32
+    assert report["host"]["gpu_reread_bytes_avoided"] == len(golden.write_events) * config.sector_bytes
     assert json.loads((tmp_path / "report.json").read_text()) == report
     assert "trigger events" in (tmp_path / "report.md").read_text()
