@@ -460,8 +460,6 @@ def _parse(source, text):
             if directive == "kernel":
                 if kernel_name is not None:
                     raise source.error(number, head.column, "one .kernel per file")
-                if lines or arguments or sections:
-                    raise source.error(number, head.column, ".kernel comes first")
                 if len(rest) != 1 or not NAME.match(rest[0].text):
                     raise source.error(number, head.column, ".kernel takes one name: .kernel NAME")
                 kernel_name = rest[0].text

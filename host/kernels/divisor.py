@@ -9,9 +9,10 @@ For a divisor ``d`` and a shift ``k``, the multiplier ``m = ceil(2^k / d)`` over
 which rounds down to ``q`` exactly when ``r·2^k + n·e < d·2^k``. Over ``0 … N`` the left
 side is largest either at ``n = N`` or at the largest ``n ≤ N`` with ``r = d − 1`` (within
 the last ``d`` dividends it falls by ``2^k + e`` per step except where ``r`` wraps), so
-checking those two dividends checks them all. A larger multiplier only increases ``e``
-and a smaller one fails at ``n = d``, so when this ``m`` fails (or does not fit 32 bits)
-for every shift, no descriptor exists for that range.
+checking those two dividends checks them all. When ``N < d`` every quotient is 0 and the
+multiplier 0 serves. Otherwise a larger multiplier only increases ``e`` and a smaller one
+fails at ``n = d``, so when this ``m`` fails (or does not fit 32 bits) for every shift, no
+descriptor exists for that range.
 """
 
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ def divisor_descriptor(divisor, max_dividend=MAX_DIVIDEND):
     if not 0 <= max_dividend <= MAX_DIVIDEND:
         raise ValueError(f"max_dividend {max_dividend} is outside 0 … {MAX_DIVIDEND} "
                          f"(divc and remc divide a[31:0])")
+    if max_dividend < divisor:
+        return DivisorDescriptor(divisor, 0, 0)
     for shift in range(_MAX_SHIFT + 1):
         multiplier = -(-(1 << shift) // divisor)
         if multiplier > _MAX_MULTIPLIER:

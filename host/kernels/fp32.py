@@ -101,10 +101,63 @@ def fma(a, b, c):
     return canonical(result)
 
 
+def _round_to_odd_sum(product, addend):
+    """product + addend (float64 arrays) rounded to odd at float64 precision."""
+    total = product + addend
+    virtual = total - product
+    error = (product - (total - virtual)) + (addend - virtual)
+    bits = total.view(np.uint64)
+    fix = (error != 0) & np.isfinite(total) & ((bits & np.uint64(1)) == 0)
+    if fix.any():
+        step = np.where((error > 0) == (total > 0), 1, -1)
+        total = np.where(fix, (bits.astype(np.int64) + step).view(np.float64), total)
+    return total
+
+
+def fma_accumulate(state, index, b, c):
+    """``state[index[k]] = fma(b[k], c[k], state[index[k]])`` for k = 0, 1, … in order
+    (a chain of fused multiply-adds with one rounding each), on bit patterns: ``state``
+    is (S, lanes), ``b`` and ``c`` are (K, lanes). One numpy step per round of distinct
+    rows, so that a long chain into few rows stays fast."""
+    index = np.asarray(index)
+    count = len(index)
+    order = np.argsort(index, kind="stable")
+    starts = np.r_[0, np.flatnonzero(index[order][1:] != index[order][:-1]) + 1]
+    rank = np.empty(count, dtype=np.int64)
+    rank[order] = np.arange(count) - np.repeat(starts, np.diff(np.r_[starts, count]))
+    by_round = np.argsort(rank, kind="stable")
+    bounds = np.searchsorted(rank[by_round], np.arange(int(rank.max()) + 2 if count else 1))
+    with np.errstate(all="ignore"):
+        products = (_floats(b).astype(np.float64) * _floats(c).astype(np.float64))[by_round]
+        rows = index[by_round]
+        values = _floats(state).astype(np.float64)
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            chosen = rows[start:end]
+            total = _round_to_odd_sum(products[start:end], values[chosen])
+            values[chosen] = total.astype(np.float32).astype(np.float64)
+        result = values.astype(np.float32).view(np.uint32)
+    return canonical(result)
+
+
 def _order_key(bits):
     """An unsigned key in numeric order for non-NaN patterns (−0 below +0)."""
     bits = _bits(bits)
     return np.where(bits & _SIGN, ~bits, bits | _SIGN).astype(np.uint32)
+
+
+def _from_order_key(key):
+    return np.where(key & _SIGN, key ^ _SIGN, ~key).astype(np.uint32)
+
+
+def maximum_accumulate(state, index, values):
+    """``state[index[k]] = maximum(state[index[k]], values[k])`` for every k; maximum is
+    a selection (NaN propagating, −0 < +0), so the order does not matter and one
+    unbuffered ``ufunc.at`` over order keys does it (NaN keyed above everything)."""
+    def keys(bits):
+        return np.where(is_nan(bits), np.uint32(0xFFFFFFFF), _order_key(bits)).astype(np.uint32)
+    accumulated = keys(state)
+    np.maximum.at(accumulated, np.asarray(index), keys(values))
+    return canonical(np.where(accumulated == 0xFFFFFFFF, CANONICAL_NAN, _from_order_key(accumulated)))
 
 
 def minimum(a, b):

@@ -351,18 +351,6 @@ def _word_store(threads, instruction, selected):
     machine.memory_words[words] = (value[good] & _MASK32).astype(np.uint32)
 
 
-def _occurrence_rounds(keys):
-    """Index sets, in order, each holding at most one occurrence of every key, such that
-    applying them one after the other applies each key's occurrences in list order."""
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1]
-    rank = np.arange(len(keys)) - np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
-    ranks = np.empty(len(keys), dtype=np.int64)
-    ranks[order] = rank
-    return [np.flatnonzero(ranks == r) for r in range(int(rank.max()) + 1 if len(keys) else 0)]
-
-
 def _atomic(opcode):
     def execute(threads, instruction, selected):
         machine = threads.machine
@@ -392,15 +380,14 @@ def _atomic(opcode):
             with np.errstate(all="ignore"):
                 np.add.at(store.view(np.float32), words, value.reshape(-1).view(np.float32))
             store[words] = fp32.canonical(store[words])
-        elif opcode is Opcode.SAMOMAX:
-            for chosen in _occurrence_rounds(sectors):
-                part = words.reshape(-1, lanes)[chosen]
-                store[part] = fp32.maximum(store[part], value[chosen])
         else:
-            factor = np.broadcast_to(factor, (len(good), lanes))[good]
-            for chosen in _occurrence_rounds(sectors):
-                part = words.reshape(-1, lanes)[chosen]
-                store[part] = fp32.fma(factor[chosen], value[chosen], store[part])
+            touched, inverse = np.unique(sectors, return_inverse=True)
+            rows = machine.scratchpad_sectors
+            if opcode is Opcode.SAMOMAX:
+                rows[touched] = fp32.maximum_accumulate(rows[touched], inverse.reshape(-1), value)
+            else:
+                factor = np.broadcast_to(factor, (len(good), lanes))[good]
+                rows[touched] = fp32.fma_accumulate(rows[touched], inverse.reshape(-1), factor, value)
     return execute
 
 
