@@ -15,7 +15,7 @@ Every error is an :class:`AssemblyError` naming the file, line and column.
 import difflib
 import pathlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from matndp.hw.engine.isa import (ARGUMENT_WORDS, REGISTER_COUNT, SPEC_BY_MNEMONIC, SPECIALS,
                                   Element, ImmediateUse, Instruction, Opcode, Operand,

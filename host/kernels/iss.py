@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from matndp.hw.config import NDPConfig
-from matndp.hw.engine.isa import (ARGUMENT_WORDS, ErrorCause, IllegalInstruction,
-                                  Instruction, Opcode, ScalarSpecial)
-from matndp.host.kernels.image import KernelImage, Section, section_ranges
+from matndp.hw.engine.isa import (ARGUMENT_WORDS, NO_TRIGGER_SPECIALS, ErrorCause,
+                                  IllegalInstruction, Instruction, Opcode, ScalarSpecial)
+from matndp.host.kernels.image import KernelImage, Section
 from matndp.host.kernels.memory import Memory
 from matndp.host.kernels.races import AccessTracker, UndoLog
 from matndp.host.kernels.semantics import EXECUTE, OrderViolation, Threads
@@ -533,8 +533,9 @@ class InstructionSetSimulator:
         entries = np.array([index], dtype=np.int64)
         lo, hi = self._entry_lo[entries], self._entry_hi[entries]
         zero = np.zeros(1, dtype=np.uint64)
-        specials = {special: zero for special in ScalarSpecial}
+        specials = {special: zero for special in ScalarSpecial if special in NO_TRIGGER_SPECIALS}
         specials[ScalarSpecial.ENTRY] = entries.astype(np.uint64)
+        specials[ScalarSpecial.SLOT] = zero
         specials[ScalarSpecial.COMPLETED] = np.array([self.status[index].completed], dtype=np.uint64)
         return Threads(self, ids=np.array([-1]), entries=entries,
                        starts=lo + self.entries[index].kernel.sections[section], lo=lo, hi=hi,

@@ -5,8 +5,9 @@ and race reports."""
 import numpy as np
 import pytest
 
-from matndp.hw.engine.isa import ErrorCause, Instruction, Opcode, Operand, OperandKind
+from matndp.hw.engine.isa import ErrorCause, Instruction, Opcode
 from matndp.host.kernels.assembler import assemble
+from matndp.host.kernels.bench import BENCH_KERNELS
 from matndp.host.kernels.image import KernelImage, Section
 from matndp.host.kernels.iss import (FilterEntry, InstructionSetSimulator, IssConfig, RaceError,
                                      TriggerEvent, TriggerEvents)
@@ -14,12 +15,7 @@ from matndp.host.kernels.memory import Memory, MemoryImageError
 from matndp.sim.golden.fp import reference
 
 
-RELU = """.kernel relu
-.arg OUT 0
-.main
-    vmax   v1, DATA, 0.0
-    vst.x  [OFFSET + OUT], v1
-"""
+RELU = BENCH_KERNELS["relu"]
 
 STATS = """.kernel stats            ; per-lane sum and sum of squares, reduced at the end
 .arg OUT 0
@@ -364,3 +360,64 @@ def test_memory_regions():
         memory.place("a", np.zeros(1))
     with pytest.raises(MemoryImageError, match="no region 'c'"):
         memory.tensor("c")
+
+
+def test_the_window_and_the_address_width_bound_memory_accesses():
+    source = ".kernel reach\n.arg AT 0\n.main\n    vld.x v1, [AT]\n"
+    for config, address in ((IssConfig(window=(0, 256)), 256), (IssConfig(window=(256, 256)), 0),
+                            (IssConfig(addr_width=9), 512), (IssConfig(), 1 << 63)):
+        memory = Memory(4096)
+        simulator = InstructionSetSimulator(memory, [FilterEntry(0, 32, assemble(source), (address,))], config)
+        fault = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(8, np.float32))).entries[0].error
+        assert fault is not None and fault.cause is ErrorCause.OUT_OF_WINDOW, (config, address)
+    inside = InstructionSetSimulator(Memory(4096), [FilterEntry(0, 32, assemble(source), (224,))],
+                                     IssConfig(window=(0, 256)))
+    assert inside.run(TriggerEvents.sectors(0, 0, np.zeros(8, np.float32))).entries[0].error is None
+
+
+def test_maximum_reduction_in_the_scratchpad():
+    source = """.kernel running_max
+.arg OUT 0
+.init
+    vneg v1, inf
+    sst.x [64], v1
+.main
+    samomax.r.x [64], DATA
+.final
+    sld v1, [64]
+    vredmax v1, v1
+    vst.x [OUT], v1
+"""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(8 * 500).astype(np.float32)
+    x[17] = -0.0
+    memory = Memory(x.nbytes + 32)
+    base, out = memory.reserve("x", x.nbytes), memory.reserve("out", 32, dtype=np.float32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(base, x.nbytes, assemble(source), (out,), 500)])
+    simulator.run(TriggerEvents.sectors(0, base, x))
+    assert (memory.tensor("out") == x.max()).all()
+
+
+def test_initializer_and_finalizer_see_no_trigger():
+    source = """.kernel edges
+.arg OUT 0
+.init
+    sw [OUT], COMPLETED
+    sw.x [OUT + 4], OFFSET
+.main
+    exit
+.final
+    sw [OUT + 8], COMPLETED
+    sw [OUT + 12], SEQ
+    sw [OUT + 16], ENTRY
+    sw [OUT + 20], MASK
+    vst.x [OUT + 32], DATA
+"""
+    memory = Memory(4096)
+    trigger, out = memory.reserve("t", 96), memory.reserve("out", 64, dtype=np.uint32)
+    memory.write(out, np.full(16, 0xAAAAAAAA, np.uint32))
+    simulator = InstructionSetSimulator(memory, {1: FilterEntry(trigger, 96, assemble(source), (out,), 3)})
+    result = simulator.run(TriggerEvents.sectors(1, trigger, np.ones(24, np.float32)))
+    assert result.entries[1].finalized
+    got = memory.tensor("out")
+    assert got[:6].tolist() == [0, 0, 3, 0, 1, 0] and (got[8:] == 0).all()

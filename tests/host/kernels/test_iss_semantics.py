@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from matndp.host.kernels.divisor import divisor_descriptor
-from matndp.sim.golden.fp import (CANONICAL_NAN, bits_to_float, canonicalize_nans,
+from matndp.sim.golden.fp import (bits_to_float, canonicalize_nans,
                                   directed_operands, float_to_bits, mismatches,
                                   random_operands, reference)
 from tests.host.kernels.harness import run_scalar, run_vector
