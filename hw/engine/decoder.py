@@ -2,10 +2,8 @@
 
 Every control value is a constant per opcode taken from :data:`~.isa.INSTRUCTIONS`, so
 the decoder cannot disagree with the assembler, the instruction-set simulator or the
-documentation. A word is legal when its opcode exists and every field obeys the
-instruction's rules: unused fields are zero, a scalar operand names no vector special (and the
-reverse), the immediate stands in an operand only where the instruction allows it, and
-``release`` appears only on scratchpad atomics, and an immediate no operand uses is zero.
+documentation. A word is legal exactly when :meth:`~.isa.Instruction.check` accepts it
+(the rules are stated there once; a test compares the two on random words).
 """
 
 from amaranth.hdl import Module, Signal, unsigned
@@ -120,9 +118,11 @@ class Decoder(wiring.Component):
             legal &= with_kind
         if not spec.is_atomic:
             legal &= word.release == 0
+        if spec.opcode is Opcode.EXIT or spec.unit is Unit.BRANCH:
+            legal &= word.exit == 0
         if spec.immediate is ImmediateUse.OPERAND:
-            uses_immediate = 0
-            for name in spec.sources:
-                uses_immediate |= getattr(word, name).kind == OperandKind.IMMEDIATE
-            legal &= uses_immediate | (word.imm == 0)
+            immediates = sum(getattr(word, name).kind == OperandKind.IMMEDIATE
+                             for name in spec.sources)
+            legal &= immediates <= 1
+            legal &= (immediates != 0) | (word.imm == 0)
         return legal

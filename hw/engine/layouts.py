@@ -10,7 +10,7 @@ from amaranth.hdl import unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .isa import Opcode
+from .isa import ErrorCause, Opcode
 
 
 __all__ = [
@@ -212,17 +212,6 @@ def entry_status_layout(config):
         "stopped":   unsigned(1), # an error stopped the entry's kernels
         "busy":      unsigned(1), # an initializer or finalizer is pending or running
     })
-
-
-class ErrorCause(enum.Enum, shape=3):
-    """Why a kernel was stopped (the ERROR_CAUSE register)."""
-    NONE = 0
-    ILLEGAL_INSTRUCTION = 1
-    MISALIGNED = 2
-    OUT_OF_WINDOW = 3
-    SCRATCHPAD_RANGE = 4
-    WATCHDOG = 5
-    MEMORY_ERROR = 6
 
 
 def error_layout(config):

@@ -15,6 +15,7 @@ import sys
 COMMAND_MODULES = [
     "matndp.sim.cli.doctor",
     "matndp.sim.cli.csr",
+    "matndp.sim.cli.kernel",
     "matndp.sim.cli.model",
     "matndp.sim.cli.gpu",
     "matndp.sim.cli.tier",
@@ -23,11 +24,20 @@ COMMAND_MODULES = [
 ]
 
 
-__all__ = ["main", "UsageError"]
+__all__ = ["main", "UsageError", "emit_text"]
 
 
 class UsageError(Exception):
     """Bad input from the command line or a configuration file: exit code 2."""
+
+
+def emit_text(text, output=None):
+    """Write a generated document to ``output`` (saying so), or to standard output."""
+    if output:
+        from matndp.host.output import write_text
+        print(f"wrote {write_text(output, text)}")
+    else:
+        sys.stdout.write(text)
 
 
 def build_parser():

@@ -1,18 +1,12 @@
 """``matndp csr doc``: render the CSR map from its one description."""
 
-import sys
-
 from matndp.hw.config import NDPConfig
+from matndp.sim.cli import emit_text
 
 
 def run_doc(args):
     from matndp.host.csr_doc import render_csr_markdown
-    text = render_csr_markdown(NDPConfig())
-    if args.output:
-        from matndp.host.output import write_text
-        print(f"wrote {write_text(args.output, text)}")
-    else:
-        sys.stdout.write(text)
+    emit_text(render_csr_markdown(NDPConfig()), args.output)
     return 0
 
 

@@ -1,0 +1,423 @@
+"""Whole kernels on the simulator: results against numpy written from the kernels'
+definitions, the trigger-order model (init, main, final, atomics), faults and draining,
+and race reports."""
+
+import numpy as np
+import pytest
+
+from matndp.hw.engine.isa import ErrorCause, Instruction, Opcode
+from matndp.host.kernels.assembler import assemble
+from matndp.host.kernels.bench import BENCH_KERNELS
+from matndp.host.kernels.image import KernelImage, Section
+from matndp.host.kernels.iss import (FilterEntry, InstructionSetSimulator, IssConfig, RaceError,
+                                     TriggerEvent, TriggerEvents)
+from matndp.host.kernels.memory import Memory, MemoryImageError
+from matndp.sim.golden.fp import reference
+
+
+RELU = BENCH_KERNELS["relu"]
+
+STATS = """.kernel stats            ; per-lane sum and sum of squares, reduced at the end
+.arg OUT 0
+.init
+    sst    [0], v0
+    sst.x  [32], v0
+.main
+    samoadd     [0], DATA
+    samofma.r.x [32], DATA, DATA
+.final
+    sld    v1, [0]
+    sld    v2, [32]
+    vredsum v1, v1
+    vredsum v2, v2
+    vst    [OUT], v1
+    vst.x  [OUT + 32], v2
+"""
+
+
+def _ieee_max_zero(x):
+    bits = x.view(np.uint32)
+    out = np.where((bits >> 31) == 1, 0, bits).astype(np.uint32)   # every negative (and −0) → +0
+    nan = np.isnan(x)
+    out[nan] = 0x7FC00000
+    return out
+
+
+def _tree_sum(lanes):
+    lanes = lanes.astype(np.float32)
+    while len(lanes) > 1:
+        lanes = (lanes[0::2] + lanes[1::2]).astype(np.float32)
+    return lanes[0]
+
+
+@pytest.mark.parametrize("batch", [16384, 5])
+def test_relu_over_a_tensor_triggered_by_writes(batch):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(4096).astype(np.float32)
+    x[:4] = [-0.0, np.nan, -np.inf, 1e-45]
+    memory = Memory(2 * x.nbytes)
+    source, out = memory.reserve("x", x.nbytes), memory.reserve("y", x.nbytes, dtype=np.float32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(source, x.nbytes, assemble(RELU), (out,),
+                                                             expected=len(x) // 8)],
+                                        IssConfig(batch=batch))
+    order = rng.permutation(len(x) // 8)
+    result = simulator.run(TriggerEvents.sectors(0, source, x, order=order))
+    assert (memory.tensor("y").view(np.uint32) == _ieee_max_zero(x)).all()
+    assert (memory.read(source, np.float32, len(x)).view(np.uint32) == x.view(np.uint32)).all()
+    status = result.entries[0]
+    assert (status.triggers, status.completed, status.drained, status.finalized) == (512, 512, 0, True)
+    assert result.instructions == 2 * 512
+
+
+@pytest.mark.parametrize("batch", [16384, 3])
+def test_scratchpad_reduction_with_init_and_final(batch):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(8 * 3000) * 10.0 ** rng.integers(-3, 4, 8 * 3000)).astype(np.float32)
+    memory = Memory(x.nbytes + 64)
+    source, out = memory.reserve("x", x.nbytes), memory.reserve("out", 64, dtype=np.float32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(source, x.nbytes, assemble(STATS), (out,),
+                                                             expected=3000)], IssConfig(batch=batch))
+    order = rng.permutation(3000)
+    result = simulator.run(TriggerEvents.sectors(0, source, x, order=order))
+    rows = x.reshape(-1, 8)[order]
+    sums, squares = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    for row in rows:                        # trigger order, one rounding per step
+        sums = (sums + row).astype(np.float32)
+        squares = reference("fma", row.view(np.uint32), row.view(np.uint32),
+                            squares.view(np.uint32)).view(np.float32)
+    got = memory.tensor("out")
+    assert got[0] == _tree_sum(sums) and (got[:8] == got[0]).all()
+    assert got[8] == _tree_sum(squares)
+    assert result.entries[0].finalized and result.sequential_batches == 0
+
+
+def test_branch_loop_in_a_finalizer():
+    source = """.kernel histogram_sum
+.arg OUT 0
+.arg COUNT 1
+.init
+    add x1, x0, 0
+clear:
+    sst [x1], v0
+    add x1, x1, 32
+    bltu x1, COUNT, clear
+    exit
+.main
+    and x1, SEQ, 3               ; four accumulators, chosen by trigger number
+    shl x1, x1, 5
+    samoadd.r.x [x1], DATA
+.final
+    add x1, x0, 0
+    add x2, x0, 0
+loop:                            ; v1 = sum of the accumulators, in order
+    sld v2, [x1]
+    vadd v1, v1, v2
+    add x1, x1, 32
+    bltu x1, COUNT, loop
+    vst.x [OUT], v1
+"""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(8 * 101).astype(np.float32)
+    memory = Memory(x.nbytes + 32)
+    base, out = memory.reserve("x", x.nbytes), memory.reserve("out", 32, dtype=np.float32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(base, x.nbytes, assemble(source),
+                                                             (out, 4 * 32), expected=101)])
+    simulator.run(TriggerEvents.sectors(0, base, x))
+    accumulators = np.zeros((4, 8), np.float32)
+    for seq, row in enumerate(x.reshape(-1, 8)):
+        accumulators[seq % 4] = (accumulators[seq % 4] + row).astype(np.float32)
+    total = np.zeros(8, np.float32)
+    for row in accumulators:
+        total = (total + row).astype(np.float32)
+    assert (memory.tensor("out").view(np.uint32) == total.view(np.uint32)).all()
+
+
+def test_specials_and_masked_stores():
+    source = """.kernel specials
+.arg OUT 0
+.main
+    shl x1, SEQ, 6
+    add x1, x1, OUT
+    vsplat v1, OFFSET
+    vsel v7, LANE, v1, LANEMASK
+    vst [x1], v7
+    vstm.x [x1 + 32], DATA
+"""
+    memory = Memory(64 * 4 + 128)
+    trigger, out = memory.reserve("t", 128), memory.reserve("out", 64 * 4, dtype=np.uint32)
+    memory.write(out, np.full(64 * 4 // 4, 0xEEEEEEEE, np.uint32))
+    entries = {3: FilterEntry(trigger, 128, assemble(source), (out,))}
+    simulator = InstructionSetSimulator(memory, entries)
+    data = [bytes(range(i * 32, i * 32 + 32)) for i in range(4)]
+    masks = [0xFFFFFFFF, 0x0000FFFF, 0xF0F0F0F0, 0]
+    events = TriggerEvents.of([TriggerEvent(3, trigger + 32 * i, data[i], masks[i], write=i % 2 == 0)
+                               for i in range(4)])
+    simulator.run(events)
+    got = memory.tensor("out").reshape(4, 16)
+    lanes = np.arange(8)
+    assert got[0, :8].tolist() == lanes.tolist()            # every lane enabled: LANE
+    assert got[1, :8].tolist() == [0, 1, 2, 3, 32, 32, 32, 32]
+    assert got[2, :8].tolist() == [64, 1, 64, 3, 64, 5, 64, 7]
+    assert got[3, :8].tolist() == [96] * 8                  # none enabled: OFFSET
+    # The masked store wrote only the enabled bytes of DATA.
+    written = got[:, 8:].view(np.uint8).reshape(4, 32)
+    for i in range(4):
+        enabled = [(masks[i] >> b) & 1 for b in range(32)]
+        expected = [data[i][b] if enabled[b] else 0xEE for b in range(32)]
+        assert written[i].tolist() == expected
+    # GPU writes reached memory; reads did not change it.
+    assert memory.read(trigger, np.uint8, 32).tolist() == list(data[0])
+    assert memory.read(trigger + 32, np.uint8, 32).tolist() == [0] * 32
+
+
+def test_each_special_value():
+    names = ["OFFSET", "ADDR", "ENTRY", "SEQ", "MASK", "WRITE", "COMPLETED"]
+    body = "\n".join(f"    sw [x1 + {4 * i}], {name}" for i, name in enumerate(names))
+    source = f""".kernel each
+.arg OUT 0
+.main
+    shl x1, SEQ, 5
+    add x1, x1, OUT
+{body}
+    exit
+"""
+    memory = Memory(4096)
+    trigger, out = memory.reserve("t", 256), memory.reserve("out", 32 * 3, dtype=np.uint32)
+    simulator = InstructionSetSimulator(memory, {2: FilterEntry(trigger, 256, assemble(source), (out,))})
+    events = TriggerEvents.of([TriggerEvent(2, trigger + 64, bytes(32), 0x0F, True),
+                               TriggerEvent(2, trigger + 32, bytes(32), None, False),
+                               TriggerEvent(2, trigger + 224, bytes(32), 0x80000001, True)])
+    simulator.run(events)
+    got = memory.tensor("out").reshape(3, 8)[:, :7]
+    assert got.tolist() == [[64, trigger + 64, 2, 0, 0x0F, 1, 0],
+                            [32, trigger + 32, 2, 1, 0xFFFFFFFF, 0, 1],
+                            [224, trigger + 224, 2, 2, 0x80000001, 1, 2]]
+
+
+def _word(mnemonic, **fields):
+    return Instruction(Opcode[mnemonic.upper()], **fields).encode()
+
+
+def _fault_setup(main, config=IssConfig(), extra_entry=True, expected=4):
+    memory = Memory(4096)
+    trigger = memory.reserve("t", 4 * 32)
+    other = memory.reserve("o", 4 * 32)
+    out = memory.reserve("out", 4 * 32, dtype=np.uint32)
+    entries = {0: FilterEntry(trigger, 128, main if isinstance(main, KernelImage) else assemble(main),
+                              (out,), expected=expected)}
+    if extra_entry:
+        entries[1] = FilterEntry(other, 128, assemble(RELU), (out + 64,), expected=2)
+    simulator = InstructionSetSimulator(memory, entries, config)
+    events = TriggerEvents.concatenate([
+        TriggerEvents.sectors(0, trigger, np.arange(32, dtype=np.float32)),
+        TriggerEvents.sectors(1, other, -np.arange(16, dtype=np.float32))])
+    order = np.array([0, 4, 1, 2, 5, 3])
+    return simulator, events.take(order), memory, out
+
+
+FAULTS = [
+    ("vld v1, [OFFSET + 4]", ErrorCause.MISALIGNED, 1),
+    ("lw x1, [OFFSET + 2]", ErrorCause.MISALIGNED, 1),
+    ("vld v1, [OFFSET + 0x100000]", ErrorCause.OUT_OF_WINDOW, 1),
+    ("sld v1, [OFFSET + 0x4000]", ErrorCause.SCRATCHPAD_RANGE, 1),
+    ("sst [OFFSET + 8], v1", ErrorCause.MISALIGNED, 1),
+]
+
+
+@pytest.mark.parametrize("instruction, cause, pc", FAULTS)
+def test_a_fault_stops_its_entry_and_drains_its_later_triggers(instruction, cause, pc):
+    source = f""".kernel faulty
+.arg OUT 0
+.main
+    beq SEQ, 2, bad              ; the third trigger faults
+    vst.x [OFFSET + OUT], DATA
+bad:
+    {instruction}
+    exit
+.final
+    vst.x [OUT + 96], DATA
+"""
+    source = source.replace("beq SEQ, 2, bad", "add x9, x0, 2\n    beq SEQ, x9, bad")
+    simulator, events, memory, out = _fault_setup(source)
+    result = simulator.run(events)
+    status = result.entries[0]
+    assert status.error.cause is cause and status.error.seq == 2 and status.error.pc == pc + 2
+    assert status.error.section is Section.MAIN and str(status.error).startswith("entry 0:")
+    assert (status.completed, status.drained, status.finalized) == (2, 1, False)
+    got = memory.read(out, np.float32, 32)
+    assert (got[:16] == np.arange(16)).all() and (got[16:24] == 0).all()
+    assert result.entries[1].completed == 2 and result.entries[1].error is None
+    # Entry 1 (relu of -0, -1, …) went on: every output +0.
+    assert memory.read(out + 64, np.uint32, 16).tolist() == [0] * 16
+
+
+def test_illegal_words_pc_outside_and_watchdog():
+    exit_word = _word("exit")
+    illegal = KernelImage("illegal", (_word("nop"), 0x03, exit_word), {Section.MAIN: 0})
+    simulator = _fault_setup(illegal, extra_entry=False)[0]
+    result = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(8, np.float32)))
+    fault = result.entries[0].error
+    assert fault.cause is ErrorCause.ILLEGAL_INSTRUCTION and fault.pc == 1 and "0x03" in fault.detail
+    assert result.entries[0].drained == 0
+    far = KernelImage("far", (_word("jump", imm=7), exit_word), {Section.MAIN: 0})
+    simulator = _fault_setup(far, extra_entry=False)[0]
+    fault = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(16, np.float32))).entries[0]
+    assert fault.error.cause is ErrorCause.ILLEGAL_INSTRUCTION and fault.error.pc == 7
+    assert fault.drained == 1
+    spin = ".kernel spin\n.main\nloop: jump loop\n"
+    simulator = _fault_setup(spin, IssConfig(watchdog=50), extra_entry=False)[0]
+    result = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(24, np.float32)))
+    assert result.entries[0].error.cause is ErrorCause.WATCHDOG
+    assert result.entries[0].drained == 2 and result.instructions == 50
+
+
+def test_a_failing_initializer_drains_every_trigger():
+    source = ".kernel k\n.init\n    vld.x v1, [4]\n.main\n    exit\n.final\n    exit\n"
+    simulator, events, _, _ = _fault_setup(source)
+    result = simulator.run(events)
+    status = result.entries[0]
+    assert status.error.section is Section.INIT and status.error.seq is None
+    assert (status.completed, status.drained, status.finalized) == (0, 4, False)
+    assert result.entries[1].completed == 2
+
+
+def test_two_atomics_of_one_thread_on_one_sector_run_in_trigger_order():
+    source = """.kernel twice
+.main
+    samoadd [0], DATA
+    vmul v1, DATA, 3.0
+    samoadd.r.x [0], v1
+"""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(8 * 50) * 10.0 ** rng.integers(-4, 5, 8 * 50)).astype(np.float32)
+    memory = Memory(x.nbytes)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, x.nbytes, assemble(source))])
+    result = simulator.run(TriggerEvents.sectors(0, 0, x))
+    assert result.sequential_batches == 1
+    accumulator = np.zeros(8, np.float32)
+    for row in x.reshape(-1, 8):
+        accumulator = (accumulator + row).astype(np.float32)
+        accumulator = (accumulator + (row * np.float32(3)).astype(np.float32)).astype(np.float32)
+    assert (simulator.scratchpad_words[:8] == accumulator.view(np.uint32)).all()
+
+
+def test_stores_of_two_threads_to_one_sector_are_reported():
+    source = ".kernel clash\n.arg OUT 0\n.main\n    vst.x [OUT], DATA\n"
+    memory = Memory(4096)
+    out = memory.reserve("out", 32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(64, 64, assemble(source), (out,))])
+    events = TriggerEvents.sectors(0, 64, np.zeros(16, np.float32))
+    with pytest.raises(RaceError, match=r"memory sector 0x0: store by entry 0 µthread 0, "
+                                        r"store by entry 0 µthread 1 \(pc 0\)"):
+        simulator.run(events)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(64, 64, assemble(source), (out,))])
+    result = simulator.run(events, allow_races=True)
+    assert result.race_count == 1 and result.races[0].kind == "store/store"
+
+
+def test_loading_what_another_thread_stores_and_gpu_overwrites_are_reported():
+    source = """.kernel neighbours
+.main
+    vld v1, [ADDR + 32]          ; the next sector, which the next trigger's GPU write changes
+    vst.x [ADDR], v1
+"""
+    memory = Memory(4096)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 128, assemble(source))])
+    result = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(16, np.float32)), allow_races=True)
+    kinds = {race.kind for race in result.races}
+    assert "load/GPU write" in kinds and "load/store" in kinds
+
+
+def test_bad_inputs_are_refused():
+    memory = Memory(1024)
+    image = assemble(RELU)
+    with pytest.raises(ValueError, match="not inside the memory image"):
+        InstructionSetSimulator(memory, [FilterEntry(0, 64, image)], IssConfig(window=(512, 1024)))
+    with pytest.raises(ValueError, match="argument block has 16 words"):
+        FilterEntry(0, 64, image, tuple(range(17)))
+    with pytest.raises(ValueError, match="not a 64-bit integer"):
+        FilterEntry(0, 64, image, (1 << 64,))
+    with pytest.raises(ValueError, match="sector_bytes"):
+        IssConfig(sector_bytes=12)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 64, image)])
+    with pytest.raises(ValueError, match="outside entry 0's range"):
+        simulator.run(TriggerEvents.sectors(0, 64, np.zeros(8, np.float32)))
+    with pytest.raises(ValueError, match=r"entries \[5\]"):
+        simulator.run(TriggerEvents.sectors(5, 0, np.zeros(8, np.float32)))
+    with pytest.raises(MemoryImageError, match="outside the memory image"):
+        memory.read(1020, np.uint32, 2)
+    with pytest.raises(MemoryImageError, match="does not fit"):
+        memory.reserve("big", 2048)
+
+
+def test_memory_regions():
+    memory = Memory(1024, base=0x1000)
+    a = memory.place("a", np.arange(5, dtype=np.float32))
+    b = memory.place("b", np.ones((2, 3), dtype=np.int16))
+    assert a == 0x1000 and b == 0x1020 and memory.address("b") == b
+    assert (memory.tensor("b") == 1).all() and memory.tensor("b").shape == (2, 3)
+    with pytest.raises(MemoryImageError, match="already placed"):
+        memory.place("a", np.zeros(1))
+    with pytest.raises(MemoryImageError, match="no region 'c'"):
+        memory.tensor("c")
+
+
+def test_the_window_and_the_address_width_bound_memory_accesses():
+    source = ".kernel reach\n.arg AT 0\n.main\n    vld.x v1, [AT]\n"
+    for config, address in ((IssConfig(window=(0, 256)), 256), (IssConfig(window=(256, 256)), 0),
+                            (IssConfig(addr_width=9), 512), (IssConfig(), 1 << 63)):
+        memory = Memory(4096)
+        simulator = InstructionSetSimulator(memory, [FilterEntry(0, 32, assemble(source), (address,))], config)
+        fault = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(8, np.float32))).entries[0].error
+        assert fault is not None and fault.cause is ErrorCause.OUT_OF_WINDOW, (config, address)
+    inside = InstructionSetSimulator(Memory(4096), [FilterEntry(0, 32, assemble(source), (224,))],
+                                     IssConfig(window=(0, 256)))
+    assert inside.run(TriggerEvents.sectors(0, 0, np.zeros(8, np.float32))).entries[0].error is None
+
+
+def test_maximum_reduction_in_the_scratchpad():
+    source = """.kernel running_max
+.arg OUT 0
+.init
+    vneg v1, inf
+    sst.x [64], v1
+.main
+    samomax.r.x [64], DATA
+.final
+    sld v1, [64]
+    vredmax v1, v1
+    vst.x [OUT], v1
+"""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(8 * 500).astype(np.float32)
+    x[17] = -0.0
+    memory = Memory(x.nbytes + 32)
+    base, out = memory.reserve("x", x.nbytes), memory.reserve("out", 32, dtype=np.float32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(base, x.nbytes, assemble(source), (out,), 500)])
+    simulator.run(TriggerEvents.sectors(0, base, x))
+    assert (memory.tensor("out") == x.max()).all()
+
+
+def test_initializer_and_finalizer_see_no_trigger():
+    source = """.kernel edges
+.arg OUT 0
+.init
+    sw [OUT], COMPLETED
+    sw.x [OUT + 4], OFFSET
+.main
+    exit
+.final
+    sw [OUT + 8], COMPLETED
+    sw [OUT + 12], SEQ
+    sw [OUT + 16], ENTRY
+    sw [OUT + 20], MASK
+    vst.x [OUT + 32], DATA
+"""
+    memory = Memory(4096)
+    trigger, out = memory.reserve("t", 96), memory.reserve("out", 64, dtype=np.uint32)
+    memory.write(out, np.full(16, 0xAAAAAAAA, np.uint32))
+    simulator = InstructionSetSimulator(memory, {1: FilterEntry(trigger, 96, assemble(source), (out,), 3)})
+    result = simulator.run(TriggerEvents.sectors(1, trigger, np.ones(24, np.float32)))
+    assert result.entries[1].finalized
+    got = memory.tensor("out")
+    assert got[:6].tolist() == [0, 0, 3, 0, 1, 0] and (got[8:] == 0).all()

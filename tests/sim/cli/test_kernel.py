@@ -1,0 +1,48 @@
+"""``matndp kernel``: assemble, disassemble, and bad input as exit code 2."""
+
+import pytest
+
+from matndp.host.kernels.image import load_image
+from matndp.sim.cli import main
+
+
+SOURCE = ".kernel relu\n.arg OUT 0\n.main\n    vmax v1, DATA, 0.0\n    vst.x [OFFSET + OUT], v1\n"
+
+
+def test_asm_then_disasm(tmp_path, capsys):
+    source = tmp_path / "relu.s"
+    source.write_text(SOURCE)
+    assert main(["kernel", "asm", str(source)]) == 0
+    assert "kernel relu, 2 instructions" in capsys.readouterr().out
+    image = load_image(tmp_path / "relu.ndpk")
+    assert main(["kernel", "disasm", str(tmp_path / "relu.ndpk")]) == 0
+    text = capsys.readouterr().out
+    assert ".kernel relu" in text and "vmax" in text
+    again = tmp_path / "again.s"
+    again.write_text(text)
+    assert main(["kernel", "asm", str(again), "--output", str(tmp_path / "out" / "again.ndpk")]) == 0
+    assert load_image(tmp_path / "out" / "again.ndpk").words == image.words
+
+
+@pytest.mark.parametrize("command, content, message", [
+    ("asm", ".kernel k\n.main\n    vaddd v1\n", "k.s:3:5: unknown mnemonic 'vaddd'"),
+    ("asm", None, "no such file"),
+    ("disasm", "{", "not JSON"),
+    ("disasm", None, "no such file"),
+    ("asm", ".kernel k\n.main\n" + "    nop\n" * 4 + "    exit\n", "kernel too large"),
+])
+def test_bad_input_is_exit_code_2_with_a_message(tmp_path, capsys, command, content, message):
+    path = tmp_path / ("k.s" if command == "asm" else "k.ndpk")
+    if content is not None:
+        path.write_text(content)
+    arguments = ["kernel", command, str(path)]
+    if "too large" in message:
+        arguments += ["--instruction-words", "4"]
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+
+
+def test_doc_prints_the_isa_page(capsys):
+    assert main(["kernel", "doc"]) == 0
+    assert capsys.readouterr().out.startswith("# The NDP kernel instruction set")
