@@ -65,3 +65,45 @@ def test_windows_without_targets_answer_with_errors():
     simulator.run()
     assert results == [True] * 4 * len(registers.windows)
     assert initiator.latencies == [1] * len(initiator.latencies)
+
+
+def test_entries_beyond_32_reach_the_high_mask_words():
+    """In Amaranth's simulator, 40 entries and 32-bit addresses: entry 37's range takes one
+    word each for base and size, its HIT_DONE and IRQ_ENABLE bits are bit 5 of the _HI words,
+    and a write in its range raises the interrupt."""
+    config = NDPConfig(addr_width=32, trigger=TriggerConfig(filter_entries=40))
+    dut = NDPSlice(config)
+    registers = dut.register_map
+    initiator = Initiator(dut.csr)
+    entry = "entry37."
+
+    async def bench(ctx):
+        ctx.set(dut.mem.req.ready, 1)
+        ctx.set(dut.events.ready, 1)
+        for name, value in (("base_lo", 0xFFFF_0000), ("size_lo", 0x100), ("expected", 1),
+                            ("ctrl", 0b011)):
+            assert not await initiator.write(ctx, registers[entry + name].address, value)
+        assert await initiator.write(ctx, registers[entry + "ctrl"].address + 8, 1)   # no BASE_HI
+        assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xFF)
+        assert await initiator.read(ctx, registers["irq_enable_hi"].address) == (0xFF, False)
+        assert await initiator.read(ctx, registers["hit_done_hi"].address) == (0, False)
+        assert not ctx.get(dut.irq)
+        ctx.set(dut.gpu.req.payload, {"addr": 0xFFFF_0040, "write": 1, "data": 7, "mask": 0xF, "id": 0})
+        ctx.set(dut.gpu.req.valid, 1)
+        while True:
+            _, _, ready = await ctx.tick().sample(dut.gpu.req.ready)
+            if ready:
+                break
+        ctx.set(dut.gpu.req.valid, 0)
+        await initiator.idle(ctx, 8)
+        assert await initiator.read(ctx, registers["hit_done_hi"].address) == (1 << 5, False)
+        assert await initiator.read(ctx, registers["hit_done"].address) == (0, False)
+        assert await initiator.read(ctx, registers[entry + "hits"].address) == (1, False)
+        assert ctx.get(dut.irq)
+        assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xDF)
+        await initiator.idle(ctx, 1)
+        assert not ctx.get(dut.irq)
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
