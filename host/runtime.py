@@ -1,14 +1,22 @@
-"""The NDP runtime: programs an NDP slice's filter entries over a CSR bus and reads its
-counters. The same code drives the RTL in co-simulation and would drive hardware.
+"""The NDP runtime: programs an NDP slice's filter entries over a CSR bus, reads its
+counters, and reads and writes its windows (kernels, argument blocks, the scratchpad). The
+same code drives the RTL in co-simulation and would drive hardware.
 """
 
 from dataclasses import dataclass
+import numbers
 
+import numpy
+
+from matndp.hw.bus.signature import CSR_DATA_WIDTH
 from matndp.hw.csr_map import entry_register_name, register_map
 from matndp.hw.config import NDPConfig
 
 
-__all__ = ["FilterRange", "RangeError", "DeviceError", "NDPRuntime"]
+__all__ = ["FilterRange", "RangeError", "DeviceError", "WindowError", "NDPRuntime"]
+
+
+_WORD_BYTES = CSR_DATA_WIDTH // 8
 
 
 class RangeError(ValueError):
@@ -18,6 +26,35 @@ class RangeError(ValueError):
 
 class DeviceError(RuntimeError):
     """The device is not an NDP slice, or it does not match the configuration given."""
+
+
+class WindowError(ValueError):
+    """A window access the runtime refuses before it reaches the bus: a window that does not
+    exist or does not allow it, an offset that is not word-aligned, a span that leaves the
+    window, or data that is not whole 32-bit words."""
+
+
+def _window_words(name, data):
+    """``data`` for :meth:`NDPRuntime.write_window` as a list of 32-bit words."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = numpy.frombuffer(bytes(data), dtype=numpy.uint8)
+    if isinstance(data, numpy.ndarray):
+        if data.dtype.kind not in "uif":
+            raise WindowError(f"window {name!r}: a {data.dtype} array is not numbers to write")
+        raw = numpy.ascontiguousarray(data, dtype=data.dtype.newbyteorder("<")).reshape(-1).view(numpy.uint8)
+        if raw.size % _WORD_BYTES:
+            raise WindowError(f"window {name!r}: {raw.size} bytes are not whole "
+                              f"{CSR_DATA_WIDTH}-bit words")
+        return [int(word) for word in raw.view("<u4")]
+    if isinstance(data, str):
+        raise WindowError(f"window {name!r}: write words, bytes or an array, not a string")
+    words = list(data)
+    for index, word in enumerate(words):
+        if not isinstance(word, numbers.Integral) or isinstance(word, bool) or \
+                not 0 <= word < 1 << CSR_DATA_WIDTH:
+            raise WindowError(f"window {name!r}: word {index} ({word!r}) is not a "
+                              f"{CSR_DATA_WIDTH}-bit unsigned value")
+    return [int(word) for word in words]
 
 
 @dataclass(frozen=True)
@@ -71,6 +108,14 @@ class NDPRuntime:
     def _write_split(self, name, value):
         for register, word in self.registers.split(name, value):
             self.bus.write(register.address, word)
+
+    def _read_split(self, name):
+        """The value of split field ``name``, its parts read least significant first."""
+        value, lsb = 0, 0
+        for register, field in self.registers.split_field(name):
+            value |= register.unpack(self.bus.read(register.address))[field.name] << lsb
+            lsb += field.width
+        return value
 
     def probe(self):
         """Check that the bus reaches an NDP slice built with this runtime's configuration:
@@ -158,7 +203,8 @@ class NDPRuntime:
         return self.read_fields("event_count")["count"]
 
     def done_mask(self):
-        return self.read_fields("hit_done")["mask"]
+        """HIT_DONE of every entry, bit i for entry i (all its words)."""
+        return self._read_split("hit_done")
 
     def id_reuse_flag(self):
         return bool(self.read_fields("status")["id_reuse"])
@@ -166,3 +212,44 @@ class NDPRuntime:
     def clear_counters(self):
         self.write_fields("stall_cycles", count=0)
         self.write_fields("event_count", count=0)
+
+    # --- windows --------------------------------------------------------------------------------
+    def _window(self, name, offset, count, direction):
+        """The window ``name``, checked for ``count`` words from byte ``offset`` in
+        ``direction`` ("readable" or "writable")."""
+        try:
+            window = self.registers.window(name)
+        except KeyError:
+            raise WindowError(f"no window {name!r} (windows: "
+                              f"{', '.join(w.name for w in self.registers.windows)})") from None
+        if not getattr(window, direction):
+            raise WindowError(f"window {name!r} is not {direction}")
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or offset % _WORD_BYTES:
+            raise WindowError(f"window {name!r}: offset {offset!r} is not a non-negative multiple "
+                              f"of {_WORD_BYTES}")
+        end = offset + _WORD_BYTES * count
+        if end > window.size:
+            raise WindowError(f"window {name!r}: bytes [{offset:#x}, {end:#x}) leave its "
+                              f"{window.size:#x} bytes")
+        return window
+
+    def write_window(self, name, offset, data):
+        """Write ``data`` into window ``name`` from byte ``offset`` (a multiple of 4) up.
+
+        ``data`` is a sequence of 32-bit words (ints), or bytes (``bytes``, ``bytearray``,
+        a numpy array of numbers) written as they lie in memory, little-endian: a
+        ``uint64`` array writes each 64-bit word low half first, as the instruction memory
+        and the argument blocks hold them. Everything is checked before the first write; a
+        bus error stops the writing at the word it names."""
+        words = _window_words(name, data)
+        window = self._window(name, offset, len(words), "writable")
+        self.bus.write_words(window.base + offset, words)
+
+    def read_window(self, name, offset, count):
+        """``count`` 32-bit words of window ``name`` from byte ``offset`` (a multiple of 4)
+        up, as a numpy ``uint32`` array (``.view(numpy.uint64)`` pairs them into 64-bit
+        words, low half first; ``.tobytes()`` gives the bytes)."""
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise WindowError(f"window {name!r}: count {count!r} is not a non-negative int")
+        window = self._window(name, offset, count, "readable")
+        return numpy.array(self.bus.read_words(window.base + offset, count), dtype="<u4")

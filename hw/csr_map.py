@@ -1,19 +1,35 @@
 """The register map of an NDP slice, described once.
 
-The RTL register file (:mod:`matndp.hw.bus.register_file`), the behaviours the slice attaches
-to its fields, the host runtime and ``docs/csr.md`` are all generated from
+The RTL register file (:mod:`matndp.hw.bus.register_file`), the decoder in front of it
+(:mod:`matndp.hw.bus.decoder`), the behaviours the slice attaches to its fields, the host
+runtime, the register model host tests run on and ``docs/csr.md`` are all generated from
 :func:`register_map`, so they cannot disagree. Values fixed when the slice is built (the
 identity and the build parameters) are ``CONST`` fields with their value here.
+
+Layout: the registers take the first 64 KiB (the global block at 0, filter entry *i* at
+``ENTRY_BLOCK_BASE + i * ENTRY_STRIDE``, 0x1100 bytes at the 64 entries the configuration
+allows; the rest is room for more blocks). Above them lie the engine's windows, each at a
+fixed base that is a power of two no smaller than the largest window the configuration
+allows there, so a window's base is aligned at every size and no window moves when
+another grows: the argument blocks at 64 KiB (at most 32 KiB), the instruction memory at
+128 KiB (at most 128 KiB), the scratchpad at 1 MiB (at most 1 MiB). The bus spans 2 MiB.
+
+Values that may be wider than a register (a range's base and size, the per-entry masks)
+take as many 32-bit words as their width needs, least significant first, at fixed
+addresses: a word a configuration does not need is unmapped.
 
 Field access kinds are those of :class:`matndp.hw.bus.map.Access`.
 """
 
-from .bus.map import Access, Field, Register, RegisterArray, RegisterBlock, RegisterMap, SplitField
+from .bus.map import (Access, Field, Register, RegisterArray, RegisterBlock, RegisterMap, SplitField,
+                      Window)
 from .bus.signature import CSR_DATA_WIDTH
+from .engine.isa import ARGUMENT_WORDS
 
 
 __all__ = ["register_map", "entry_register_name", "MAGIC", "VERSION_MAJOR", "VERSION_MINOR",
-           "ENTRY_BLOCK_BASE", "ENTRY_STRIDE", "GLOBAL_BLOCK", "ENTRY_ARRAY"]
+           "ENTRY_BLOCK_BASE", "ENTRY_STRIDE", "GLOBAL_BLOCK", "ENTRY_ARRAY", "REGISTER_SPACE",
+           "IMEM_WINDOW", "ARGS_WINDOW", "SCRATCHPAD_WINDOW", "WINDOW_BASES"]
 
 
 MAGIC = 0x6D4E4450          # "mNDP"
@@ -23,6 +39,11 @@ ENTRY_BLOCK_BASE = 0x100
 ENTRY_STRIDE = 0x40
 GLOBAL_BLOCK = "global"
 ENTRY_ARRAY = "entry"
+REGISTER_SPACE = 0x1_0000
+IMEM_WINDOW = "imem"
+ARGS_WINDOW = "args"
+SCRATCHPAD_WINDOW = "scratchpad"
+WINDOW_BASES = {ARGS_WINDOW: 0x1_0000, IMEM_WINDOW: 0x2_0000, SCRATCHPAD_WINDOW: 0x10_0000}
 
 
 def entry_register_name(index, name):
@@ -30,8 +51,23 @@ def entry_register_name(index, name):
     return f"{ENTRY_ARRAY}{index}.{name}"
 
 
+def _wide_value(name, width, words, field, access, describe):
+    """The registers of the ``width``-bit value ``name``, one per 32-bit word it needs, least
+    significant first, and the split field that joins them. ``words`` are the
+    ``(register name, address, doc)`` of the words the largest value needs; ``describe(lsb,
+    msb)`` documents the field of the word holding bits ``msb:lsb``."""
+    lsbs = range(0, width, CSR_DATA_WIDTH)
+    registers = [
+        Register(register, address, (
+            Field(field, 0, min(CSR_DATA_WIDTH, width - lsb), access,
+                  describe(lsb, min(width, lsb + CSR_DATA_WIDTH) - 1)),
+        ), doc)
+        for lsb, (register, address, doc) in zip(lsbs, words[:len(lsbs)], strict=True)
+    ]
+    return registers, SplitField(name, tuple((register.name, field) for register in registers))
+
+
 def _global_registers(config):
-    n = config.trigger.filter_entries
     cw = config.counter_width
     return [
         Register("id", 0x000, (
@@ -61,26 +97,42 @@ def _global_registers(config):
         Register("event_count", 0x014, (
             Field("count", 0, cw, Access.LOAD, "trigger events produced, all entries"),
         ), "Total trigger events."),
-        Register("hit_done", 0x018, (
-            Field("mask", 0, n, Access.RO,
-                  "bit i set when entry i's expected count is non-zero and its hit count has reached it"),
-        ), "Entries whose expected number of triggers has arrived."),
-        Register("irq_enable", 0x01C, (
-            Field("mask", 0, n, Access.RW, "bit i lets HIT_DONE bit i raise the interrupt line"),
-        ), "Interrupt enables; irq = OR(HIT_DONE & IRQ_ENABLE)."),
     ]
 
 
+def _entry_masks(config):
+    """HIT_DONE and IRQ_ENABLE: one bit per filter entry, entries 32 and up in the _HI words."""
+    n = config.trigger.filter_entries
+
+    def first_entry(lsb):
+        return "entry i" if lsb == 0 else f"entry {lsb} + i"
+    hit_done, hit_done_split = _wide_value("hit_done", n, (
+        ("hit_done", 0x018, "Entries whose expected number of triggers has arrived."),
+        ("hit_done_hi", 0x020, f"HIT_DONE of entries {CSR_DATA_WIDTH} and up."),
+    ), "mask", Access.RO, lambda lsb, msb: f"bit i set when {first_entry(lsb)}'s expected count is "
+                                           f"non-zero and its hit count has reached it")
+    irq_enable, irq_enable_split = _wide_value("irq_enable", n, (
+        ("irq_enable", 0x01C, "Interrupt enables; irq = OR(HIT_DONE & IRQ_ENABLE) over all words."),
+        ("irq_enable_hi", 0x024, f"IRQ_ENABLE of entries {CSR_DATA_WIDTH} and up."),
+    ), "mask", Access.RW, lambda lsb, msb: f"bit i lets {first_entry(lsb)}'s HIT_DONE bit raise "
+                                           f"the interrupt line")
+    registers = sorted([*hit_done, *irq_enable], key=lambda register: register.address)
+    return registers, (hit_done_split, irq_enable_split)
+
+
 def _entry_registers(config):
+    """The registers of one filter entry, and the split fields of its base and size."""
     cw = config.counter_width
+    base, base_split = _range_words("base", 0x04, config, "range base, address")
+    size, size_split = _range_words("size", 0x0C, config, "range size in bytes,")
     return [
         Register("ctrl", 0x00, (
             Field("enable", 0, 1, Access.RW, "the entry matches requests"),
             Field("on_write", 1, 1, Access.RW, "writes in range trigger"),
             Field("on_read", 2, 1, Access.RW, "reads in range trigger (when their response returns)"),
         ), "Entry control."),
-        *_split_registers("base", 0x04, config, "range base, address"),
-        *_split_registers("size", 0x0C, config, "range size in bytes,"),
+        *base,
+        *size,
         Register("kernel_pc", 0x14, (
             Field("pc", 0, 16, Access.RW, "entry point of the kernel the trigger runs"),
         ), "Kernel entry."),
@@ -93,37 +145,43 @@ def _entry_registers(config):
         Register("hits", 0x20, (
             Field("count", 0, cw, Access.LOAD, "trigger events of this entry"),
         ), "Hit counter."),
-    ]
+    ], (base_split, size_split)
 
 
-def _split_registers(name, address, config, description):
-    """The two registers, low word first at ``address``, that hold the address-wide value
-    ``name`` (the field of both is ``name`` too)."""
-    high = config.addr_width - 1
-    return [
-        Register(f"{name}_{half}", address + offset, (
-            Field(name, 0, width, Access.RW, f"{description} bits {msb}:{lsb}"),
-        ), f"The range's {name}, {half} word.")
-        for half, offset, width, msb, lsb in (
-            ("lo", 0x0, CSR_DATA_WIDTH, CSR_DATA_WIDTH - 1, 0),
-            ("hi", 0x4, config.addr_width - CSR_DATA_WIDTH, high, CSR_DATA_WIDTH))
-    ]
+def _range_words(name, address, config, description):
+    """The registers, low word first at ``address``, that hold the address-wide value
+    ``name`` (the field of each is ``name`` too): ``{name}_lo``, and ``{name}_hi`` when
+    addresses are wider than a register."""
+    return _wide_value(name, config.addr_width, (
+        (f"{name}_lo", address, f"The range's {name}, lo word."),
+        (f"{name}_hi", address + 4, f"The range's {name}, hi word."),
+    ), name, Access.RW, lambda lsb, msb: f"{description} bits {msb}:{lsb}")
 
 
-def _split_field(name):
-    return SplitField(name, ((f"{name}_lo", name), (f"{name}_hi", name)))
+def _windows(config):
+    engine = config.engine
+    sizes = {
+        ARGS_WINDOW: (engine.argument_blocks * ARGUMENT_WORDS * 8,
+                      f"argument blocks: {engine.argument_blocks} blocks of {ARGUMENT_WORDS} 64-bit "
+                      f"words, block i at offset i × {ARGUMENT_WORDS * 8:#x}; each 64-bit word is two "
+                      f"32-bit words, low word first"),
+        IMEM_WINDOW: (engine.instruction_words * 8,
+                      f"kernel instruction memory: {engine.instruction_words} 64-bit instructions, "
+                      f"instruction i at offset 8 × i; each is two 32-bit words, low word first"),
+        SCRATCHPAD_WINDOW: (engine.scratchpad_bytes,
+                            f"the engine's scratchpad: {engine.scratchpad_bytes} bytes, read and "
+                            f"written as 32-bit words"),
+    }
+    return [Window(name, WINDOW_BASES[name], size, doc) for name, (size, doc) in sizes.items()]
 
 
 def register_map(config):
-    if config.trigger.filter_entries > CSR_DATA_WIDTH:
-        raise ValueError(f"the register map holds at most {CSR_DATA_WIDTH} filter entries "
-                         f"(one bit each in HIT_DONE and IRQ_ENABLE), not {config.trigger.filter_entries}")
-    if not CSR_DATA_WIDTH < config.addr_width <= 2 * CSR_DATA_WIDTH:
-        raise ValueError(f"the register map splits addresses into two {CSR_DATA_WIDTH}-bit words: "
-                         f"addr_width must be in {CSR_DATA_WIDTH + 1}..{2 * CSR_DATA_WIDTH}, "
-                         f"not {config.addr_width}")
+    global_registers = _global_registers(config)
+    masks, mask_splits = _entry_masks(config)
+    entry_registers, entry_splits = _entry_registers(config)
     return RegisterMap([
-        RegisterBlock(GLOBAL_BLOCK, 0x000, _global_registers(config)),
+        RegisterBlock(GLOBAL_BLOCK, 0x000, [*global_registers, *masks], split_fields=mask_splits),
         RegisterArray(ENTRY_ARRAY, ENTRY_BLOCK_BASE, ENTRY_STRIDE, config.trigger.filter_entries,
-                      _entry_registers(config), split_fields=(_split_field("base"), _split_field("size"))),
+                      entry_registers, split_fields=entry_splits),
+        *_windows(config),
     ])

@@ -1,7 +1,9 @@
 """One NDP slice: the top level beside one GPU memory channel (ARCHITECTURE §2, §4.1).
 
 For now the slice is the trigger, its register file and counters; trigger events leave on
-the ``events`` stream, which the NDP engine will consume.
+the ``events`` stream, which the NDP engine will consume. The register bus goes through a
+:class:`~.bus.decoder.BusDecoder`, which answers accesses to the engine's windows with
+``err`` while no engine stands behind them.
 """
 
 from amaranth.hdl import Module, Signal, Cat
@@ -10,6 +12,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .config import NDPConfig
 from .bus.action import Counter, Status, StickyFlag
+from .bus.decoder import BusDecoder
 from .bus.register_file import RegisterFile
 from .bus.signature import CSRBusSignature
 from .csr_map import register_map, entry_register_name
@@ -35,10 +38,12 @@ class NDPSlice(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
+        m.submodules.decoder = decoder = BusDecoder(self.register_map, windows=())
         m.submodules.registers = registers = RegisterFile(self.register_map)
         m.submodules.trigger = trigger = Trigger(config, precomputed_ends=True)
 
-        connect(m, flipped(self.csr), registers.bus)
+        connect(m, flipped(self.csr), decoder.bus)
+        connect(m, decoder.registers, registers.bus)
         connect(m, flipped(self.gpu), trigger.gpu)
         connect(m, trigger.mem, flipped(self.mem))
         connect(m, trigger.events, flipped(self.events))
@@ -76,12 +81,16 @@ class NDPSlice(wiring.Component):
         event_count = attach("event_count", "count",
                              Counter(config.counter_width, increment_width=len(trigger.produced)))
         id_reuse = attach("status", "id_reuse", StickyFlag())
-        done = attach("hit_done", "mask", Status(config.trigger.filter_entries))
+        lsb = 0
+        for register, field in self.register_map.split_field("hit_done"):
+            done = attach(register.name, field.name, Status(field.width))
+            m.d.comb += done.status.eq(hit_done[lsb:lsb + field.width])
+            lsb += field.width
+        irq_enable = Cat(storage.data for storage in registers.split_storage("irq_enable"))
         m.d.comb += [
             stall_cycles.increment.eq(trigger.stall),
             event_count.increment.eq(trigger.produced),
             id_reuse.set.eq(trigger.id_reuse),
-            done.status.eq(hit_done),
-            self.irq.eq((hit_done & registers.storage("irq_enable", "mask").data).any()),
+            self.irq.eq((hit_done & irq_enable).any()),
         ]
         return m

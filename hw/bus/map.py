@@ -1,10 +1,10 @@
-"""The description a register file is generated from: fields, registers, blocks and arrays
-of blocks, and a map of them.
+"""The description of a register bus's address space: fields, registers, blocks and arrays
+of blocks, windows routed to buses of their own, and a map of them.
 
 Every consumer of a register layout works from this description: the register file decodes
-by its blocks and places fields at their bits, and software packs and unpacks register
-words with :meth:`Register.pack` and :meth:`Register.unpack` rather than with shifts of its
-own.
+by its blocks and places fields at their bits, the decoder routes by its windows, and
+software packs and unpacks register words with :meth:`Register.pack` and
+:meth:`Register.unpack` rather than with shifts of its own.
 
 Addresses are byte addresses of :data:`~.signature.CSR_DATA_WIDTH`-bit registers. A
 register declared for a :class:`RegisterBlock` or :class:`RegisterArray` gives its address
@@ -18,7 +18,7 @@ from .signature import CSR_DATA_WIDTH
 
 
 __all__ = ["Access", "Field", "Register", "SplitField", "RegisterBlock", "RegisterArray",
-           "RegisterMap"]
+           "Window", "RegisterMap"]
 
 
 _REGISTER_BYTES = CSR_DATA_WIDTH // 8
@@ -52,6 +52,10 @@ class Access(enum.Enum):
 def _check_name(kind, name):
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"{kind} name {name!r} is not an identifier")
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_power_of_two(value):
@@ -184,16 +188,18 @@ class Register:
 
 @dataclass(frozen=True)
 class SplitField:
-    """A value wider than a register, held in fields of several registers of one block:
-    ``parts`` are ``(register name, field name)`` pairs, least significant first."""
+    """A value that may be wider than a register, held in fields of registers of one block:
+    ``parts`` are ``(register name, field name)`` pairs, least significant first. One part
+    is allowed, so that a layout whose number of words follows a parameter (an address
+    width, a number of entries) is read and written the same way at every width."""
 
     name: str
     parts: tuple
 
     def __post_init__(self):
         object.__setattr__(self, "parts", tuple(tuple(part) for part in self.parts))
-        if len(self.parts) < 2:
-            raise ValueError(f"split field {self.name!r} needs at least two parts, not {len(self.parts)}")
+        if not self.parts:
+            raise ValueError(f"split field {self.name!r} has no parts")
 
 
 class RegisterBlock:
@@ -281,6 +287,53 @@ class RegisterArray:
         return self.blocks[index]
 
 
+@dataclass(frozen=True)
+class Window:
+    """``size`` bytes at ``base`` routed to a bus of their own (a memory, a bridge): an access
+    inside the window reaches that bus with the address relative to ``base``, on
+    :attr:`addr_width` bits.
+
+    readable, writable: what the host may do; the decoder refuses the other with ``err``.
+    """
+
+    name: str
+    base: int
+    size: int
+    doc: str
+    readable: bool = True
+    writable: bool = True
+
+    def __post_init__(self):
+        _check_name("window", self.name)
+        if not _is_int(self.size) or not _is_power_of_two(self.size) or self.size < _REGISTER_BYTES:
+            raise ValueError(f"window {self.name!r}: size {self.size!r} is not a power of two of at "
+                             f"least {_REGISTER_BYTES} bytes")
+        if not _is_int(self.base) or self.base < 0 or self.base % self.size:
+            raise ValueError(f"window {self.name!r}: base {self.base!r} is not a multiple of its "
+                             f"size {self.size:#x}")
+        for rule in ("readable", "writable"):
+            if not isinstance(getattr(self, rule), bool):
+                raise TypeError(f"window {self.name!r}: {rule} must be a bool, not "
+                                f"{getattr(self, rule)!r}")
+        if not (self.readable or self.writable):
+            raise ValueError(f"window {self.name!r} is neither readable nor writable")
+
+    @property
+    def end(self):
+        return self.base + self.size
+
+    @property
+    def addr_width(self):
+        """Bits of a byte address within the window."""
+        return (self.size - 1).bit_length()
+
+    def __contains__(self, address):
+        return self.base <= address < self.end
+
+    def span(self):
+        return f"[{self.base:#x}, {self.end:#x})"
+
+
 def _check_unique(where, registers):
     names, addresses = {}, {}
     for register in registers:
@@ -301,18 +354,21 @@ def _find(table, name, kind):
 
 
 class RegisterMap:
-    """Blocks and arrays of blocks in one address space."""
+    """Blocks, arrays of blocks and windows in one address space; none may overlap another."""
 
     def __init__(self, parts):
         self.parts = tuple(parts)
-        blocks = []
+        blocks, windows = [], []
         for part in self.parts:
             if isinstance(part, RegisterBlock):
                 blocks.append(part)
             elif isinstance(part, RegisterArray):
                 blocks.extend(part.blocks)
+            elif isinstance(part, Window):
+                windows.append(part)
             else:
-                raise TypeError(f"a register map holds RegisterBlocks and RegisterArrays, not {part!r}")
+                raise TypeError(f"a register map holds RegisterBlocks and RegisterArrays of "
+                                f"registers, and Windows, not {part!r}")
         if not blocks:
             raise ValueError("a register map needs at least one block")
         blocks.sort(key=lambda block: block.base)
@@ -320,7 +376,26 @@ class RegisterMap:
             if upper.base < lower.end:
                 raise ValueError(f"blocks {lower.name!r} [{lower.base:#x}, {lower.end:#x}) and "
                                  f"{upper.name!r} [{upper.base:#x}, {upper.end:#x}) overlap")
+        windows.sort(key=lambda window: window.base)
+        names = set()
+        for window in windows:
+            if window.name in names:
+                raise ValueError(f"register map: window name {window.name!r} is used twice")
+            names.add(window.name)
+        for lower, upper in zip(windows, windows[1:]):
+            if upper.base < lower.end:
+                raise ValueError(f"windows {lower.name!r} {lower.span()} and {upper.name!r} "
+                                 f"{upper.span()} overlap")
+        for window in windows:
+            for block in blocks:
+                if block.base < window.end and window.base < block.end:
+                    inside = [register.name for register in block.registers
+                              if register.address in window]
+                    registers = f" (registers {', '.join(map(repr, inside))})" if inside else ""
+                    raise ValueError(f"window {window.name!r} {window.span()} overlaps block "
+                                     f"{block.name!r} [{block.base:#x}, {block.end:#x}){registers}")
         self.blocks = tuple(blocks)
+        self.windows = tuple(windows)
         self.registers = tuple(register for block in blocks for register in block.registers)
         _check_unique("register map", self.registers)
         self._by_name = {register.name: register for register in self.registers}
@@ -345,10 +420,25 @@ class RegisterMap:
         return _find({part.name: part for part in self.parts if isinstance(part, RegisterArray)},
                      name, "register array")
 
+    def window(self, name):
+        return _find({window.name: window for window in self.windows}, name, "window")
+
+    def window_at(self, address):
+        """The window holding byte address ``address``, or None."""
+        for window in self.windows:
+            if address in window:
+                return window
+        return None
+
+    @property
+    def register_addr_width(self):
+        """Byte-address bits that reach every block (the register file's bus)."""
+        return (max(block.end for block in self.blocks) - 1).bit_length()
+
     @property
     def addr_width(self):
-        """Byte-address bits the bus needs to reach every block's window."""
-        return (max(block.end for block in self.blocks) - 1).bit_length()
+        """Byte-address bits that reach every block and every window (the whole bus)."""
+        return (max(part.end for part in (*self.blocks, *self.windows)) - 1).bit_length()
 
     # --- values wider than a register ---------------------------------------------------------
     def split_field(self, name):

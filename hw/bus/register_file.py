@@ -1,6 +1,6 @@
 """A register file generated from a :class:`~.map.RegisterMap`, behind a :mod:`.signature` bus."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, connect
 from amaranth.utils import exact_log2
@@ -14,6 +14,15 @@ __all__ = ["RegisterFile", "StoredField"]
 
 
 _ADDRESS_OFFSET_BITS = exact_log2(CSR_DATA_WIDTH // 8)
+
+
+def _balanced_or(values):
+    """The OR of ``values`` as a tree: a chain as deep as the map is long would be as deep
+    in the simulator's expression evaluation too."""
+    if len(values) == 1:
+        return values[0]
+    middle = len(values) // 2
+    return _balanced_or(values[:middle]) | _balanced_or(values[middle:])
 
 
 def _identifier(register_name, field_name):
@@ -31,7 +40,10 @@ class StoredField:
 
 
 class RegisterFile(wiring.Component):
-    """The registers of ``register_map``.
+    """The registers of ``register_map``, on a bus that reaches its blocks
+    (:attr:`~.map.RegisterMap.register_addr_width` bits; the map's windows are the
+    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly one cycle after its
+    strobe.
 
     ``RW`` fields are stored here (:meth:`storage`) and ``CONST`` fields read their value
     from the map. Every other field reads what the behaviour that hardware attaches to it
@@ -51,7 +63,7 @@ class RegisterFile(wiring.Component):
                 elif field.access is not Access.CONST:
                     self._ports[key] = FieldPort.Signature(field.width, field.access).create(
                         path=(_identifier(*key),))
-        super().__init__({"bus": In(CSRBusSignature(register_map.addr_width))})
+        super().__init__({"bus": In(CSRBusSignature(register_map.register_addr_width))})
 
     def _field(self, register_name, field_name):
         return self.register_map[register_name].field(field_name)
@@ -123,18 +135,18 @@ class RegisterFile(wiring.Component):
         # multiplexer: first among the registers of one block (one filter entry's registers
         # share one), beside those registers, then among the blocks. A single AND-OR over
         # every register would pull all their bits to one place.
-        mapped = 0
-        write_to_read_only = 0
+        selects = []
+        read_only_selects = []
         aligned = bus.addr[:_ADDRESS_OFFSET_BITS] == 0
-        read_value = 0
+        block_reads = []
         for block in self.register_map.blocks:
             register_values = {}
             for register in block.registers:
                 selected = Signal(name=f"select_{register.name.replace('.', '_')}")
                 m.d.comb += selected.eq(bus.addr == register.address)
-                mapped = mapped | selected
+                selects.append(selected)
                 if not register.writable:
-                    write_to_read_only = write_to_read_only | selected
+                    read_only_selects.append(selected)
                 register_values[register] = 0
                 for field in register.fields:
                     register_values[register] |= field_logic(register, field, selected) << field.lsb
@@ -147,10 +159,11 @@ class RegisterFile(wiring.Component):
                 with m.Default():
                     m.d.comb += block_value.eq(0)
             in_block = aligned & (bus.addr[block_bits:] == block.base >> block_bits)
-            read_value = read_value | Mux(in_block, block_value, 0)
+            block_reads.append(Mux(in_block, block_value, 0))
 
         # Misaligned addresses select no register and so are unmapped.
-        error = ~mapped | (bus.w_en & write_to_read_only)
+        error = ~Cat(selects).any() | (bus.w_en & Cat(read_only_selects).any())
+        read_value = _balanced_or(block_reads)
         m.d.sync += [
             bus.ack.eq(bus.r_en | bus.w_en),
             bus.r_data.eq(Mux(bus.r_en, read_value, 0)),

@@ -1,10 +1,23 @@
-"""A minimal register bus: one access per cycle, a fixed one-cycle response.
+"""The register bus: one access at a time, acknowledged after a wait of one or more cycles.
 
-The initiator holds ``addr`` (byte address, 4-byte aligned) with a one-cycle ``r_en`` or
-``w_en`` strobe (and ``w_data``). Exactly one cycle later the target pulses ``ack``; for a
-read ``r_data`` is valid in that cycle. ``err`` accompanies ``ack`` when the address maps
-to no register, is misaligned, or a write targets a read-only register; such writes have
-no effect. Accesses may be issued back to back.
+An access is a one-cycle strobe from the initiator: ``r_en`` (a read) or ``w_en`` (a write,
+with ``w_data``), never both, with ``addr`` a byte address of a 4-byte word. The target
+answers with ``ack`` for one cycle, one or more cycles after the strobe; for a read
+``r_data`` is valid in that cycle. ``err`` accompanies ``ack`` when the target refuses the
+access: the address maps to nothing, is misaligned, or a write targets something read-only;
+a refused write has no effect, and what a refused read returns carries no meaning (the
+register file and the decoder return 0).
+
+The initiator issues no new access before the ``ack`` of the last one, and keeps ``addr``
+and ``w_data`` unchanged from the strobe through the cycle of the ``ack``, so a target may
+use them in any cycle in between. A new strobe may come in the cycle after the ``ack``.
+A target never acknowledges in the cycle of the strobe, nor without an access; outside
+its ``ack`` cycle a target's ``r_data`` and ``err`` carry no meaning.
+
+The register file answers after exactly one cycle; a window's target (a block RAM shared
+with hardware, a bridge) may take longer. Nothing in the protocol bounds the wait: the host
+side gives up after a timeout and reports the address, after which the state of the target
+that did not answer is unknown.
 """
 
 from amaranth.lib import wiring

@@ -28,3 +28,15 @@ def test_make_docs_runs_the_command_the_header_names():
     makefile = (REPOSITORY / "Makefile").read_text()
     recipe = makefile.split("\ndocs:", 1)[1].splitlines()[1]
     assert recipe.strip() == "$(MATNDP) csr doc --output docs/csr.md"
+
+
+def test_the_windows_and_the_address_map_are_documented():
+    text = render_csr_markdown(NDPConfig())
+    for row in ("| **args** | `0x010000` | 0x1000 | RW | 12 |", "| **imem** | `0x020000` | 0x2000 | RW | 13 |",
+                "| **scratchpad** | `0x100000` | 0x8000 | RW | 15 |",
+                "| `0x000100` | `0x000500` | 0x400 | filter entries 0 … 15 |",
+                "| `0x022000` | `0x100000` | 0xde000 | unmapped |",
+                "| `0x108000` | `0x200000` | 0xf8000 | unmapped |"):
+        assert row in text, row
+    assert "21 address bits" in text
+    assert "HIT_DONE_HI (`0x020`) and IRQ_ENABLE_HI (`0x024`)" in text

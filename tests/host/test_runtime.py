@@ -1,11 +1,13 @@
-"""The host runtime on the Python register model: programming and refusals."""
+"""The host runtime on the Python register model: programming, window access and refusals."""
 
+import numpy
 import pytest
 
-from matndp.hw.config import NDPConfig, TriggerConfig
+from matndp.hw.bus.map import RegisterMap, Window
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.hw.csr_map import register_map, MAGIC
 from matndp.host.csr_bus import CSRAccessError, RegisterModelBus
-from matndp.host.runtime import DeviceError, FilterRange, NDPRuntime, RangeError
+from matndp.host.runtime import DeviceError, FilterRange, NDPRuntime, RangeError, WindowError
 
 
 def make_runtime(config=NDPConfig()):
@@ -136,3 +138,128 @@ def test_bus_errors_surface():
         bus.read(0x7FC)
     with pytest.raises(CSRAccessError, match="read-only"):
         runtime.write_register("id", 1)
+
+
+# --- parameters the map follows -------------------------------------------------------------------
+
+def test_narrow_addresses_and_many_entries():
+    """With 32-bit addresses a range's base and size take one word each; with 64 entries the
+    HIT_DONE mask takes two."""
+    config = NDPConfig(addr_width=32, trigger=TriggerConfig(filter_entries=64))
+    runtime, bus = make_runtime(config)
+    runtime.program(63, FilterRange(0xFFFF_0000, 0x1_0000, kernel_pc=3, expected=2))
+    base = runtime.registers["entry63.ctrl"].address
+    assert [bus.values.get(base + offset) for offset in range(0, 0x24, 4)] == \
+        [0b011, 0xFFFF_0000, None, 0x1_0000, None, 3, 0, 2, 0]
+    with pytest.raises(RangeError, match="leaves the 32-bit address space"):
+        runtime.program(0, FilterRange(0xFFFF_FFE0, 0x40))
+    bus.values[runtime.registers["hit_done"].address] = 0x8000_0001
+    bus.values[runtime.registers["hit_done_hi"].address] = 0x8000_0002
+    assert runtime.done_mask() == 1 << 63 | 1 << 33 | 1 << 31 | 1
+
+
+# --- windows --------------------------------------------------------------------------------------
+
+SMALL_ENGINE = NDPConfig(engine=EngineConfig(instruction_words=64, argument_blocks=2, scratchpad_bytes=256))
+
+
+def test_every_word_of_every_window_is_written_and_read_back():
+    runtime, bus = make_runtime(SMALL_ENGINE)
+    generator = numpy.random.default_rng(3)
+    for window in runtime.registers.windows:
+        words = generator.integers(0, 1 << 32, window.size // 4, dtype=numpy.uint64).astype(numpy.uint32)
+        runtime.write_window(window.name, 0, [int(word) for word in words])
+        assert bus.window_bytes(window.name).tobytes() == words.astype("<u4").tobytes()
+        read = runtime.read_window(window.name, 0, window.size // 4)
+        assert read.dtype == numpy.uint32 and list(read) == list(words)
+        # One access per word, at the window's base and up.
+        assert bus.log[-window.size // 4:] == [("read", window.base + 4 * index)
+                                               for index in range(window.size // 4)]
+
+
+def test_window_data_as_bytes_and_arrays_is_written_as_it_lies_in_memory():
+    runtime, bus = make_runtime(SMALL_ENGINE)
+    instructions = numpy.array([0x1122_3344_5566_7788, 0x99AA_BBCC_DDEE_FF00], dtype=numpy.uint64)
+    runtime.write_window("imem", 0x10, instructions)
+    # Each 64-bit instruction is two words, low word first.
+    assert list(runtime.read_window("imem", 0x10, 4)) == [0x5566_7788, 0x1122_3344, 0xDDEE_FF00, 0x99AA_BBCC]
+    assert runtime.read_window("imem", 0x10, 4).view(numpy.uint64).tolist() == instructions.tolist()
+    runtime.write_window("scratchpad", 0xF8, b"\x01\x02\x03\x04\x05\x06\x07\x08")
+    assert list(runtime.read_window("scratchpad", 0xF8, 2)) == [0x0403_0201, 0x0807_0605]
+    values = numpy.array([1.5, -2.0], dtype=numpy.float32)
+    runtime.write_window("args", 0x80, values)
+    assert runtime.read_window("args", 0x80, 2).view(numpy.float32).tolist() == [1.5, -2.0]
+    assert bytes(bus.window_bytes("args")[0x80:0x88]) == values.tobytes()
+    big_endian = numpy.array([0x0102_0304], dtype=">u4")
+    runtime.write_window("args", 0, big_endian)
+    assert list(runtime.read_window("args", 0, 1)) == [0x0102_0304]
+    runtime.write_window("args", 0, [])
+    assert runtime.read_window("args", 0, 0).size == 0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda r: r.write_window("disk", 0, [1]), r"no window 'disk' \(windows: args, imem, scratchpad\)"),
+    (lambda r: r.read_window("disk", 0, 1), "no window 'disk'"),
+    (lambda r: r.write_window("imem", 2, [1]), "window 'imem': offset 2 is not a non-negative multiple of 4"),
+    (lambda r: r.write_window("imem", -4, [1]), "offset -4 is not"),
+    (lambda r: r.read_window("imem", 4.0, 1), "offset 4.0 is not"),
+    (lambda r: r.read_window("imem", True, 1), "offset True is not"),
+    (lambda r: r.write_window("imem", 0x1FC, [1, 2]), r"window 'imem': bytes \[0x1fc, 0x204\) leave its 0x200 bytes"),
+    (lambda r: r.read_window("scratchpad", 0, 65), r"bytes \[0x0, 0x104\) leave its 0x100 bytes"),
+    (lambda r: r.read_window("scratchpad", 0x100, 1), r"bytes \[0x100, 0x104\) leave"),
+    (lambda r: r.read_window("args", 0, -1), "window 'args': count -1 is not a non-negative int"),
+    (lambda r: r.read_window("args", 0, 2.0), "count 2.0 is not"),
+    (lambda r: r.write_window("args", 0, b"\x01\x02\x03"), "window 'args': 3 bytes are not whole 32-bit words"),
+    (lambda r: r.write_window("args", 0, numpy.zeros(3, dtype=numpy.uint16)), "6 bytes are not whole"),
+    (lambda r: r.write_window("args", 0, numpy.array(["a"])), "a <U1 array is not numbers to write"),
+    (lambda r: r.write_window("args", 0, numpy.zeros(2, dtype=bool)), "a bool array is not numbers"),
+    (lambda r: r.write_window("args", 0, [1, 1 << 32]), r"word 1 \(4294967296\) is not a 32-bit unsigned value"),
+    (lambda r: r.write_window("args", 0, [-1]), r"word 0 \(-1\) is not a 32-bit"),
+    (lambda r: r.write_window("args", 0, [1.0]), r"word 0 \(1.0\) is not"),
+    (lambda r: r.write_window("args", 0, [True]), r"word 0 \(True\) is not"),
+    (lambda r: r.write_window("args", 0, "abcd"), "write words, bytes or an array, not a string"),
+])
+def test_window_accesses_are_checked_before_they_reach_the_bus(call, message):
+    runtime, bus = make_runtime(SMALL_ENGINE)
+    with pytest.raises(WindowError, match=message):
+        call(runtime)
+    assert bus.log == []
+
+
+def test_the_rules_of_a_window_are_checked_by_the_runtime_and_the_model():
+    config = SMALL_ENGINE
+    registers = register_map(config)
+    window = registers.window("args")
+    read_only = RegisterMap([*registers.parts[:-3],
+                             Window("args", window.base, window.size, "", writable=False),
+                             Window("imem", 0x2_0000, 0x200, "", readable=False)])
+    bus = RegisterModelBus(read_only)
+    runtime = NDPRuntime(bus, config)
+    runtime.registers = read_only
+    with pytest.raises(WindowError, match="window 'args' is not writable"):
+        runtime.write_window("args", 0, [1])
+    with pytest.raises(WindowError, match="window 'imem' is not readable"):
+        runtime.read_window("imem", 0, 1)
+    assert bus.log == []
+    with pytest.raises(CSRAccessError, match="window args at 0x10004 is not writable"):
+        bus.write(0x1_0004, 1)
+    with pytest.raises(CSRAccessError, match="window imem at 0x20000 is not readable"):
+        bus.read(0x2_0000)
+    runtime.write_window("imem", 0, [7])
+    assert runtime.read_window("args", 0, 1).tolist() == [0]
+
+
+def test_the_register_model_refuses_what_the_decoder_refuses():
+    runtime, bus = make_runtime(SMALL_ENGINE)
+    with pytest.raises(CSRAccessError, match="0x10002 in window args is not aligned to 4 bytes"):
+        bus.read(0x1_0002)
+    with pytest.raises(CSRAccessError, match="no register at 0x10100, nor a window"):
+        bus.read(0x1_0100)                          # past the end of the argument blocks
+    with pytest.raises(CSRAccessError, match="no register at 0x8000, nor a window"):
+        bus.write(0x8000, 1)
+    with pytest.raises(ValueError, match="does not fit a 32-bit register"):
+        bus.write(0x1_0000, 1 << 32)
+    with pytest.raises(KeyError, match="no window named 'disk'"):
+        bus.window_bytes("disk")
+    bus.window_bytes("scratchpad")[:4] = [1, 2, 3, 4]
+    assert bus.read(0x10_0000) == 0x0403_0201

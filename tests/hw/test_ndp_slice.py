@@ -1,12 +1,16 @@
 """The NDP slice through cocotb (testbench: sim/tb/ndp_slice_tb.py): the default
 configuration under both simulators, two others under Verilator and, briefly, one of
-them under Icarus."""
+them under Icarus; and its register bus in Amaranth's simulator."""
 
 import pytest
+from amaranth.sim import Simulator
 
 from matndp.hw.config import NDPConfig, TriggerConfig
+from matndp.hw.csr_map import MAGIC
+from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import config_environment, ndp_slice_verilog
 from matndp.sim.runner import run_cocotb
+from tests.hw.bus.models import Initiator
 
 
 SIMULATORS = ["verilator", "icarus"]
@@ -55,3 +59,70 @@ def test_narrow_configuration_under_icarus():
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_dnn_stream_long(simulator, seed):
     _run("default", simulator, "dnn_stream", MATNDP_PRESSURE="random", MATNDP_TILES=16, MATNDP_SEED=seed)
+
+
+def test_windows_without_targets_answer_with_errors():
+    """In Amaranth's simulator: the slice's decoder refuses every access to the windows,
+    which have no target in the slice, and still answers registers after one cycle."""
+    config = NDPConfig(trigger=TriggerConfig(filter_entries=2))
+    dut = NDPSlice(config)
+    registers = dut.register_map
+    initiator = Initiator(dut.csr)
+    results = []
+
+    async def bench(ctx):
+        assert await initiator.read(ctx, registers["id"].address) == (MAGIC, False)
+        for window in registers.windows:
+            for address in (window.base, window.end - 4):
+                results.append(await initiator.write(ctx, address, 0x1234_5678))
+                results.append((await initiator.read(ctx, address))[1])
+        assert await initiator.read(ctx, registers["version"].address) == (registers["version"].reset_value,
+                                                                           False)
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+    assert results == [True] * 4 * len(registers.windows)
+    assert initiator.latencies == [1] * len(initiator.latencies)
+
+
+def test_entries_beyond_32_reach_the_high_mask_words():
+    """In Amaranth's simulator, 40 entries and 32-bit addresses: entry 37's range takes one
+    word each for base and size, its HIT_DONE and IRQ_ENABLE bits are bit 5 of the _HI words,
+    and a write in its range raises the interrupt."""
+    config = NDPConfig(addr_width=32, trigger=TriggerConfig(filter_entries=40))
+    dut = NDPSlice(config)
+    registers = dut.register_map
+    initiator = Initiator(dut.csr)
+    entry = "entry37."
+
+    async def bench(ctx):
+        ctx.set(dut.mem.req.ready, 1)
+        ctx.set(dut.events.ready, 1)
+        for name, value in (("base_lo", 0xFFFF_0000), ("size_lo", 0x100), ("expected", 1),
+                            ("ctrl", 0b011)):
+            assert not await initiator.write(ctx, registers[entry + name].address, value)
+        assert await initiator.write(ctx, registers[entry + "ctrl"].address + 8, 1)   # no BASE_HI
+        assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xFF)
+        assert await initiator.read(ctx, registers["irq_enable_hi"].address) == (0xFF, False)
+        assert await initiator.read(ctx, registers["hit_done_hi"].address) == (0, False)
+        assert not ctx.get(dut.irq)
+        ctx.set(dut.gpu.req.payload, {"addr": 0xFFFF_0040, "write": 1, "data": 7, "mask": 0xF, "id": 0})
+        ctx.set(dut.gpu.req.valid, 1)
+        while True:
+            _, _, ready = await ctx.tick().sample(dut.gpu.req.ready)
+            if ready:
+                break
+        ctx.set(dut.gpu.req.valid, 0)
+        await initiator.idle(ctx, 8)
+        assert await initiator.read(ctx, registers["hit_done_hi"].address) == (1 << 5, False)
+        assert await initiator.read(ctx, registers["hit_done"].address) == (0, False)
+        assert await initiator.read(ctx, registers[entry + "hits"].address) == (1, False)
+        assert ctx.get(dut.irq)
+        assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xDF)
+        await initiator.idle(ctx, 1)
+        assert not ctx.get(dut.irq)
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from matndp.hw.bus.map import (Access, Field, Register, RegisterArray, RegisterBlock, RegisterMap,
-                               SplitField)
+                               SplitField, Window)
 
 
 def ctrl(address=0x0):
@@ -210,8 +210,19 @@ def test_split_refuses_values_that_do_not_fit():
         registers.split("e2.value", 0)
 
 
+def test_a_split_field_of_one_part_is_its_register():
+    """A layout whose number of words follows a parameter reads and writes one word the same way."""
+    registers = RegisterMap([RegisterArray("e", 0x0, 0x10, 2, [word("lo", 0x0, width=24)],
+                                           split_fields=[SplitField("value", (("lo", "value"),))])])
+    assert registers.split_width("e1.value") == 24
+    assert [(register.address, word) for register, word in registers.split("e1.value", 0xAB_CDEF)] \
+        == [(0x10, 0xAB_CDEF)]
+    with pytest.raises(ValueError, match="value 16777216 does not fit its 24 bits"):
+        registers.split("e0.value", 1 << 24)
+
+
 @pytest.mark.parametrize("make, error, message", [
-    (lambda: SplitField("v", (("lo", "value"),)), ValueError, "needs at least two parts, not 1"),
+    (lambda: SplitField("v", ()), ValueError, "split field 'v' has no parts"),
     (lambda: RegisterBlock("b", 0, [word("lo", 0)], split_fields=[
         SplitField("v", (("lo", "value"), ("hi", "value")))]), ValueError,
      "split field 'v': block 'b' has no register 'hi'"),
@@ -265,5 +276,85 @@ def test_a_map_finds_registers_by_name_and_address():
      "register map: register name 'a' is used twice"),
 ])
 def test_map_constructor_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+# --- windows --------------------------------------------------------------------------------------
+
+def test_a_window_knows_its_span_and_address_width():
+    window = Window("memory", 0x1000, 0x400, "")
+    assert (window.end, window.addr_width, window.readable, window.writable) == (0x1400, 10, True, True)
+    assert 0x1000 in window and 0x13FF in window and 0x1400 not in window and 0xFFF not in window
+    assert Window("tiny", 0x8, 4, "").addr_width == 2
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: Window("two words", 0x0, 0x100, ""), ValueError, "window name 'two words'"),
+    (lambda: Window("w", 0x0, 0x180, ""), ValueError, "window 'w': size 384 is not a power of two"),
+    (lambda: Window("w", 0x0, 2, ""), ValueError, "size 2 is not a power of two of at least 4 bytes"),
+    (lambda: Window("w", 0x0, 0, ""), ValueError, "size 0 is not a power of two"),
+    (lambda: Window("w", 0x0, 64.0, ""), ValueError, "size 64.0 is not a power of two"),
+    (lambda: Window("w", 0x0, True, ""), ValueError, "size True is not a power of two"),
+    (lambda: Window("w", 0x80, 0x100, ""), ValueError, "window 'w': base 128 is not a multiple of its size 0x100"),
+    (lambda: Window("w", -0x100, 0x100, ""), ValueError, "base -256 is not a multiple"),
+    (lambda: Window("w", "0", 0x100, ""), ValueError, "base '0' is not a multiple"),
+    (lambda: Window("w", 0, 0x100, "", readable=1), TypeError, "window 'w': readable must be a bool, not 1"),
+    (lambda: Window("w", 0, 0x100, "", writable=None), TypeError, "writable must be a bool, not None"),
+    (lambda: Window("w", 0, 0x100, "", readable=False, writable=False), ValueError,
+     "window 'w' is neither readable nor writable"),
+])
+def test_window_constructor_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+def windowed_map():
+    return RegisterMap([
+        RegisterBlock("global", 0x0, [ctrl(), word("count", 0x4, access=Access.LOAD)]),
+        Window("low", 0x200, 0x100, "between the blocks", writable=False),
+        RegisterArray("slot", 0x400, 0x20, 2, [word("a", 0x0), word("b", 0x4)]),
+        Window("high", 0x8000, 0x4000, "far above"),
+    ])
+
+
+def test_a_map_places_windows_beside_its_blocks():
+    registers = windowed_map()
+    assert [window.name for window in registers.windows] == ["low", "high"]
+    assert registers.window("high").base == 0x8000
+    assert registers.window_at(0x2FC).name == "low" and registers.window_at(0xBFFC).name == "high"
+    assert registers.window_at(0x300) is None and registers.window_at(0x4) is None
+    assert registers.at(0x200) is None                  # windows hold no registers
+    # The register file's bus reaches the last block, [0x420, 0x440); the whole bus the last window.
+    assert registers.register_addr_width == 11
+    assert registers.addr_width == 16
+    assert small_map().addr_width == small_map().register_addr_width == 7
+    with pytest.raises(KeyError, match="no window named 'middle'"):
+        registers.window("middle")
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: RegisterMap([Window("w", 0, 0x100, "")]), ValueError, "needs at least one block"),
+    (lambda: RegisterMap([RegisterBlock("global", 0x0, [word("a", 0), word("b", 0x1C)]),
+                          Window("w", 0x0, 0x10, "")]), ValueError,
+     r"window 'w' \[0x0, 0x10\) overlaps block 'global' \[0x0, 0x20\) \(registers 'a'\)"),
+    (lambda: RegisterMap([RegisterBlock("global", 0x0, [word("a", 0), word("b", 0x1C)]),
+                          Window("w", 0x10, 0x10, "")]), ValueError,
+     r"window 'w' \[0x10, 0x20\) overlaps block 'global' \[0x0, 0x20\) \(registers 'b'\)$"),
+    (lambda: RegisterMap([RegisterBlock("global", 0x0, [word("a", 0), word("b", 0x1C)]),
+                          Window("w", 0x8, 0x8, "")]), ValueError,
+     r"window 'w' \[0x8, 0x10\) overlaps block 'global' \[0x0, 0x20\)$"),
+    (lambda: RegisterMap([RegisterBlock("global", 0x0, [word("a", 0)]),
+                          RegisterArray("slot", 0x100, 0x40, 4, [word("a", 0)]),
+                          Window("w", 0x100, 0x100, "")]), ValueError,
+     r"window 'w' \[0x100, 0x200\) overlaps block 'slot0' \[0x100, 0x140\) \(registers 'slot0.a'\)"),
+    (lambda: RegisterMap([RegisterBlock("global", 0x0, [word("a", 0)]),
+                          Window("big", 0x1000, 0x1000, ""), Window("small", 0x1800, 0x100, "")]),
+     ValueError, r"windows 'big' \[0x1000, 0x2000\) and 'small' \[0x1800, 0x1900\) overlap"),
+    (lambda: RegisterMap([RegisterBlock("global", 0x0, [word("a", 0)]),
+                          Window("w", 0x1000, 0x100, ""), Window("w", 0x2000, 0x100, "")]),
+     ValueError, "register map: window name 'w' is used twice"),
+])
+def test_map_constructor_errors_with_windows(make, error, message):
     with pytest.raises(error, match=message):
         make()

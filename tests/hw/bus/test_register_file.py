@@ -16,6 +16,8 @@ from matndp.hw.bus.register_file import RegisterFile
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.csr_map import register_map
 
+from .models import attach_behaviours
+
 
 STATUS_LEVEL = 0x5A
 
@@ -41,18 +43,6 @@ def example_map():
             Register("b", 0x8, (Field("value", 0, 12, Access.RW, ""),), ""),
         ]),
     ])
-
-
-def attach_behaviours(registers):
-    """A behaviour for every hardware-owned field, by access kind."""
-    actions = {}
-    for register in registers.register_map:
-        for field in register.fields:
-            make = {Access.RO: Status, Access.W1C: StickyFlag, Access.LOAD: Counter}.get(field.access)
-            if make:
-                actions[register.name, field.name] = registers.attach(register.name, field.name,
-                                                                      make(field.width))
-    return actions
 
 
 class Reference:
