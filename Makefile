@@ -43,6 +43,7 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(MATNDP) csr doc --output docs/csr.md
+	$(MATNDP) fp doc --file docs/fp.md
 
 clean:
 	rm -rf build .pytest_cache

@@ -6,8 +6,9 @@ References (all on ``uint32`` bit-pattern arrays, every NaN result canonicalized
 
 * :func:`reference` - GNU MPFR through gmpy2 in its binary32 context (24-bit precision,
   binary32 exponent range, subnormalize on, round to nearest even) for the arithmetic;
-  direct definitions for minimum/maximum; MPFR with BF16's precision and range for
-  FP32 -> BF16; exact widening for BF16 -> FP32.
+  direct definitions for minimum/maximum, for the comparisons (on the exact float64
+  values), for abs/neg (numpy's float32 operations) and for select; MPFR with BF16's
+  precision and range for FP32 -> BF16; exact widening for BF16 -> FP32.
 * :func:`softfloat_reference` - Berkeley SoftFloat 3e through softfloatpy, a second,
   independent implementation to cross-check the first.
 
@@ -116,6 +117,9 @@ def _ieee_minimum(a, b, maximum):
     return out
 
 
+_PREDICATES = {"eq": np.equal, "lt": np.less, "le": np.less_equal}
+
+
 def _operation(op):
     binary32 = {
         "add": (gmpy2.add, 2), "sub": (gmpy2.sub, 2), "mul": (gmpy2.mul, 2),
@@ -127,6 +131,21 @@ def _operation(op):
             _mpfr_map(function, _BINARY32, *(bits_to_float(x) for x in ops)))
     if op in ("min", "max"):
         return 2, lambda a, b: _ieee_minimum(a, b, op == "max")
+    if op in _PREDICATES:
+        # Comparisons of the exact values are IEEE 754's quiet predicates: NaN is
+        # unordered, +0 == -0.
+        def holds(a, b):
+            with np.errstate(invalid="ignore"):
+                return _PREDICATES[op](bits_to_float(a), bits_to_float(b)).astype(np.uint32)
+        return 2, holds
+    if op in ("abs", "neg"):
+        function = np.abs if op == "abs" else np.negative
+        def sign(a):
+            with np.errstate(invalid="ignore"):
+                return canonicalize_nans(function(a.view(np.float32)).view(np.uint32))
+        return 1, sign
+    if op == "select":
+        return 3, lambda a, b, c: np.where((c & 1).astype(bool), a, b).astype(np.uint32)
     if op == "f32_to_bf16":
         def to_bf16(a):
             rounded = float_to_bits(_mpfr_map(lambda x: +x, _BFLOAT16, bits_to_float(a)))
@@ -153,6 +172,8 @@ def softfloat_reference(op, a, b=None, c=None):
         "fma": softfloatpy.f32_mul_add, "div": softfloatpy.f32_div, "sqrt": softfloatpy.f32_sqrt,
         "f32_to_bf16": lambda x: x.to_bf16(),
         "bf16_to_f32": softfloatpy.bf16_to_f32,
+        "eq": softfloatpy.f32_eq, "lt": softfloatpy.f32_lt_quiet,
+        "le": softfloatpy.f32_le_quiet,
     }
     if op not in functions:
         raise ValueError(f"no SoftFloat reference for FP op {op!r}")
@@ -163,6 +184,9 @@ def softfloat_reference(op, a, b=None, c=None):
     else:
         wrap = lambda bits: softfloatpy.Float32.from_bytes(struct.pack(">I", bits))
     columns = [np.asarray(x, dtype=np.uint32).tolist() for x in (a, b, c) if x is not None]
+    if op in _PREDICATES:
+        return np.array([int(function(*(wrap(x) for x in row))) for row in zip(*columns)],
+                        dtype=np.uint32)
     out = np.array([int.from_bytes(function(*(wrap(x) for x in row)).to_bytes(), "big")
                     for row in zip(*columns)], dtype=np.uint32)
     if op == "f32_to_bf16":
@@ -296,6 +320,13 @@ def directed_operands(op):
     """Operand arrays of the directed table for ``op``: every pair (or a cross product
     of a smaller set of triples for fma) of :data:`SPECIAL_VALUES` plus the op's
     boundary cases, each also with both operand signs flipped."""
+    if op in _PREDICATES:
+        return _pairs(SPECIAL_VALUES)
+    if op == "select":
+        a, b = _pairs(SPECIAL_VALUES)
+        # Masks cycle through 0 and 1 and through words with their other bits set.
+        c = np.resize(np.array([0, 1, 0xFFFFFFFE, 0xFFFFFFFF], dtype=np.uint32), len(a))
+        return [a, b, c]
     if op in ("add", "sub", "min", "max", "div"):
         operands = _pairs(SPECIAL_VALUES)
         cases = _ADDSUB_CASES if op in ("add", "sub") else _MUL_CASES
@@ -313,7 +344,7 @@ def directed_operands(op):
         triples += _FMA_CASES + [(a ^ 0x80000000, b, c ^ 0x80000000) for a, b, c in _FMA_CASES] \
             + [(b, a, c) for a, b, c in _FMA_CASES]
         return _columns(triples, 3)
-    if op in ("sqrt", "f32_to_bf16"):
+    if op in ("sqrt", "f32_to_bf16", "abs", "neg"):
         return [SPECIAL_VALUES.copy()]
     if op == "bf16_to_f32":
         return [np.unique(SPECIAL_VALUES >> 16).astype(np.uint32)]
@@ -375,10 +406,15 @@ def random_operands(op, n, seed):
     rng = np.random.default_rng(seed)
     a = random_floats(rng, n)
     mix = rng.random(n)
-    if op in ("add", "sub", "min", "max"):
+    if op in ("add", "sub", "min", "max", *_PREDICATES):
         b = np.where(mix < 0.5, _near(rng, a, 2),
                      np.where(mix < 0.75, _near(rng, a, 30), random_floats(rng, n)))
         return [a, b.astype(np.uint32)]
+    if op == "select":
+        # Masks as the compare unit writes them, and arbitrary words whose bit 0 decides.
+        c = np.where(mix < 0.5, rng.integers(0, 2, n),
+                     rng.integers(0, 1 << 32, n, dtype=np.uint64)).astype(np.uint32)
+        return [a, random_floats(rng, n), c]
     if op in ("mul", "div"):
         b = np.where(mix < 0.5, _product_near_boundaries(rng, a), random_floats(rng, n))
         return [a, b.astype(np.uint32)]
@@ -393,7 +429,7 @@ def random_operands(op, n, seed):
         c = np.select([choice < 0.25, choice < 0.5, choice < 0.75],
                       [cancel, near_product, _near(rng, product, 40)], random_floats(rng, n))
         return [a, b, c.astype(np.uint32)]
-    if op in ("sqrt", "f32_to_bf16"):
+    if op in ("sqrt", "f32_to_bf16", "abs", "neg"):
         return [a]
     if op == "bf16_to_f32":
         return [(a >> np.uint32(16)).astype(np.uint32)]

@@ -8,19 +8,16 @@ import zlib
 
 import pytest
 
+from matndp.hw.fp.units import FP_UNITS, operations_of
 from matndp.sim.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_operands
 
 
-# Builds are per (unit, simulator); grouping a unit's tests on one worker builds each once.
-UNITS = {
-    "fp-addsub":   ["add", "sub"],
-    "fp-multiply": ["mul"],
-    "fp-fma":      ["fma"],
-}
+UNITS = ["addsub", "multiply", "fma"]
 
-OPS = [pytest.param(op, id=op, marks=pytest.mark.xdist_group(group))
-       for group, ops in UNITS.items() for op in ops]
+# Builds are per (unit, simulator); grouping a unit's tests on one worker builds each once.
+OPS = [pytest.param(operation.name, id=operation.name, marks=pytest.mark.xdist_group(f"fp-{unit}"))
+       for unit in UNITS for operation in operations_of(FP_UNITS[unit])]
 
 SIMULATORS = ["verilator", "icarus", "amaranth"]
 

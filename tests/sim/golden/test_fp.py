@@ -1,15 +1,17 @@
-"""The golden references agree with each other (MPFR via gmpy2, Berkeley SoftFloat, numpy
-float32 where it is the same IEEE operation) and with values worked out by hand."""
+"""The golden references agree with each other (MPFR via gmpy2 or float64 comparisons,
+Berkeley SoftFloat, numpy float32 where it is the same IEEE operation), cover every
+operation of the op table, and agree with values worked out by hand."""
 
 import numpy as np
 import pytest
 
+from matndp.hw.fp.units import FP_OPERATIONS
 from matndp.sim.golden.fp import (CANONICAL_NAN, directed_operands, random_operands, reference,
-                           softfloat_reference)
+                                  softfloat_reference)
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "fma", "div", "sqrt",
-                                "f32_to_bf16", "bf16_to_f32"])
+                                "f32_to_bf16", "bf16_to_f32", "eq", "lt", "le"])
 def test_mpfr_and_softfloat_agree(op):
     for operands in (directed_operands(op), random_operands(op, 5_000, seed=12)):
         np.testing.assert_array_equal(reference(op, *operands), softfloat_reference(op, *operands))
@@ -24,6 +26,16 @@ def test_mpfr_and_numpy_float32_agree(op, function):
         bits = function(a.view(np.float32), b.view(np.float32)).view(np.uint32).copy()
     bits[np.isnan(bits.view(np.float32))] = CANONICAL_NAN
     np.testing.assert_array_equal(reference(op, a, b), bits)
+
+
+@pytest.mark.parametrize("op", list(FP_OPERATIONS))
+def test_every_operation_has_operand_sets_and_a_reference(op):
+    arity = FP_OPERATIONS[op].arity
+    for operands in (directed_operands(op), random_operands(op, 100, seed=14)):
+        assert len(operands) == arity
+        assert len({len(column) for column in operands}) == 1
+        assert all(column.dtype == np.uint32 for column in operands)
+        assert reference(op, *operands).shape == operands[0].shape
 
 
 # Worked out by hand from the binary32 encoding.
