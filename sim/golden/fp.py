@@ -17,6 +17,7 @@ cases) and :func:`random_operands` (random vectors biased toward exponent extrem
 close operands, subnormals, halfway cases and cancellation).
 """
 
+import functools
 import itertools
 import struct
 
@@ -261,6 +262,8 @@ _MUL_CASES = [
     (0x19FFFFFF, 0x1A000000),   # just below: +0
     (0x9A000001, 0x1A000000),   # negative: -min subnormal
     (0x9A000000, 0x1A000000),   # -0 after rounding
+    (0x1A7FFFFF, 0x19800001),   # 2^-150 (1 + 2^-24 - 2^-47): above the tie only in bits
+                                # that shift out: the smallest subnormal
     (0x00800000, 0x3F000000),   # smallest normal / 2: exact subnormal
     (0x00800001, 0x3F000000),   # inexact subnormal: tie to even
     (0x00800003, 0x3F000000),   # tie to even, up
@@ -316,6 +319,71 @@ _FMA_CASES = [
 ]
 
 
+# Products that round in the subnormal range with the excess over a rounding point only in
+# the bits that the shift into that range pushes out of the product: a 48-bit product P of
+# two significands whose top bit has exponent 1 - s (so that it shifts right by s) keeps
+# its bits s + 24 .. 47, rounds at bit s + 23, and loses bits 0 .. s - 1 in the shift. When
+# P exceeds the rounding point by less than 2^s, nothing but those lost bits tells the
+# result from a tie. Random operands land there with a probability of about 2^-23.
+_SUBNORMAL_SHIFTS = (24, 23, 22, 20, 16, 12)
+_SIGNIFICAND_MIN, _SIGNIFICAND_END = 1 << 23, 1 << 24
+
+
+def _factor_pairs_near(target, margin, count=2, scan=1 << 15):
+    """Up to ``count`` pairs of 24-bit significands (hidden bit set) whose product exceeds
+    ``target`` by less than ``margin``, and as many whose product falls short of it by
+    less than ``margin``, found by scanning odd first factors down from the largest that
+    leaves the second one a 24-bit significand."""
+    above, below = [], []
+    top = min(_SIGNIFICAND_END - 1, target // _SIGNIFICAND_MIN) | 1
+    for ma in range(top, max(_SIGNIFICAND_MIN, top - 2 * scan), -2):
+        for mb, side in ((-(-target // ma), above), (target // ma, below)):
+            if _SIGNIFICAND_MIN <= mb < _SIGNIFICAND_END and 0 < abs(ma * mb - target) < margin \
+                    and len(side) < count:
+                side.append((ma, mb))
+        if len(above) == len(below) == count:
+            break
+    return above + below
+
+
+def _normal_bits(significand, exponent):
+    return (exponent << 23) | (significand - _SIGNIFICAND_MIN)
+
+
+@functools.lru_cache(maxsize=None)
+def subnormal_rounding_products():
+    """(a, b) pairs of normal binary32 patterns whose products round in the subnormal
+    range within less than the lost bits of a rounding point: just above and just below
+    the half-way point between the two nearest subnormals (or exactly on it), for results
+    that round to even downwards (where a lost sticky bit turns a round-up into a tie
+    and the tie rounds down), upwards, and at the top of the subnormal range (where the
+    round-up carries into the smallest normal)."""
+    pairs = []
+    for shift in _SUBNORMAL_SHIFTS:
+        exponent_sum = 127 - shift          # so that the product's bit 47 has exponent 1 - shift
+        ea = exponent_sum // 2
+        eb = exponent_sum - ea
+        first_odd = max(1, -(-(1 << 46) >> (23 + shift)) | 1)
+        last_odd = ((1 << 48) >> (23 + shift)) - 1
+        # Multiples (odd: a half-way point) of the rounding position: kept part even, odd,
+        # and the largest.
+        for multiple in sorted({first_odd if first_odd % 4 == 1 else first_odd + 2,
+                                first_odd if first_odd % 4 == 3 else first_odd + 2, last_odd}):
+            target = multiple << (23 + shift)
+            if not (1 << 46) <= target < (1 << 48):
+                continue
+            found = _factor_pairs_near(target, 1 << shift)
+            if target >> 23 << 23 == target and _SIGNIFICAND_MIN <= target >> 23 < _SIGNIFICAND_END:
+                found.append((target >> 23, _SIGNIFICAND_MIN))    # exactly on the tie
+            pairs += [(_normal_bits(ma, ea), _normal_bits(mb, eb)) for ma, mb in found]
+    return pairs
+
+
+# Addends that leave such a product's rounding as it is (zeros) or move the result by whole
+# subnormal steps: by two keeps the parity of the kept part, by one flips it.
+_TINY_ADDENDS = (0x00000000, 0x80000000, 0x00000001, 0x00000002, 0x80000002)
+
+
 def directed_operands(op):
     """Operand arrays of the directed table for ``op``: every pair (or a cross product
     of a smaller set of triples for fma) of :data:`SPECIAL_VALUES` plus the op's
@@ -336,13 +404,16 @@ def directed_operands(op):
                 for column, extra_column in zip(operands, _columns(extra, 2))]
     if op == "mul":
         operands = _pairs(SPECIAL_VALUES)
-        extra = _MUL_CASES + [(b, a ^ 0x80000000) for a, b in _MUL_CASES]
+        cases = _MUL_CASES + subnormal_rounding_products()
+        extra = cases + [(b, a ^ 0x80000000) for a, b in cases]
         return [np.concatenate([column, extra_column])
                 for column, extra_column in zip(operands, _columns(extra, 2))]
     if op == "fma":
         triples = list(itertools.product(_FMA_SPECIALS.tolist(), repeat=3))
-        triples += _FMA_CASES + [(a ^ 0x80000000, b, c ^ 0x80000000) for a, b, c in _FMA_CASES] \
-            + [(b, a, c) for a, b, c in _FMA_CASES]
+        cases = _FMA_CASES + [(a, b, c) for a, b in subnormal_rounding_products()
+                              for c in _TINY_ADDENDS]
+        triples += cases + [(a ^ 0x80000000, b, c ^ 0x80000000) for a, b, c in cases] \
+            + [(b, a, c) for a, b, c in cases]
         return _columns(triples, 3)
     if op in ("sqrt", "f32_to_bf16", "abs", "neg"):
         return [SPECIAL_VALUES.copy()]
