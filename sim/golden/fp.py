@@ -302,6 +302,12 @@ _FMA_CASES = [
     (0x3F800000, 0x3F800000, 0x33800001),   # just above the tie
     (0x3F800000, 0x3F800000, 0x00000001),   # 1 + tiny: 1.0
     (0x3F800000, 0xBF800000, 0x00000001),   # -1 + tiny: -1.0
+    # Products exactly half-way between two floats (1.5 (1 + 2^-23): even neighbour above;
+    # 1.5 (1 + 3 * 2^-23): even neighbour below) and addends so small that they reach the
+    # sum only through the alignment's sticky bit (2^-60, 2^-149), or just inside the
+    # window (2^-47): the addend's sign alone decides the rounding.
+    *[(a, 0x3FC00000, c) for a in (0x3F800001, 0x3F800003)
+      for c in (0x21800000, 0xA1800000, 0x00000001, 0x80000001, 0x28000000, 0xA8000000)],
     (0x3F800000, 0x33800000, 0x3F800000),   # addend dominates, product a tie
     (0x3F800000, 0x33800001, 0x3F800000),
     (0x7F7FFFFF, 0x40000000, 0xFF7FFFFF),   # 2 max - max = max: no intermediate overflow
