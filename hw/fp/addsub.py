@@ -1,6 +1,7 @@
 """Binary32 addition and subtraction, fully pipelined (one result per cycle).
 
-Operations (:class:`~.opcodes.AddSubOp`): ``ADD`` ``a + b``, ``SUB`` ``a - b``.
+Operations (:class:`~.opcodes.AddSubOp`): ``ADD`` ``a + b``, ``SUB`` ``a - b`` (any other value of
+the ``op`` field adds).
 
 Stages:
   1. unpack; order the operands by magnitude; exponent difference; special cases.

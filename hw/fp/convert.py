@@ -1,7 +1,8 @@
 """Conversions between binary32 and bfloat16 (same sign and exponent fields, 7 instead of
 23 fraction bits).
 
-Operations (:class:`~.opcodes.ConvertOp`):
+Operations (:class:`~.opcodes.ConvertOp`; only the bit in which the two codes differ is decoded,
+:func:`~.opcodes.selects`):
 
 ``F32_TO_BF16``: ``a`` rounded to nearest, ties to even; the 16-bit result sits in the
     low half of the result word, the high half is 0. Because both formats share the
@@ -18,7 +19,7 @@ Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result
 from amaranth.hdl import Mux, Cat, Const
 
 from .float32 import CANONICAL_NAN, unpack
-from .opcodes import ConvertOp
+from .opcodes import ConvertOp, selects
 from .pipeline import PipelinedUnit
 
 
@@ -43,5 +44,5 @@ class FPConvert(PipelinedUnit):
         widened = unpack(m, widened_bits, name="widened")
         widened_value = Mux(widened.nan, CANONICAL_NAN, widened_bits)
 
-        value = Mux(record.op == ConvertOp.BF16_TO_F32, widened_value, narrowed)
+        value = Mux(selects(record.op, ConvertOp.BF16_TO_F32), widened_value, narrowed)
         return pipe.register(value, "value")

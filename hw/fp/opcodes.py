@@ -1,22 +1,40 @@
 """Operation codes of the FP units: the values of the operand record's ``op`` field, one
 :mod:`amaranth.lib.enum` per unit, each of the field's :data:`OP_BITS` bits.
 
-This module is the only place a code is written down. The units compare the record's
-field with these members (``record.op == AddSubOp.SUB``), their operand layouts type the
-field with the unit's enum (hw/fp/interface.py), and the op table (hw/fp/units.py), the
-checking interface (sim/fp.py), the tests and the table in docs/fp.md are derived from
-them. A unit decodes only its own members: any other value of the field gives the result
-of the unit's code 0, except in :class:`CompareOp`, where it gives 0 (false).
+This module is the only place a code is written down. The units decode the record's
+field against these members (``record.op == AddSubOp.SUB``, :func:`selects`), their
+operand layouts type the field with the unit's enum (hw/fp/interface.py), and the op
+table (hw/fp/units.py), the checking interface (sim/fp.py), the tests and the table in
+docs/fp.md are derived from them.
+
+Values a unit does not assign: :class:`~.addsub.FPAddSub` and
+:class:`~.compare.FPCompare` compare the whole field, so any other value gives ``a + b``,
+or 0 (false) for the comparisons; :class:`~.minmax.FPMinMax`, :class:`~.sign.FPSign` and
+:class:`~.convert.FPConvert` look only at the bits in which their codes differ
+(:func:`selects`), so any other value acts as the code it agrees with there; the units
+with one operation ignore the field.
 """
 
+from amaranth.hdl import Cat, Value
 from amaranth.lib import enum
 
 
-__all__ = ["OP_BITS", "AddSubOp", "MultiplyOp", "FusedMultiplyAddOp", "MinMaxOp",
+__all__ = ["OP_BITS", "selects", "AddSubOp", "MultiplyOp", "FusedMultiplyAddOp", "MinMaxOp",
            "CompareOp", "SelectOp", "SignOp", "ConvertOp", "DivideOp", "SqrtOp"]
 
 
 OP_BITS = 4
+
+
+def selects(field, member):
+    """Whether the op field ``field`` selects ``member``, judged only on the bits in which
+    the codes of ``member``'s enum differ: a decoder no wider than the codes need (one
+    bit for two codes), at the price of unassigned values acting as assigned ones."""
+    codes = [code.value for code in type(member)]
+    differing = [bit for bit in range(OP_BITS) if any((code ^ codes[0]) >> bit & 1 for code in codes)]
+    field = Value.cast(field)
+    # Bit selections rather than a masked comparison: synthesis keeps them as plain wires.
+    return Cat(*(field[bit] if member.value >> bit & 1 else ~field[bit] for bit in differing)).all()
 
 
 class AddSubOp(enum.Enum, shape=OP_BITS):

@@ -1,4 +1,5 @@
-"""Sign-bit operations on binary32 (:class:`~.opcodes.SignOp`): ``ABS`` abs(a), ``NEG`` -a.
+"""Sign-bit operations on binary32 (:class:`~.opcodes.SignOp`): ``ABS`` abs(a), ``NEG`` -a;
+only the bit in which the two codes differ is decoded (:func:`~.opcodes.selects`).
 
 IEEE 754 defines abs and negate as quiet bit operations that flip or clear the sign even
 of a NaN. This unit instead returns the canonical quiet NaN 0x7FC00000 for a NaN operand,
@@ -16,7 +17,7 @@ Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result
 from amaranth.hdl import Mux, Cat
 
 from .float32 import CANONICAL_NAN, unpack
-from .opcodes import SignOp
+from .opcodes import SignOp, selects
 from .pipeline import PipelinedUnit
 
 
@@ -31,6 +32,6 @@ class FPSign(PipelinedUnit):
 
     def datapath(self, m, pipe, record):
         a = unpack(m, record.a, name="a")
-        sign = Mux(record.op == SignOp.NEG, ~record.a[31], 0)
+        sign = Mux(selects(record.op, SignOp.NEG), ~record.a[31], 0)
         value = Mux(a.nan, CANONICAL_NAN, Cat(record.a[0:31], sign))
         return pipe.register(value, "value")
