@@ -33,8 +33,10 @@ def selects(field, member):
     codes = [code.value for code in type(member)]
     differing = [bit for bit in range(OP_BITS) if any((code ^ codes[0]) >> bit & 1 for code in codes)]
     field = Value.cast(field)
-    # Bit selections rather than a masked comparison: synthesis keeps them as plain wires.
-    return Cat(*(field[bit] if member.value >> bit & 1 else ~field[bit] for bit in differing)).all()
+    # Bit selections rather than a masked comparison, which synthesis does not reduce as
+    # well; for two codes, the one bit itself.
+    terms = [field[bit] if member.value >> bit & 1 else ~field[bit] for bit in differing]
+    return terms[0] if len(terms) == 1 else Cat(*terms).all()
 
 
 class AddSubOp(enum.Enum, shape=OP_BITS):
