@@ -1,4 +1,4 @@
-"""FPConvert: binary32 <-> bfloat16, bit-exact against sim.fp_golden.reference (MPFR at
+"""FPConvert: binary32 <-> bfloat16, bit-exact against sim.golden.fp.reference (MPFR at
 bfloat16 precision for narrowing) on directed, random and (for widening) all 65536
 operands, in Amaranth's simulator, Verilator and Icarus under random back-pressure; and
 one result per cycle at the documented latency."""

@@ -1,7 +1,9 @@
 """The FP checking interface (sim.fp.run_fp_vectors) and the stream contract of the
 pipelined units: latency as documented, one record per cycle, whole-pipeline stalls."""
 
+import pathlib
 import random
+import re
 
 import numpy as np
 import pytest
@@ -10,9 +12,10 @@ from amaranth.lib import enum, wiring
 from amaranth.sim import Simulator
 
 from matndp.hw.fp.addsub import FPAddSub
-from matndp.hw.fp.interface import FPUnitSignature
+from matndp.hw.fp.interface import FPUnitSignature, operand_layout
 from matndp.hw.fp.opcodes import OP_BITS, AddSubOp
 from matndp.hw.fp.units import FP_UNITS, FPOperation, is_pipelined
+from matndp.sim import fp as sim_fp
 from matndp.sim.fp import FP_OPS, run_fp_unit, run_fp_vectors
 from matndp.sim.golden.fp import random_operands, reference
 from matndp.sim.runner import SimulationFailed
@@ -38,7 +41,7 @@ TWO = np.array([0x3F800000, 0x40000000], dtype=np.uint32)
     (lambda: run_fp_vectors("add", ONE, ONE, back_pressure="some"), "unknown back-pressure mode"),
     (lambda: run_fp_vectors("bf16_to_f32", ONE), "16-bit patterns in the low bits"),
     (lambda: run_fp_unit(FPAddSub, 1 << OP_BITS, ONE, ONE, ONE), "op code must be a member"),
-    (lambda: run_fp_unit(FPAddSub, -1, ONE, ONE, ONE), r"integer in \[0, 16\), not -1"),
+    (lambda: run_fp_unit(FPAddSub, -1, ONE, ONE, ONE), rf"integer in \[0, {1 << OP_BITS}\), not -1"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
@@ -49,6 +52,13 @@ def test_op_table_names_every_op():
     assert set(FP_OPS) == {"add", "sub", "mul", "fma", "min", "max", "div", "sqrt",
                            "f32_to_bf16", "bf16_to_f32", "eq", "lt", "le", "select",
                            "abs", "neg"}
+
+
+def test_harness_records_are_as_wide_as_the_operand_layout():
+    # sim/harnesses/fp_harness.v spells the record width out; it must follow the layout.
+    harness = (pathlib.Path(sim_fp.__file__).parent / "harnesses" / "fp_harness.v").read_text()
+    widths = {int(top) + 1 for top in re.findall(r"\[(\d+):0\] *(?:operands|in_payload)\b", harness)}
+    assert widths == {operand_layout(AddSubOp).size}
 
 
 def test_op_code_is_the_units_own():

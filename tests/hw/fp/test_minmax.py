@@ -1,4 +1,4 @@
-"""FPMinMax: IEEE 754-2019 minimum/maximum, bit-exact against sim.fp_golden.reference on
+"""FPMinMax: IEEE 754-2019 minimum/maximum, bit-exact against sim.golden.fp.reference on
 directed and random operands in Amaranth's simulator, Verilator and Icarus, under random
 back-pressure; and one result per cycle at the documented latency."""
 

@@ -1,4 +1,4 @@
-"""The arithmetic units whose operand sets all come from sim/fp_golden.py (add/subtract,
+"""The arithmetic units whose operand sets all come from sim/golden/fp.py (add/subtract,
 multiply, fused multiply-add), against its MPFR reference: directed edge-case tables and
 biased random vectors under Verilator, Icarus and Amaranth's simulator, with random
 back-pressure on both streams (and once at full rate). Units with operand sets or
