@@ -29,7 +29,8 @@ OP_BITS = 4
 def selects(field, member):
     """Whether the op field ``field`` selects ``member``, judged only on the bits in which
     the codes of ``member``'s enum differ: a decoder no wider than the codes need (one
-    bit for two codes), at the price of unassigned values acting as assigned ones."""
+    bit for two codes), at the price of unassigned values acting as assigned ones (with
+    two codes, every value selects one of them)."""
     codes = [code.value for code in type(member)]
     differing = [bit for bit in range(OP_BITS) if any((code ^ codes[0]) >> bit & 1 for code in codes)]
     field = Value.cast(field)
