@@ -44,6 +44,7 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(MATNDP) csr doc --output docs/csr.md
 	$(MATNDP) kernel doc --output docs/isa.md
+	$(MATNDP) fp doc --file docs/fp.md
 
 clean:
 	rm -rf build .pytest_cache

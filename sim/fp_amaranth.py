@@ -7,16 +7,25 @@ import numpy as np
 from amaranth.sim import Simulator
 
 
-__all__ = ["run_unit"]
+__all__ = ["pack_records", "run_unit"]
+
+
+def pack_records(layout, code, a, b, c):
+    """The operand records of ``layout`` (a unit's ``operand_layout``) as integers, from
+    the operand arrays and the op field ``code`` (one value, or one per record)."""
+    codes = np.broadcast_to(np.asarray(code, dtype=np.uint32), np.shape(a))
+    at_a, at_b, at_c, at_op = (layout[name].offset for name in ("a", "b", "c", "op"))
+    return [x << at_a | y << at_b | z << at_c | op << at_op
+            for x, y, z, op in zip(a.tolist(), b.tolist(), c.tolist(), codes.tolist())]
 
 
 def run_unit(unit, code, a, b, c, *, pause=(0, 0), seed=1, cycles_per_record=4):
     """Result bit patterns of ``unit`` on the records (a, b, c, op=code), in order.
-    ``pause`` holds (source, sink) per-cycle hold probabilities in 1/256. Raises
+    ``code`` is the op field's value, one for all records or a sequence of one per
+    record. ``pause`` holds (source, sink) per-cycle hold probabilities in 1/256. Raises
     AssertionError when results go missing (the run exceeds a generous cycle bound) or
     the unit produces more results than records."""
-    records = [x | (y << 32) | (z << 64) | (code << 96)
-               for x, y, z in zip(a.tolist(), b.tolist(), c.tolist())]
+    records = pack_records(unit.operands.payload.shape(), code, a, b, c)
     source_pause, sink_pause = (p / 256 for p in pause)
     throttle = 1 / (1 - max(source_pause, sink_pause))
     limit = int(len(records) * cycles_per_record * throttle * 4) + 1000

@@ -9,7 +9,7 @@ __all__ = ["check_fp_op"]
 
 def check_fp_op(op, operands, **run_options):
     """Raise AssertionError listing the first differing vectors unless the RTL's results
-    for ``operands`` (a list of arrays, by arity) equal :func:`sim.fp_golden.reference`."""
+    for ``operands`` (a list of arrays, by arity) equal :func:`matndp.sim.golden.fp.reference`."""
     expected = reference(op, *operands)
     actual = run_fp_vectors(op, *operands, **run_options)
     assert len(actual) == len(expected), f"{op}: {len(actual)} results for {len(expected)} vectors"

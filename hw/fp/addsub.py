@@ -1,6 +1,7 @@
 """Binary32 addition and subtraction, fully pipelined (one result per cycle).
 
-Operation codes (``op`` field of the operand record): 0 ``a + b``, 1 ``a - b``.
+Operations (:class:`~.opcodes.AddSubOp`): ``ADD`` ``a + b``, ``SUB`` ``a - b`` (any other value of
+the ``op`` field adds).
 
 Stages:
   1. unpack; order the operands by magnitude; exponent difference; special cases.
@@ -14,6 +15,7 @@ leaves at most a one-bit normalization, and a shift of at most one loses nothing
 
 from amaranth.hdl import Cat, Const, Mux
 
+from .opcodes import AddSubOp
 from .float32 import PRECISION, pack_special, shift_right_sticky, unpack
 from .pipeline import PipelinedUnit
 from .rounding import back_end_controls, back_end_stages, normalize_round_pack
@@ -22,23 +24,21 @@ from .rounding import back_end_controls, back_end_stages, normalize_round_pack
 __all__ = ["FPAddSub"]
 
 
-OP_ADD = 0
-OP_SUB = 1
-
 _EXTRA = 3                           # guard, round, sticky
 _ALIGNED = PRECISION + _EXTRA        # 27 bits
 _SUM = _ALIGNED + 1                  # plus the carry out
 
 
 class FPAddSub(PipelinedUnit):
-    """Binary32 ``a + b`` (op 0) and ``a - b`` (op 1); latency :data:`LATENCY` cycles."""
+    """Binary32 ``a + b`` and ``a - b``; latency :data:`LATENCY` cycles."""
 
+    OPS = AddSubOp
     LATENCY = 3 + back_end_stages()
 
     def datapath(self, m, pipe, record):
         # Stage 1: order by magnitude, so the difference of magnitudes is never negative.
         a = unpack(m, record.a, name="a")
-        b = unpack(m, Cat(record.b[:31], record.b[31] ^ (record.op == OP_SUB)), name="b")
+        b = unpack(m, Cat(record.b[:31], record.b[31] ^ (record.op == AddSubOp.SUB)), name="b")
         swap = record.b[:31] > record.a[:31]
         large = {field: Mux(swap, b[field], a[field]) for field in ("sign", "exponent", "significand", "inf")}
         small = {field: Mux(swap, a[field], b[field]) for field in ("sign", "significand")}

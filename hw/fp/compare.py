@@ -1,6 +1,7 @@
 """IEEE-754 binary32 comparisons producing a lane mask bit.
 
-op 0: a == b;  op 1: a < b;  op 2: a <= b;  op 3..15: false.
+Operations (:class:`~.opcodes.CompareOp`): ``EQ`` a == b, ``LT`` a < b, ``LE`` a <= b;
+any other value of the ``op`` field gives false.
 The result word is 1 when the relation holds and 0 otherwise (the mask bit that
 :class:`~hw.fp.select.FPSelect` reads from bit 0 of its ``c`` operand). These are IEEE
 754's quiet predicates: a NaN operand makes every relation false, and +0 == −0.
@@ -11,15 +12,11 @@ Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result
 from amaranth.hdl import Mux
 
 from .float32 import unpack
+from .opcodes import CompareOp
 from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPCompare", "ordered_below"]
-
-
-OP_EQ = 0
-OP_LT = 1
-OP_LE = 2
 
 
 def ordered_below(a, b):
@@ -33,9 +30,9 @@ def ordered_below(a, b):
 
 
 class FPCompare(PipelinedUnit):
-    """``a == b`` (op 0), ``a < b`` (op 1), ``a <= b`` (op 2) as a 1/0 word; latency
-    :data:`LATENCY` cycles."""
+    """``a == b``, ``a < b``, ``a <= b`` as a 1/0 word; latency :data:`LATENCY` cycles."""
 
+    OPS = CompareOp
     LATENCY = 1
 
     def datapath(self, m, pipe, record):
@@ -46,7 +43,7 @@ class FPCompare(PipelinedUnit):
         both_zero = a.zero & b.zero
         equal = ordered & ((record.a == record.b) | both_zero)
         less = ordered & ~both_zero & ordered_below(record.a, record.b)
-        holds = Mux(record.op == OP_EQ, equal,
-                Mux(record.op == OP_LT, less,
-                Mux(record.op == OP_LE, less | equal, 0)))
+        holds = Mux(record.op == CompareOp.EQ, equal,
+                Mux(record.op == CompareOp.LT, less,
+                Mux(record.op == CompareOp.LE, less | equal, 0)))
         return pipe.register(holds, "holds")

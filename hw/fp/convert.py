@@ -1,15 +1,17 @@
 """Conversions between binary32 and bfloat16 (same sign and exponent fields, 7 instead of
 23 fraction bits).
 
-op 0, f32 -> bf16: ``a`` rounded to nearest, ties to even; the 16-bit result sits in the
+Operations (:class:`~.opcodes.ConvertOp`; only the bit in which the two codes differ is decoded,
+:func:`~.opcodes.selects`):
+
+``F32_TO_BF16``: ``a`` rounded to nearest, ties to even; the 16-bit result sits in the
     low half of the result word, the high half is 0. Because both formats share the
     exponent field, rounding is an integer addition on the encoding: adding 0x7FFF plus
     the kept LSB to ``a`` and keeping the upper half rounds normals and subnormals alike,
     and a carry out of the largest finite value lands exactly on ±inf. A NaN gives the
     canonical quiet bfloat16 NaN 0x7FC0.
-op 1, bf16 -> f32: the bfloat16 in the low 16 bits of ``a`` (the high half is ignored)
+``BF16_TO_F32``: the bfloat16 in the low 16 bits of ``a`` (the high half is ignored)
     widened exactly; a NaN gives the canonical 0x7FC00000.
-Only op bit 0 is decoded.
 
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
@@ -17,20 +19,20 @@ Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result
 from amaranth.hdl import Mux, Cat, Const
 
 from .float32 import CANONICAL_NAN, unpack
+from .opcodes import ConvertOp, selects
 from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPConvert"]
 
 
-OP_F32_TO_BF16 = 0
-OP_BF16_TO_F32 = 1
 CANONICAL_BF16_NAN = CANONICAL_NAN >> 16
 
 
 class FPConvert(PipelinedUnit):
-    """f32 -> bf16 (op 0) and bf16 -> f32 (op 1); latency :data:`LATENCY` cycles."""
+    """f32 -> bf16 and bf16 -> f32; latency :data:`LATENCY` cycles."""
 
+    OPS = ConvertOp
     LATENCY = 1
 
     def datapath(self, m, pipe, record):
@@ -42,5 +44,5 @@ class FPConvert(PipelinedUnit):
         widened = unpack(m, widened_bits, name="widened")
         widened_value = Mux(widened.nan, CANONICAL_NAN, widened_bits)
 
-        value = Mux(record.op[0], widened_value, narrowed)
+        value = Mux(selects(record.op, ConvertOp.BF16_TO_F32), widened_value, narrowed)
         return pipe.register(value, "value")

@@ -11,7 +11,7 @@ the largest finite value into infinity, exactly as IEEE 754 requires.
 
 Special cases (IEEE 754): a NaN operand, 0/0 and ∞/∞ give the canonical NaN 0x7FC00000;
 ∞/y and x/0 give ±∞; 0/y and x/∞ give ±0; the sign is the XOR of the operand signs.
-``op`` is ignored.
+One operation (:class:`~.opcodes.DivideOp`): ``DIV``; the ``op`` field is ignored.
 
 Handshake: the unit takes one operand record, holds ``operands.ready`` low while it works
 and offers the result until it is taken; it takes the next record in the cycle the
@@ -28,6 +28,7 @@ from amaranth.lib import wiring
 
 from .float32 import CANONICAL_NAN, INFINITY, PRECISION, leading_zeros, unpack
 from .interface import FPUnitSignature
+from .opcodes import DivideOp
 from .pipeline import iterative_handshake
 
 
@@ -40,10 +41,11 @@ QUOTIENT_BITS = PRECISION + 2       # the leading bit may sit at 2^0 or 2^-1, pl
 class FPDivide(wiring.Component):
     """``a / b``; one result every :data:`CYCLES_PER_RESULT` cycles."""
 
+    OPS = DivideOp
     CYCLES_PER_RESULT = 5 + QUOTIENT_BITS
 
     def __init__(self):
-        super().__init__(FPUnitSignature())
+        super().__init__(FPUnitSignature(self.OPS))
 
     def elaborate(self, platform):
         m = Module()

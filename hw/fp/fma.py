@@ -1,7 +1,8 @@
 """Binary32 fused multiply-add ``a * b + c`` with a single rounding, fully pipelined (one
 result per cycle).
 
-Operation code (``op`` field of the operand record): 0 ``a * b + c`` (the only one).
+One operation (:class:`~.opcodes.FusedMultiplyAddOp`): ``FMA`` ``a * b + c``; the ``op``
+field is ignored.
 
 The exact 48-bit product and the addend meet in a 76-bit window (bit 0 sticky, two guard
 bits, the product at bits 3..50, room for the addend up to 25 bits above the product):
@@ -31,6 +32,7 @@ Stages:
 
 from amaranth.hdl import Cat, Const, Mux
 
+from .opcodes import FusedMultiplyAddOp
 from .float32 import BIAS, PRECISION, pack_special, shift_right_sticky, unpack
 from .multiply import partial_products, product_from_parts
 from .pipeline import PipelinedUnit
@@ -50,8 +52,9 @@ _TOP_ABOVE_PRODUCT = _WINDOW - 1 - _GUARD - (_PRODUCT - 2)   # 26
 
 
 class FPFusedMultiplyAdd(PipelinedUnit):
-    """Binary32 ``a * b + c`` (op 0), one rounding; latency :data:`LATENCY` cycles."""
+    """Binary32 ``a * b + c``, one rounding; latency :data:`LATENCY` cycles."""
 
+    OPS = FusedMultiplyAddOp
     LATENCY = 4 + back_end_stages(split_count=True)
 
     def datapath(self, m, pipe, record):

@@ -6,64 +6,85 @@ units the lanes run in lockstep anyway; with iterative units a lane that finishe
 holds its result until the slowest lane is done. This requires a unit's
 ``operands.ready`` not to depend combinationally on ``operands.valid`` (true of every
 unit in this package), since a lane is offered a vector only when all lanes can take it.
+
+The wrapper's parameters form a :class:`LanesConfig`, checked when it is built, before
+any component exists.
 """
+
+import dataclasses
 
 from amaranth.hdl import Module, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .interface import WORD_BITS, check_op_enum
 
-__all__ = ["lane_operand_layout", "FPLanesSignature", "FPLanes"]
+
+__all__ = ["LanesConfig", "lane_operand_layout", "FPLanesSignature", "FPLanes"]
 
 
-def lane_operand_layout(lanes):
-    return data.StructLayout({
-        "a":  data.ArrayLayout(unsigned(32), lanes),
-        "b":  data.ArrayLayout(unsigned(32), lanes),
-        "c":  data.ArrayLayout(unsigned(32), lanes),
-        "op": unsigned(4),
-    })
+@dataclasses.dataclass(frozen=True)
+class LanesConfig:
+    """``lanes`` instances of the FP unit class ``unit`` (a ``wiring.Component`` with
+    :class:`~.interface.FPUnitSignature` and ``OPS``, constructed without arguments).
+
+    Raises ValueError for a lane count that is not a positive integer, TypeError for a
+    ``unit`` that is not an FP unit class."""
+    unit: type
+    lanes: int = 8
+
+    def __post_init__(self):
+        if isinstance(self.lanes, bool) or not isinstance(self.lanes, int) or self.lanes < 1:
+            raise ValueError(f"lanes must be a positive integer, not {self.lanes!r}")
+        if not (isinstance(self.unit, type) and issubclass(self.unit, wiring.Component)
+                and hasattr(self.unit, "OPS")):
+            raise TypeError(f"unit must be an FP unit class (a wiring.Component with OPS), "
+                            f"not {self.unit!r}")
+
+
+def lane_operand_layout(lanes, ops):
+    """The vector record of ``lanes`` lanes of a unit whose codes are the enum ``ops``."""
+    words = data.ArrayLayout(unsigned(WORD_BITS), lanes)
+    return data.StructLayout({"a": words, "b": words, "c": words,
+                              "op": check_op_enum(ops)})
 
 
 class FPLanesSignature(wiring.Signature):
     """Seen from the lanes."""
 
-    def __init__(self, lanes):
+    def __init__(self, lanes, ops):
         self.lanes = lanes
+        self.ops = ops
         super().__init__({
-            "operands": In(stream.Signature(lane_operand_layout(lanes))),
-            "result":   Out(stream.Signature(data.ArrayLayout(unsigned(32), lanes))),
+            "operands": In(stream.Signature(lane_operand_layout(lanes, ops))),
+            "result":   Out(stream.Signature(data.ArrayLayout(unsigned(WORD_BITS), lanes))),
         })
 
     def __eq__(self, other):
-        return isinstance(other, FPLanesSignature) and other.lanes == self.lanes
+        return (isinstance(other, FPLanesSignature) and other.lanes == self.lanes
+                and other.ops is self.ops)
 
     def __repr__(self):
-        return f"FPLanesSignature({self.lanes})"
+        return f"FPLanesSignature({self.lanes}, {self.ops.__qualname__})"
 
 
 class FPLanes(wiring.Component):
-    """``lanes`` instances of ``unit_class`` (an FP unit with ``FPUnitSignature``).
+    """The lanes of ``config`` (a :class:`LanesConfig`).
 
-    ``LATENCY`` is the unit's, when it has one."""
+    ``OPS`` and ``CYCLES_PER_RESULT`` are the unit's, and so is ``LATENCY`` when it has
+    one."""
 
-    def __new__(cls, unit_class, lanes=8, **kwargs):
-        # Checked before the object exists, so a refused lane count leaves no component
-        # behind to be reported as never elaborated.
-        if not isinstance(lanes, int) or lanes < 1:
-            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
-        return super().__new__(cls, unit_class, lanes, **kwargs)
-
-    def __init__(self, unit_class, lanes=8):
-        self.unit_class = unit_class
-        self.lanes = lanes
-        if hasattr(unit_class, "LATENCY"):
-            self.LATENCY = unit_class.LATENCY
-        super().__init__(FPLanesSignature(lanes))
+    def __init__(self, config):
+        self.config = config
+        self.OPS = config.unit.OPS
+        self.CYCLES_PER_RESULT = config.unit.CYCLES_PER_RESULT
+        if hasattr(config.unit, "LATENCY"):
+            self.LATENCY = config.unit.LATENCY
+        super().__init__(FPLanesSignature(config.lanes, config.unit.OPS))
 
     def elaborate(self, platform):
         m = Module()
-        units = [self.unit_class() for _ in range(self.lanes)]
+        units = [self.config.unit() for _ in range(self.config.lanes)]
         for index, unit in enumerate(units):
             m.submodules[f"lane{index}"] = unit
 

@@ -5,7 +5,8 @@ canonical quiet NaN 0x7FC00000) and order the zeros: −0 < +0, so that for non-
 operands the order is that of the encodings' sign and magnitude, one unsigned comparison
 of the magnitudes.
 
-op 0: minimum(a, b); op 1: maximum(a, b). Only op bit 0 is decoded.
+Operations (:class:`~.opcodes.MinMaxOp`): ``MIN`` minimum(a, b), ``MAX`` maximum(a, b); only
+the bit in which the two codes differ is decoded (:func:`~.opcodes.selects`).
 Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result.
 """
 
@@ -13,19 +14,17 @@ from amaranth.hdl import Mux
 
 from .compare import ordered_below
 from .float32 import CANONICAL_NAN, unpack
+from .opcodes import MinMaxOp, selects
 from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPMinMax"]
 
 
-OP_MIN = 0
-OP_MAX = 1
-
-
 class FPMinMax(PipelinedUnit):
-    """minimum (op 0) and maximum (op 1); latency :data:`LATENCY` cycles."""
+    """minimum and maximum; latency :data:`LATENCY` cycles."""
 
+    OPS = MinMaxOp
     LATENCY = 1
 
     def datapath(self, m, pipe, record):
@@ -34,6 +33,6 @@ class FPMinMax(PipelinedUnit):
 
         # When neither lies below the other, a and b are the same encoding.
         a_below_b = ordered_below(record.a, record.b)
-        take_a = Mux(record.op[0], ~a_below_b, a_below_b)
+        take_a = Mux(selects(record.op, MinMaxOp.MAX), ~a_below_b, a_below_b)
         value = Mux(a.nan | b.nan, CANONICAL_NAN, Mux(take_a, record.a, record.b))
         return pipe.register(value, "value")

@@ -1,6 +1,6 @@
 """Binary32 multiplication, fully pipelined (one result per cycle).
 
-Operation code (``op`` field of the operand record): 0 ``a * b`` (the only one).
+One operation (:class:`~.opcodes.MultiplyOp`): ``MUL`` ``a * b``; the ``op`` field is ignored.
 
 Stages:
   1. unpack; exponent sum; special cases.
@@ -15,6 +15,7 @@ Stages:
 
 from amaranth.hdl import Cat
 
+from .opcodes import MultiplyOp
 from .float32 import BIAS, PRECISION, pack_special, unpack
 from .pipeline import PipelinedUnit
 from .rounding import back_end_controls, back_end_stages, normalize_round_pack
@@ -46,8 +47,9 @@ def product_from_parts(parts):
 
 
 class FPMultiply(PipelinedUnit):
-    """Binary32 ``a * b`` (op 0); latency :data:`LATENCY` cycles."""
+    """Binary32 ``a * b``; latency :data:`LATENCY` cycles."""
 
+    OPS = MultiplyOp
     LATENCY = 3 + back_end_stages()
 
     def datapath(self, m, pipe, record):

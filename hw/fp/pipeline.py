@@ -59,12 +59,15 @@ class Pipeline:
 
 class PipelinedUnit(wiring.Component):
     """A fully pipelined FP unit: one result per cycle, ``LATENCY`` cycles from operand to
-    result. A subclass sets ``LATENCY`` and builds its data path in :meth:`datapath`."""
+    result. A subclass sets ``OPS`` (its enum of hw/fp/opcodes.py) and ``LATENCY`` and
+    builds its data path in :meth:`datapath`."""
 
+    OPS = None
     LATENCY = None
+    CYCLES_PER_RESULT = 1
 
     def __init__(self):
-        super().__init__(FPUnitSignature())
+        super().__init__(FPUnitSignature(self.OPS))
 
     def elaborate(self, platform):
         m = Module()

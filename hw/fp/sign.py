@@ -1,4 +1,5 @@
-"""Sign-bit operations on binary32: op 0 abs(a), op 1 neg(a). Only op bit 0 is decoded.
+"""Sign-bit operations on binary32 (:class:`~.opcodes.SignOp`): ``ABS`` abs(a), ``NEG`` -a;
+only the bit in which the two codes differ is decoded (:func:`~.opcodes.selects`).
 
 IEEE 754 defines abs and negate as quiet bit operations that flip or clear the sign even
 of a NaN. This unit instead returns the canonical quiet NaN 0x7FC00000 for a NaN operand,
@@ -16,23 +17,21 @@ Fully pipelined: one result per cycle, ``LATENCY`` cycles from operand to result
 from amaranth.hdl import Mux, Cat
 
 from .float32 import CANONICAL_NAN, unpack
+from .opcodes import SignOp, selects
 from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPSign"]
 
 
-OP_ABS = 0
-OP_NEG = 1
-
-
 class FPSign(PipelinedUnit):
-    """abs (op 0) and neg (op 1); latency :data:`LATENCY` cycles."""
+    """abs and neg; latency :data:`LATENCY` cycles."""
 
+    OPS = SignOp
     LATENCY = 1
 
     def datapath(self, m, pipe, record):
         a = unpack(m, record.a, name="a")
-        sign = Mux(record.op[0], ~record.a[31], 0)
+        sign = Mux(selects(record.op, SignOp.NEG), ~record.a[31], 0)
         value = Mux(a.nan, CANONICAL_NAN, Cat(record.a[0:31], sign))
         return pipe.register(value, "value")

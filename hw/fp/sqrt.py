@@ -9,7 +9,7 @@ denormalizes or overflows; an exact tie cannot occur either, but the rule applie
 plain round to nearest, ties to even.
 
 Special cases (IEEE 754): NaN and any operand below zero (−∞ included) give the canonical
-NaN 0x7FC00000; sqrt(±0) = ±0; sqrt(+∞) = +∞. ``op`` is ignored.
+NaN 0x7FC00000; sqrt(±0) = ±0; sqrt(+∞) = +∞. One operation (:class:`~.opcodes.SqrtOp`): ``SQRT``; the ``op`` field is ignored.
 
 Handshake: as :class:`~hw.fp.divide.FPDivide`: ``operands.ready`` is low while the unit
 works; the result is offered ``CYCLES_PER_RESULT`` cycles after the cycle that accepted its
@@ -23,6 +23,7 @@ from amaranth.lib import wiring
 
 from .float32 import BIAS, CANONICAL_NAN, PRECISION, leading_zeros, unpack
 from .interface import FPUnitSignature
+from .opcodes import SqrtOp
 from .pipeline import iterative_handshake
 
 
@@ -35,10 +36,11 @@ ROOT_BITS = PRECISION + 1           # significand and guard bit
 class FPSqrt(wiring.Component):
     """``sqrt(a)``; one result every :data:`CYCLES_PER_RESULT` cycles."""
 
+    OPS = SqrtOp
     CYCLES_PER_RESULT = 4 + ROOT_BITS
 
     def __init__(self):
-        super().__init__(FPUnitSignature())
+        super().__init__(FPUnitSignature(self.OPS))
 
     def elaborate(self, platform):
         m = Module()

@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "matndp.sim.cli.tier",
     "matndp.sim.cli.hardware",
     "matndp.sim.cli.synth",
+    "matndp.sim.cli.fp",
 ]
 
 

@@ -1,41 +1,24 @@
 """``matndp synth``: ECP5 resource and Fmax report of the FP units and the NDP slice."""
 
-import importlib
 import json
 import pathlib
 
+from matndp.hw.fp.units import FP_UNITS, timing_text
+from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.synth import DEVICES, synthesize, synthesis_table
 
 
 # ``matndp synth`` ------------------------------------------------------------------------
 
-# Designs of the default run: name -> "module:Class" (constructed without arguments).
+# Designs of the default run: name -> class (constructed without arguments).
 DESIGNS = {
-    "fp_addsub":   "matndp.hw.fp.addsub:FPAddSub",
-    "fp_multiply": "matndp.hw.fp.multiply:FPMultiply",
-    "fp_fma":      "matndp.hw.fp.fma:FPFusedMultiplyAdd",
-    "fp_minmax":   "matndp.hw.fp.minmax:FPMinMax",
-    "fp_compare":  "matndp.hw.fp.compare:FPCompare",
-    "fp_select":   "matndp.hw.fp.select:FPSelect",
-    "fp_sign":     "matndp.hw.fp.sign:FPSign",
-    "fp_convert":  "matndp.hw.fp.convert:FPConvert",
-    "fp_divide":   "matndp.hw.fp.divide:FPDivide",
-    "fp_sqrt":     "matndp.hw.fp.sqrt:FPSqrt",
-    "ndp_slice":   "matndp.hw.ndp_slice:NDPSlice",
+    **{f"fp_{name}": unit for name, unit in FP_UNITS.items()},
+    "ndp_slice": NDPSlice,
 }
 
 
-def _design_class(path):
-    module_name, class_name = path.split(":")
-    return getattr(importlib.import_module(module_name), class_name)
-
-
-def _timing_text(design_class):
-    if hasattr(design_class, "LATENCY"):
-        return f"pipelined, latency {design_class.LATENCY}"
-    if hasattr(design_class, "CYCLES_PER_RESULT"):
-        return f"iterative, {design_class.CYCLES_PER_RESULT} cycles/result"
-    return "-"
+def _class_path(design_class):
+    return f"{design_class.__module__}:{design_class.__qualname__}"
 
 
 def _command_line(args):
@@ -56,12 +39,13 @@ def run_synth(args):
     output = pathlib.Path(args.output)
     rows = []
     for name in names:
-        design_class = _design_class(DESIGNS[name])
-        print(f"synth {name}: {DESIGNS[name]} on {args.device} ...", flush=True)
+        design_class = DESIGNS[name]
+        print(f"synth {name}: {_class_path(design_class)} on {args.device} ...", flush=True)
         result = synthesize(design_class(), name, device=args.device, package=args.package,
                             out_dir=output / name, freq_mhz=args.freq, seed=args.seed,
                             route_timeout_s=args.route_timeout)
-        row = {"name": name, "design": DESIGNS[name], "timing": _timing_text(design_class),
+        row = {"name": name, "design": _class_path(design_class),
+               "timing": timing_text(design_class) or "-",
                **result}
         rows.append(row)
         print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "

@@ -6,8 +6,9 @@ References (all on ``uint32`` bit-pattern arrays, every NaN result canonicalized
 
 * :func:`reference` - GNU MPFR through gmpy2 in its binary32 context (24-bit precision,
   binary32 exponent range, subnormalize on, round to nearest even) for the arithmetic;
-  direct definitions for minimum/maximum; MPFR with BF16's precision and range for
-  FP32 -> BF16; exact widening for BF16 -> FP32.
+  direct definitions for minimum/maximum, for the comparisons (on the exact float64
+  values), for abs/neg (numpy's float32 operations) and for select; MPFR with BF16's
+  precision and range for FP32 -> BF16; exact widening for BF16 -> FP32.
 * :func:`softfloat_reference` - Berkeley SoftFloat 3e through softfloatpy, a second,
   independent implementation to cross-check the first.
 
@@ -16,6 +17,7 @@ cases) and :func:`random_operands` (random vectors biased toward exponent extrem
 close operands, subnormals, halfway cases and cancellation).
 """
 
+import functools
 import itertools
 import struct
 
@@ -116,6 +118,9 @@ def _ieee_minimum(a, b, maximum):
     return out
 
 
+_PREDICATES = {"eq": np.equal, "lt": np.less, "le": np.less_equal}
+
+
 def _operation(op):
     binary32 = {
         "add": (gmpy2.add, 2), "sub": (gmpy2.sub, 2), "mul": (gmpy2.mul, 2),
@@ -127,6 +132,21 @@ def _operation(op):
             _mpfr_map(function, _BINARY32, *(bits_to_float(x) for x in ops)))
     if op in ("min", "max"):
         return 2, lambda a, b: _ieee_minimum(a, b, op == "max")
+    if op in _PREDICATES:
+        # Comparisons of the exact values are IEEE 754's quiet predicates: NaN is
+        # unordered, +0 == -0.
+        def holds(a, b):
+            with np.errstate(invalid="ignore"):
+                return _PREDICATES[op](bits_to_float(a), bits_to_float(b)).astype(np.uint32)
+        return 2, holds
+    if op in ("abs", "neg"):
+        function = np.abs if op == "abs" else np.negative
+        def sign(a):
+            with np.errstate(invalid="ignore"):
+                return canonicalize_nans(function(a.view(np.float32)).view(np.uint32))
+        return 1, sign
+    if op == "select":
+        return 3, lambda a, b, c: np.where((c & 1).astype(bool), a, b).astype(np.uint32)
     if op == "f32_to_bf16":
         def to_bf16(a):
             rounded = float_to_bits(_mpfr_map(lambda x: +x, _BFLOAT16, bits_to_float(a)))
@@ -153,6 +173,8 @@ def softfloat_reference(op, a, b=None, c=None):
         "fma": softfloatpy.f32_mul_add, "div": softfloatpy.f32_div, "sqrt": softfloatpy.f32_sqrt,
         "f32_to_bf16": lambda x: x.to_bf16(),
         "bf16_to_f32": softfloatpy.bf16_to_f32,
+        "eq": softfloatpy.f32_eq, "lt": softfloatpy.f32_lt_quiet,
+        "le": softfloatpy.f32_le_quiet,
     }
     if op not in functions:
         raise ValueError(f"no SoftFloat reference for FP op {op!r}")
@@ -163,6 +185,9 @@ def softfloat_reference(op, a, b=None, c=None):
     else:
         wrap = lambda bits: softfloatpy.Float32.from_bytes(struct.pack(">I", bits))
     columns = [np.asarray(x, dtype=np.uint32).tolist() for x in (a, b, c) if x is not None]
+    if op in _PREDICATES:
+        return np.array([int(function(*(wrap(x) for x in row))) for row in zip(*columns)],
+                        dtype=np.uint32)
     out = np.array([int.from_bytes(function(*(wrap(x) for x in row)).to_bytes(), "big")
                     for row in zip(*columns)], dtype=np.uint32)
     if op == "f32_to_bf16":
@@ -237,6 +262,8 @@ _MUL_CASES = [
     (0x19FFFFFF, 0x1A000000),   # just below: +0
     (0x9A000001, 0x1A000000),   # negative: -min subnormal
     (0x9A000000, 0x1A000000),   # -0 after rounding
+    (0x1A7FFFFF, 0x19800001),   # 2^-150 (1 + 2^-24 - 2^-47): above the tie only in bits
+                                # that shift out: the smallest subnormal
     (0x00800000, 0x3F000000),   # smallest normal / 2: exact subnormal
     (0x00800001, 0x3F000000),   # inexact subnormal: tie to even
     (0x00800003, 0x3F000000),   # tie to even, up
@@ -275,6 +302,12 @@ _FMA_CASES = [
     (0x3F800000, 0x3F800000, 0x33800001),   # just above the tie
     (0x3F800000, 0x3F800000, 0x00000001),   # 1 + tiny: 1.0
     (0x3F800000, 0xBF800000, 0x00000001),   # -1 + tiny: -1.0
+    # Products exactly half-way between two floats (1.5 (1 + 2^-23): even neighbour above;
+    # 1.5 (1 + 3 * 2^-23): even neighbour below) and addends so small that they reach the
+    # sum only through the alignment's sticky bit (2^-60, 2^-149), or just inside the
+    # window (2^-47): the addend's sign alone decides the rounding.
+    *[(a, 0x3FC00000, c) for a in (0x3F800001, 0x3F800003)
+      for c in (0x21800000, 0xA1800000, 0x00000001, 0x80000001, 0x28000000, 0xA8000000)],
     (0x3F800000, 0x33800000, 0x3F800000),   # addend dominates, product a tie
     (0x3F800000, 0x33800001, 0x3F800000),
     (0x7F7FFFFF, 0x40000000, 0xFF7FFFFF),   # 2 max - max = max: no intermediate overflow
@@ -292,10 +325,82 @@ _FMA_CASES = [
 ]
 
 
+# Products that round in the subnormal range with the excess over a rounding point only in
+# the bits that the shift into that range pushes out of the product: a 48-bit product P of
+# two significands whose top bit has exponent 1 - s (so that it shifts right by s) keeps
+# its bits s + 24 .. 47, rounds at bit s + 23, and loses bits 0 .. s - 1 in the shift. When
+# P exceeds the rounding point by less than 2^s, nothing but those lost bits tells the
+# result from a tie. Random operands land there with a probability of about 2^-23.
+_SUBNORMAL_SHIFTS = (24, 23, 22, 20, 16, 12)
+_SIGNIFICAND_MIN, _SIGNIFICAND_END = 1 << 23, 1 << 24
+
+
+def _factor_pairs_near(target, margin, count=2, scan=1 << 15):
+    """Up to ``count`` pairs of 24-bit significands (hidden bit set) whose product exceeds
+    ``target`` by less than ``margin``, and as many whose product falls short of it by
+    less than ``margin``, found by scanning odd first factors down from the largest that
+    leaves the second one a 24-bit significand."""
+    above, below = [], []
+    top = min(_SIGNIFICAND_END - 1, target // _SIGNIFICAND_MIN) | 1
+    for ma in range(top, max(_SIGNIFICAND_MIN, top - 2 * scan), -2):
+        for mb, side in ((-(-target // ma), above), (target // ma, below)):
+            if _SIGNIFICAND_MIN <= mb < _SIGNIFICAND_END and 0 < abs(ma * mb - target) < margin \
+                    and len(side) < count:
+                side.append((ma, mb))
+        if len(above) == len(below) == count:
+            break
+    return above + below
+
+
+def _normal_bits(significand, exponent):
+    return (exponent << 23) | (significand - _SIGNIFICAND_MIN)
+
+
+@functools.lru_cache(maxsize=None)
+def subnormal_rounding_products():
+    """(a, b) pairs of normal binary32 patterns whose products round in the subnormal
+    range within less than the lost bits of a rounding point: just above and just below
+    the half-way point between the two nearest subnormals (or exactly on it), for results
+    that round to even downwards (where a lost sticky bit turns a round-up into a tie
+    and the tie rounds down), upwards, and at the top of the subnormal range (where the
+    round-up carries into the smallest normal)."""
+    pairs = []
+    for shift in _SUBNORMAL_SHIFTS:
+        exponent_sum = 127 - shift          # so that the product's bit 47 has exponent 1 - shift
+        ea = exponent_sum // 2
+        eb = exponent_sum - ea
+        first_odd = max(1, -(-(1 << 46) >> (23 + shift)) | 1)
+        last_odd = ((1 << 48) >> (23 + shift)) - 1
+        # Multiples (odd: a half-way point) of the rounding position: kept part even, odd,
+        # and the largest.
+        for multiple in sorted({first_odd if first_odd % 4 == 1 else first_odd + 2,
+                                first_odd if first_odd % 4 == 3 else first_odd + 2, last_odd}):
+            target = multiple << (23 + shift)
+            if not (1 << 46) <= target < (1 << 48):
+                continue
+            found = _factor_pairs_near(target, 1 << shift)
+            if target >> 23 << 23 == target and _SIGNIFICAND_MIN <= target >> 23 < _SIGNIFICAND_END:
+                found.append((target >> 23, _SIGNIFICAND_MIN))    # exactly on the tie
+            pairs += [(_normal_bits(ma, ea), _normal_bits(mb, eb)) for ma, mb in found]
+    return pairs
+
+
+# Addends that leave such a product's rounding as it is (zeros) or move the result by whole
+# subnormal steps: by two keeps the parity of the kept part, by one flips it.
+_TINY_ADDENDS = (0x00000000, 0x80000000, 0x00000001, 0x00000002, 0x80000002)
+
+
 def directed_operands(op):
     """Operand arrays of the directed table for ``op``: every pair (or a cross product
     of a smaller set of triples for fma) of :data:`SPECIAL_VALUES` plus the op's
     boundary cases, each also with both operand signs flipped."""
+    if op in _PREDICATES:
+        return _pairs(SPECIAL_VALUES)
+    if op == "select":
+        a, b = _pairs(SPECIAL_VALUES)
+        # Masks cycle through 0 and 1 and through words with their other bits set.
+        c = np.resize(np.array([0, 1, 0xFFFFFFFE, 0xFFFFFFFF], dtype=np.uint32), len(a))
+        return [a, b, c]
     if op in ("add", "sub", "min", "max", "div"):
         operands = _pairs(SPECIAL_VALUES)
         cases = _ADDSUB_CASES if op in ("add", "sub") else _MUL_CASES
@@ -305,15 +410,18 @@ def directed_operands(op):
                 for column, extra_column in zip(operands, _columns(extra, 2))]
     if op == "mul":
         operands = _pairs(SPECIAL_VALUES)
-        extra = _MUL_CASES + [(b, a ^ 0x80000000) for a, b in _MUL_CASES]
+        cases = _MUL_CASES + subnormal_rounding_products()
+        extra = cases + [(b, a ^ 0x80000000) for a, b in cases]
         return [np.concatenate([column, extra_column])
                 for column, extra_column in zip(operands, _columns(extra, 2))]
     if op == "fma":
         triples = list(itertools.product(_FMA_SPECIALS.tolist(), repeat=3))
-        triples += _FMA_CASES + [(a ^ 0x80000000, b, c ^ 0x80000000) for a, b, c in _FMA_CASES] \
-            + [(b, a, c) for a, b, c in _FMA_CASES]
+        cases = _FMA_CASES + [(a, b, c) for a, b in subnormal_rounding_products()
+                              for c in _TINY_ADDENDS]
+        triples += cases + [(a ^ 0x80000000, b, c ^ 0x80000000) for a, b, c in cases] \
+            + [(b, a, c) for a, b, c in cases]
         return _columns(triples, 3)
-    if op in ("sqrt", "f32_to_bf16"):
+    if op in ("sqrt", "f32_to_bf16", "abs", "neg"):
         return [SPECIAL_VALUES.copy()]
     if op == "bf16_to_f32":
         return [np.unique(SPECIAL_VALUES >> 16).astype(np.uint32)]
@@ -375,10 +483,15 @@ def random_operands(op, n, seed):
     rng = np.random.default_rng(seed)
     a = random_floats(rng, n)
     mix = rng.random(n)
-    if op in ("add", "sub", "min", "max"):
+    if op in ("add", "sub", "min", "max", *_PREDICATES):
         b = np.where(mix < 0.5, _near(rng, a, 2),
                      np.where(mix < 0.75, _near(rng, a, 30), random_floats(rng, n)))
         return [a, b.astype(np.uint32)]
+    if op == "select":
+        # Masks as the compare unit writes them, and arbitrary words whose bit 0 decides.
+        c = np.where(mix < 0.5, rng.integers(0, 2, n),
+                     rng.integers(0, 1 << 32, n, dtype=np.uint64)).astype(np.uint32)
+        return [a, random_floats(rng, n), c]
     if op in ("mul", "div"):
         b = np.where(mix < 0.5, _product_near_boundaries(rng, a), random_floats(rng, n))
         return [a, b.astype(np.uint32)]
@@ -393,7 +506,7 @@ def random_operands(op, n, seed):
         c = np.select([choice < 0.25, choice < 0.5, choice < 0.75],
                       [cancel, near_product, _near(rng, product, 40)], random_floats(rng, n))
         return [a, b, c.astype(np.uint32)]
-    if op in ("sqrt", "f32_to_bf16"):
+    if op in ("sqrt", "f32_to_bf16", "abs", "neg"):
         return [a]
     if op == "bf16_to_f32":
         return [(a >> np.uint32(16)).astype(np.uint32)]

@@ -1,4 +1,4 @@
-"""cocotb batch run of one FP unit through ``sim/fp_harness.v``.
+"""cocotb batch run of one FP unit through ``sim/harnesses/fp_harness.v``.
 
 The testbench only moves files and waits: the harness streams every record through the
 unit without Python per cycle. Parameters come from the environment:

@@ -4,16 +4,34 @@ unit at full rate, and an iterative unit fed back to back.
 Operands are given by record field (``a``, ``b``, ``c``, ``op``), each a sequence with one
 entry per record; a field left out is 0 in every record."""
 
+import numpy as np
 from amaranth.sim import Simulator
 
+from matndp.hw.fp.units import operations_of
 
-__all__ = ["results_at_full_rate", "results_back_to_back"]
+
+__all__ = ["interleaved", "results_at_full_rate", "results_back_to_back"]
+
+
+def interleaved(unit, expected):
+    """The codes of ``unit``'s operations taken in turn, one per record, and each
+    record's expected result: ``expected`` maps each operation's name to the results of
+    every record under that operation."""
+    operations = operations_of(unit)
+    count = len(next(iter(expected.values())))
+    chosen = [operations[index % len(operations)] for index in range(count)]
+    return ([operation.code for operation in chosen],
+            [int(np.asarray(expected[operation.name])[index])
+             for index, operation in enumerate(chosen)])
 
 
 def _records(fields):
+    # Operand words as integers; the op field as given (a member of the unit's enum).
     count = len(fields["a"])
-    return [{name: int(fields[name][index]) if name in fields else 0
-             for name in ("a", "b", "c", "op")} for index in range(count)]
+    return [{"a": int(fields["a"][index]),
+             **{name: int(fields[name][index]) if name in fields else 0 for name in "bc"},
+             "op": fields["op"][index] if "op" in fields else 0}
+            for index in range(count)]
 
 
 def _simulate(unit, bench):

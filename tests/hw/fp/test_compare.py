@@ -3,39 +3,32 @@ SoftFloat (softfloatpy) on all pairs of special values and on random close opera
 Amaranth's simulator, Verilator and Icarus under random back-pressure; and one result per
 cycle at the documented latency."""
 
-import struct
-
 import numpy as np
 import pytest
-import softfloatpy
 
 from matndp.hw.fp.compare import FPCompare
-from matndp.sim.fp import FPOp, run_fp_unit
-from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_operands
+from matndp.hw.fp.opcodes import OP_BITS
+from matndp.hw.fp.units import operations_of
+from matndp.sim.fp import run_fp_unit
+from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_operands, softfloat_reference
 
-from .cases import results_at_full_rate
+from .cases import interleaved, results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
 pytestmark = pytest.mark.xdist_group("fp_compare")
 
 
-CODES = {"eq": 0, "lt": 1, "le": 2}
-_SOFTFLOAT = {"eq": softfloatpy.f32_eq, "lt": softfloatpy.f32_lt_quiet,
-              "le": softfloatpy.f32_le_quiet}
+CODES = {operation.name: operation.code for operation in operations_of(FPCompare)}
 
 
 def golden(predicate, a, b):
-    as_float = lambda bits: softfloatpy.Float32.from_bytes(struct.pack(">I", bits))
-    function = _SOFTFLOAT[predicate]
-    return np.array([int(function(as_float(x), as_float(y)))
-                     for x, y in zip(a.tolist(), b.tolist())], dtype=np.uint32)
+    return softfloat_reference(predicate, a, b)
 
 
 def run(code, a, b, simulator, seed=1):
-    spec = FPOp(unit=FPCompare, code=code, arity=2)
-    return run_fp_unit(spec, a, b, np.zeros(len(a), dtype=np.uint32), simulator=simulator,
-                       back_pressure="random", seed=seed)
+    return run_fp_unit(FPCompare, code, a, b, np.zeros(len(a), dtype=np.uint32),
+                       simulator=simulator, back_pressure="random", seed=seed)
 
 
 def check(predicate, a, b, simulator):
@@ -64,7 +57,7 @@ KNOWN = [
 @pytest.mark.parametrize("predicate", list(CODES))
 def test_known_results_match_softfloat_and_the_rtl(predicate):
     a, b, *expected = (np.array(column, dtype=np.uint32) for column in zip(*KNOWN))
-    expected = expected[CODES[predicate]]
+    expected = dict(zip(("eq", "lt", "le"), expected))[predicate]
     assert golden(predicate, a, b).tolist() == expected.tolist()
     assert run(CODES[predicate], a, b, "amaranth").tolist() == expected.tolist()
 
@@ -98,7 +91,10 @@ def test_a_million_random_vectors_verilator(predicate):
 
 def test_unassigned_codes_are_false():
     a, b = _special_pairs()
-    for code in (3, 7, 15):
+    assigned = {code.value for code in CODES.values()}
+    unassigned = [code for code in range(1 << OP_BITS) if code not in assigned]
+    assert unassigned
+    for code in unassigned:
         assert not run(code, a[:200], b[:200], "amaranth").any()
 
 
@@ -107,7 +103,5 @@ def test_one_result_per_cycle_after_latency():
     each result appears LATENCY cycles after its record; the predicates interleave."""
     a, b = random_operands("min", 18, seed=6)
     b[::3] = a[::3]
-    codes = np.arange(len(a)) % 3
-    by_code = {code: golden(name, a, b) for name, code in CODES.items()}
-    expected = [int(by_code[int(code)][index]) for index, code in enumerate(codes)]
+    codes, expected = interleaved(FPCompare, {name: golden(name, a, b) for name in CODES})
     assert results_at_full_rate(FPCompare(), a=a, b=b, op=codes) == expected

@@ -1,4 +1,4 @@
-"""FPConvert: binary32 <-> bfloat16, bit-exact against sim.fp_golden.reference (MPFR at
+"""FPConvert: binary32 <-> bfloat16, bit-exact against sim.golden.fp.reference (MPFR at
 bfloat16 precision for narrowing) on directed, random and (for widening) all 65536
 operands, in Amaranth's simulator, Verilator and Icarus under random back-pressure; and
 one result per cycle at the documented latency."""
@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from matndp.hw.fp.convert import FPConvert
+from matndp.hw.fp.opcodes import ConvertOp
 from matndp.sim.fp import run_fp_vectors
 from matndp.sim.fp_check import check_fp_op
 from matndp.sim.golden.fp import SPECIAL_VALUES, directed_operands, random_operands, reference
 
-from .cases import results_at_full_rate
+from .cases import interleaved, results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -112,7 +113,8 @@ def test_high_half_of_a_bfloat16_operand_is_ignored():
     low = np.array([0x3F80, 0x0001, 0xFF80, 0x7FC1], dtype=np.uint32)
     noisy = low | np.array([0xFFFF0000, 0x12340000, 0x80000000, 0x7F800000], dtype=np.uint32)
     zeros = np.zeros(len(low), dtype=np.uint32)
-    actual = run_unit(FPConvert(), 1, noisy, zeros, zeros, pause=(77, 77), seed=3)
+    actual = run_unit(FPConvert(), ConvertOp.BF16_TO_F32.value, noisy, zeros, zeros,
+                      pause=(77, 77), seed=3)
     assert actual.tolist() == reference("bf16_to_f32", low).tolist()
 
 
@@ -120,8 +122,10 @@ def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record; the two operations interleave."""
     a, = random_operands("f32_to_bf16", 16, seed=5)
-    codes = np.arange(len(a)) % 2
-    a = np.where(codes == 1, a >> 16, a).astype(np.uint32)
-    expected = np.where(codes == 1, reference("bf16_to_f32", a & 0xFFFF),
-                        reference("f32_to_bf16", a))
-    assert results_at_full_rate(FPConvert(), a=a, op=codes) == expected.tolist()
+    # Narrowing records take full words, widening ones bfloat16 patterns.
+    widening = np.arange(len(a)) % 2 == 1
+    a = np.where(widening, a >> 16, a).astype(np.uint32)
+    codes, expected = interleaved(FPConvert, {"f32_to_bf16": reference("f32_to_bf16", a),
+                                              "bf16_to_f32": reference("bf16_to_f32", a & 0xFFFF)})
+    assert [code is ConvertOp.BF16_TO_F32 for code in codes] == widening.tolist()
+    assert results_at_full_rate(FPConvert(), a=a, op=codes) == expected

@@ -1,4 +1,4 @@
-"""FPDivide: bit-exact against MPFR (sim.fp_golden.reference) on directed and random
+"""FPDivide: bit-exact against MPFR (sim.golden.fp.reference) on directed and random
 operands in Amaranth's simulator, Verilator and Icarus, under random back-pressure; and its
 busy/ready handshake at the documented cycles per result."""
 

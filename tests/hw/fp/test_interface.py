@@ -1,19 +1,22 @@
 """The FP checking interface (sim.fp.run_fp_vectors) and the stream contract of the
 pipelined units: latency as documented, one record per cycle, whole-pipeline stalls."""
 
+import pathlib
 import random
+import re
 
 import numpy as np
 import pytest
 from amaranth.hdl import Module
-from amaranth.lib import wiring
+from amaranth.lib import enum, wiring
 from amaranth.sim import Simulator
 
 from matndp.hw.fp.addsub import FPAddSub
-from matndp.hw.fp.fma import FPFusedMultiplyAdd
-from matndp.hw.fp.interface import FPUnitSignature
-from matndp.hw.fp.multiply import FPMultiply
-from matndp.sim.fp import FP_OPS, FPOp, run_fp_vectors
+from matndp.hw.fp.interface import FPUnitSignature, operand_layout
+from matndp.hw.fp.opcodes import OP_BITS, AddSubOp
+from matndp.hw.fp.units import FP_UNITS, FPOperation, is_pipelined
+from matndp.sim import fp as sim_fp
+from matndp.sim.fp import FP_OPS, run_fp_unit, run_fp_vectors
 from matndp.sim.golden.fp import random_operands, reference
 from matndp.sim.runner import SimulationFailed
 
@@ -37,6 +40,8 @@ TWO = np.array([0x3F800000, 0x40000000], dtype=np.uint32)
     (lambda: run_fp_vectors("add", ONE, ONE, simulator="modelsim"), "unknown simulator 'modelsim'"),
     (lambda: run_fp_vectors("add", ONE, ONE, back_pressure="some"), "unknown back-pressure mode"),
     (lambda: run_fp_vectors("bf16_to_f32", ONE), "16-bit patterns in the low bits"),
+    (lambda: run_fp_unit(FPAddSub, 1 << OP_BITS, ONE, ONE, ONE), "op code must be a member"),
+    (lambda: run_fp_unit(FPAddSub, -1, ONE, ONE, ONE), rf"integer in \[0, {1 << OP_BITS}\), not -1"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
@@ -45,13 +50,22 @@ def test_bad_input_is_named(call, message):
 
 def test_op_table_names_every_op():
     assert set(FP_OPS) == {"add", "sub", "mul", "fma", "min", "max", "div", "sqrt",
-                           "f32_to_bf16", "bf16_to_f32"}
+                           "f32_to_bf16", "bf16_to_f32", "eq", "lt", "le", "select",
+                           "abs", "neg"}
 
 
-def test_missing_unit_is_named():
-    op = FPOp(unit="matndp.hw.fp.no_such_unit:FPNothing", code=0, arity=1)
-    with pytest.raises(NotImplementedError, match=r"hw\.fp\.no_such_unit\.FPNothing"):
-        op.unit_class()
+def test_harness_records_are_as_wide_as_the_operand_layout():
+    # sim/harnesses/fp_harness.v spells the record width out; it must follow the layout.
+    harness = (pathlib.Path(sim_fp.__file__).parent / "harnesses" / "fp_harness.v").read_text()
+    widths = {int(top) + 1 for top in re.findall(r"\[(\d+):0\] *(?:operands|in_payload)\b", harness)}
+    assert widths == {operand_layout(AddSubOp).size}
+
+
+def test_op_code_is_the_units_own():
+    # The code reaches the unit: 2 - 1, not 2 + 1.
+    two = TWO[1:]
+    assert run_fp_unit(FPAddSub, AddSubOp.SUB, two, ONE, ONE, simulator="amaranth").tolist() \
+        == ONE.tolist()
 
 
 @pytest.mark.parametrize("simulator", ["verilator", "icarus", "amaranth"])
@@ -73,7 +87,7 @@ def test_results_in_order_across_chunks(simulator):
 
 # Stream contract of the pipelined units, in Amaranth's simulator.
 
-PIPELINED = [FPAddSub, FPMultiply, FPFusedMultiplyAdd]
+PIPELINED = [unit for unit in FP_UNITS.values() if is_pipelined(unit)]
 
 
 def _cycles_until_result(unit):
@@ -153,13 +167,19 @@ def test_one_result_per_cycle_and_stall_as_a_whole(unit_class):
 MARKER = 0x0BAD0BAD
 
 
+class FaultyOp(enum.Enum, shape=OP_BITS):
+    FAULTY = 0
+
+
 class _FaultyUnit(wiring.Component):
     """Passes ``a`` through one register; mishandles records whose ``a`` is MARKER."""
 
+    OPS = FaultyOp
+    CYCLES_PER_RESULT = 1
     duplicate = False
 
     def __init__(self):
-        super().__init__(FPUnitSignature())
+        super().__init__(FPUnitSignature(FaultyOp))
 
     def elaborate(self, platform):
         m = Module()
@@ -192,7 +212,7 @@ class DuplicatingUnit(_FaultyUnit):
                          ids=["drops", "duplicates"])
 @pytest.mark.parametrize("simulator", ["verilator", "amaranth"])
 def test_harness_catches_lost_or_extra_results(monkeypatch, simulator, unit_class):
-    monkeypatch.setitem(FP_OPS, "faulty", FPOp(unit=unit_class, code=0, arity=1))
+    monkeypatch.setitem(FP_OPS, "faulty", FPOperation(unit_class, FaultyOp.FAULTY, 1, "`a`"))
     a = np.arange(1, 41, dtype=np.uint32)
     a[-1] = MARKER   # the last record: its loss or duplicate cannot hide behind others
     good = run_fp_vectors("faulty", a[:-1], simulator=simulator)

@@ -1,5 +1,6 @@
 """N lanes of an FP unit behind one vector stream, against the MPFR reference, with
-random back-pressure, in Amaranth's simulator; and its Verilog export."""
+random back-pressure, in Amaranth's simulator; its Verilog export; and the checks of its
+configuration."""
 
 import random
 
@@ -10,7 +11,9 @@ from amaranth.sim import Simulator
 from matndp.hw.export import export_verilog
 from matndp.hw.fp.addsub import FPAddSub
 from matndp.hw.fp.fma import FPFusedMultiplyAdd
-from matndp.hw.fp.lanes import FPLanes
+from matndp.hw.fp.lanes import FPLanes, FPLanesSignature, LanesConfig
+from matndp.hw.fp.opcodes import AddSubOp, MultiplyOp
+from matndp.hw.fp.units import operations_of
 from matndp.sim.golden.fp import mismatches, random_operands, reference
 
 
@@ -50,37 +53,50 @@ def _run_lanes(lanes_unit, vectors, *, seed, pause=0.3):
     return results
 
 
-@pytest.mark.parametrize("unit_class, ops, lanes, count", [
-    (FPAddSub, {0: "add", 1: "sub"}, 4, 120),
-    (FPFusedMultiplyAdd, {0: "fma"}, 2, 80),
+@pytest.mark.parametrize("unit_class, lanes, count", [
+    (FPAddSub, 4, 120),
+    (FPFusedMultiplyAdd, 2, 80),
 ], ids=["addsub-4-lanes", "fma-2-lanes"])
-def test_lanes_match_reference(unit_class, ops, lanes, count):
+def test_lanes_match_reference(unit_class, lanes, count):
+    operations = operations_of(unit_class)
     rng = np.random.default_rng(9)
-    codes = rng.choice(list(ops), count)
+    chosen = rng.integers(0, len(operations), count)
     columns = random_operands("fma", count * lanes, seed=21)   # three operands for all
     a, b, c = (column.reshape(count, lanes) for column in columns)
-    vectors = [(list(zip(a[i].tolist(), b[i].tolist(), c[i].tolist())), int(codes[i]))
-               for i in range(count)]
-    results = np.array(_run_lanes(FPLanes(unit_class, lanes), vectors, seed=4), dtype=np.uint32)
+    vectors = [(list(zip(a[i].tolist(), b[i].tolist(), c[i].tolist())),
+                operations[chosen[i]].code) for i in range(count)]
+    results = np.array(_run_lanes(FPLanes(LanesConfig(unit_class, lanes)), vectors, seed=4),
+                       dtype=np.uint32)
     assert results.shape == (count, lanes)
-    for code, op in ops.items():
-        rows = codes == code
-        arity = 3 if op == "fma" else 2
-        operands = [x[rows].ravel() for x in (a, b, c)[:arity]]
-        expected = reference(op, *operands)
+    for index, operation in enumerate(operations):
+        rows = chosen == index
+        operands = [x[rows].ravel() for x in (a, b, c)[:operation.arity]]
+        expected = reference(operation.name, *operands)
         problems = mismatches(expected, results[rows].ravel(), *operands)
         assert not problems, "\n".join(problems)
 
 
 def test_lanes_export_to_verilog_with_the_units_latency():
-    lanes = FPLanes(FPAddSub, 2)
+    lanes = FPLanes(LanesConfig(FPAddSub, 2))
     assert lanes.LATENCY == FPAddSub.LATENCY
+    assert lanes.OPS is AddSubOp
+    assert lanes.signature == FPLanesSignature(2, AddSubOp)
+    assert lanes.signature != FPLanesSignature(2, MultiplyOp)
+    assert lanes.signature != FPLanesSignature(3, AddSubOp)
     text = export_verilog(lanes, "fp_lanes")
     assert "module fp_lanes" in text
     assert text.count("fp_lanes.lane") >= 2
 
 
-@pytest.mark.parametrize("lanes", [0, -1, 2.5])
+# A refused configuration is refused before any component exists, so nothing is left to
+# be reported as never elaborated (warnings are errors in this suite).
+@pytest.mark.parametrize("lanes", [0, -1, 2.5, True])
 def test_bad_lane_count_is_named(lanes):
     with pytest.raises(ValueError, match="lanes must be a positive integer"):
-        FPLanes(FPAddSub, lanes)
+        LanesConfig(FPAddSub, lanes)
+
+
+@pytest.mark.parametrize("unit", [int, "FPAddSub"], ids=["other-class", "name"])
+def test_unit_that_is_not_an_fp_unit_class_is_named(unit):
+    with pytest.raises(TypeError, match="unit must be an FP unit class"):
+        LanesConfig(unit, 2)

@@ -1,4 +1,4 @@
-"""FPMinMax: IEEE 754-2019 minimum/maximum, bit-exact against sim.fp_golden.reference on
+"""FPMinMax: IEEE 754-2019 minimum/maximum, bit-exact against sim.golden.fp.reference on
 directed and random operands in Amaranth's simulator, Verilator and Icarus, under random
 back-pressure; and one result per cycle at the documented latency."""
 
@@ -6,18 +6,19 @@ import numpy as np
 import pytest
 
 from matndp.hw.fp.minmax import FPMinMax
+from matndp.hw.fp.units import operations_of
 from matndp.sim.fp import run_fp_vectors
 from matndp.sim.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_operands, reference
 
-from .cases import results_at_full_rate
+from .cases import interleaved, results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
 pytestmark = pytest.mark.xdist_group("fp_minmax")
 
 
-OPS = ["min", "max"]
+OPS = [operation.name for operation in operations_of(FPMinMax)]
 
 # (a, b, minimum, maximum), worked out by hand.
 KNOWN = [
@@ -69,6 +70,5 @@ def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record."""
     a, b = random_operands("min", 16, seed=4)
-    codes = np.arange(len(a)) % 2
-    expected = np.where(codes, reference("max", a, b), reference("min", a, b))
-    assert results_at_full_rate(FPMinMax(), a=a, b=b, op=codes) == expected.tolist()
+    codes, expected = interleaved(FPMinMax, {op: reference(op, a, b) for op in OPS})
+    assert results_at_full_rate(FPMinMax(), a=a, b=b, op=codes) == expected

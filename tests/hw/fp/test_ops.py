@@ -1,4 +1,4 @@
-"""The arithmetic units whose operand sets all come from sim/fp_golden.py (add/subtract,
+"""The arithmetic units whose operand sets all come from sim/golden/fp.py (add/subtract,
 multiply, fused multiply-add), against its MPFR reference: directed edge-case tables and
 biased random vectors under Verilator, Icarus and Amaranth's simulator, with random
 back-pressure on both streams (and once at full rate). Units with operand sets or
@@ -8,19 +8,16 @@ import zlib
 
 import pytest
 
+from matndp.hw.fp.units import FP_UNITS, operations_of
 from matndp.sim.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_operands
 
 
-# Builds are per (unit, simulator); grouping a unit's tests on one worker builds each once.
-UNITS = {
-    "fp-addsub":   ["add", "sub"],
-    "fp-multiply": ["mul"],
-    "fp-fma":      ["fma"],
-}
+UNITS = ["addsub", "multiply", "fma"]
 
-OPS = [pytest.param(op, id=op, marks=pytest.mark.xdist_group(group))
-       for group, ops in UNITS.items() for op in ops]
+# Builds are per (unit, simulator); grouping a unit's tests on one worker builds each once.
+OPS = [pytest.param(operation.name, id=operation.name, marks=pytest.mark.xdist_group(f"fp-{unit}"))
+       for unit in UNITS for operation in operations_of(FP_UNITS[unit])]
 
 SIMULATORS = ["verilator", "icarus", "amaranth"]
 

@@ -5,9 +5,10 @@ and one result per cycle at the documented latency."""
 import numpy as np
 import pytest
 
+from matndp.hw.fp.opcodes import OP_BITS, SelectOp
 from matndp.hw.fp.select import FPSelect
-from matndp.sim.fp import FPOp, run_fp_unit
-from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_floats
+from matndp.sim.fp import run_fp_unit
+from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_operands, reference
 
 from .cases import results_at_full_rate
 
@@ -17,22 +18,16 @@ pytestmark = pytest.mark.xdist_group("fp_select")
 
 
 def golden(a, b, c):
-    return np.where((c & 1).astype(bool), a, b).astype(np.uint32)
+    return reference("select", a, b, c)
 
 
-def run(a, b, c, simulator, code=0, seed=1):
-    spec = FPOp(unit=FPSelect, code=code, arity=3)
-    return run_fp_unit(spec, a, b, c, simulator=simulator, back_pressure="random", seed=seed)
+def run(a, b, c, simulator, code=SelectOp.SELECT, seed=1):
+    return run_fp_unit(FPSelect, code, a, b, c, simulator=simulator, back_pressure="random",
+                       seed=seed)
 
 
 def operands(count, seed):
-    rng = np.random.default_rng(seed)
-    a = random_floats(rng, count)
-    b = random_floats(rng, count)
-    # Masks as the compare unit writes them, and arbitrary words whose bit 0 decides.
-    c = np.where(rng.random(count) < 0.5, rng.integers(0, 2, count),
-                 rng.integers(0, 1 << 32, count, dtype=np.uint64)).astype(np.uint32)
-    return a, b, c
+    return random_operands("select", count, seed)
 
 
 def test_mask_bit_picks_the_operand():
@@ -56,7 +51,7 @@ def test_special_values_pass_unchanged_whatever_the_op_field():
     a = SPECIAL_VALUES
     b = SPECIAL_VALUES[::-1].copy()
     c = (np.arange(len(a)) % 2).astype(np.uint32)
-    for code in (0, 5, 15):
+    for code in range(1 << OP_BITS):
         actual = run(a, b, c, "amaranth", code=code, seed=code + 1)
         assert actual.tolist() == golden(a, b, c).tolist()
 

@@ -6,29 +6,28 @@ import numpy as np
 import pytest
 
 from matndp.hw.fp.sign import FPSign
-from matndp.sim.fp import FPOp, run_fp_unit
-from matndp.sim.golden.fp import SPECIAL_VALUES, canonicalize_nans, mismatches, random_floats
+from matndp.hw.fp.units import operations_of
+from matndp.sim.fp import run_fp_unit
+from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_floats, reference
 
-from .cases import results_at_full_rate
+from .cases import interleaved, results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
 pytestmark = pytest.mark.xdist_group("fp_sign")
 
 
-CODES = {"abs": 0, "neg": 1}
+CODES = {operation.name: operation.code for operation in operations_of(FPSign)}
 
 
 def golden(operation, a):
-    function = np.abs if operation == "abs" else np.negative
-    with np.errstate(invalid="ignore"):
-        return canonicalize_nans(function(a.view(np.float32)).view(np.uint32))
+    return reference(operation, a)
 
 
 def run(code, a, simulator, seed=1):
     zeros = np.zeros(len(a), dtype=np.uint32)
-    spec = FPOp(unit=FPSign, code=code, arity=1)
-    return run_fp_unit(spec, a, zeros, zeros, simulator=simulator, back_pressure="random", seed=seed)
+    return run_fp_unit(FPSign, code, a, zeros, zeros, simulator=simulator,
+                       back_pressure="random", seed=seed)
 
 
 def check(operation, a, simulator):
@@ -76,6 +75,5 @@ def test_one_result_per_cycle_after_latency():
     """With operands every cycle and the result always taken, the unit never stalls and
     each result appears LATENCY cycles after its record; abs and neg interleave."""
     a = random_floats(np.random.default_rng(8), 16)
-    codes = np.arange(len(a)) % 2
-    expected = np.where(codes == 1, golden("neg", a), golden("abs", a))
-    assert results_at_full_rate(FPSign(), a=a, op=codes) == expected.tolist()
+    codes, expected = interleaved(FPSign, {name: golden(name, a) for name in CODES})
+    assert results_at_full_rate(FPSign(), a=a, op=codes) == expected

@@ -1,4 +1,4 @@
-"""FPSqrt: bit-exact against MPFR (sim.fp_golden.reference) on directed and random
+"""FPSqrt: bit-exact against MPFR (sim.golden.fp.reference) on directed and random
 operands in Amaranth's simulator, Verilator and Icarus, under random back-pressure; and its
 busy/ready handshake at the documented cycles per result."""
 
