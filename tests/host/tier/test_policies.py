@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from matndp.host.tier import POLICIES, TierConfig, check_plan, flash_preset, simulate
-from matndp.host.tier.policies.tm import TMConfig
+from matndp.host.tier.policies.tm import TMConfig, TMPolicy
 
 from .graphs import PAGE, frozen_weight_graph, mlp_graph, split_graph
 
@@ -117,7 +117,7 @@ def test_static_plan_is_reused_unchanged():
 def test_without_the_monitor_every_iteration_runs_the_first_plan():
     graph = mlp_graph()
     result = simulate(graph, np.full(len(graph.ops), 0.1 * MS), TierConfig(hbm_fraction=0.5),
-                      ZSSD, "tm", iterations=4, tm_config=TMConfig(monitor=False))
+                      ZSSD, TMPolicy(TMConfig(monitor=False)), iterations=4)
     assert len(result.plans) == 4 and all(p == result.plans[0] for p in result.plans)
 
 
@@ -126,7 +126,7 @@ def test_the_monitor_never_keeps_a_slower_plan():
     times = np.full(len(graph.ops), 0.1 * MS)
     for fraction in (0.5, 0.6):
         tier = TierConfig(hbm_fraction=fraction)
-        plain = simulate(graph, times, tier, ZSSD, "tm", tm_config=TMConfig(monitor=False))
+        plain = simulate(graph, times, tier, ZSSD, TMPolicy(TMConfig(monitor=False)))
         watched = simulate(graph, times, tier, ZSSD, "tm")
         assert watched.metrics["iteration_s"] <= plain.metrics["iteration_s"] * 1.02
 
