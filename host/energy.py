@@ -81,7 +81,7 @@ def baseline_energy(plan, constants=None):
 def matndp_energy(plan, constants=None):
     constants = constants or EnergyConstants()
     graph, gpu = plan.graph, plan.gpu
-    on_gpu = [op for op in graph.ops if plan.placements[op.name].where == "gpu"]
+    on_gpu = [op for op in graph.ops if not plan.placements[op.name].offloaded]
     slices = plan.meta["ndp_slices"]
     return EnergyBreakdown(
         gpu_compute_j=_gpu_compute_j(graph, on_gpu, constants),

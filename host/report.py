@@ -39,10 +39,10 @@ def breakdown(plan):
     kind_of = {op.name: op.kind for op in plan.graph.ops}
     for entry in plan.baseline:
         kinds[entry.kind]["baseline_s"] += entry.duration_s
-    for start, end, name in plan.gpu_busy:
-        kinds[kind_of[name]]["matndp_gpu_s"] += end - start
-    for start, end, name in plan.ndp_busy:
-        kinds[kind_of[name]]["matndp_ndp_s"] += end - start
+    for busy in plan.gpu_busy:
+        kinds[kind_of[busy.op]]["matndp_gpu_s"] += busy.end_s - busy.start_s
+    for busy in plan.ndp_busy:
+        kinds[kind_of[busy.op]]["matndp_ndp_s"] += busy.end_s - busy.start_s
     for name in plan.offloaded:
         kinds[kind_of[name]]["offloaded_ops"] += 1
     return dict(sorted(kinds.items()))
@@ -169,7 +169,7 @@ def _placement_counts(plan):
 
 
 def _single(plan, e_base, e_ndp):
-    waiting = plan.matndp_s - sum(end - start for start, end, _ in plan.gpu_busy)
+    waiting = plan.matndp_s - sum(busy.end_s - busy.start_s for busy in plan.gpu_busy)
     return {
         "baseline_s": plan.baseline_s, "matndp_s": plan.matndp_s, "speedup": plan.speedup,
         "offloaded_share": plan.offloaded_share, "amdahl_bound": plan.amdahl_bound,

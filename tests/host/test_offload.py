@@ -8,7 +8,7 @@ import pytest
 from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
 from matndp.host.gpu import Efficiency, GPUPreset, PRESETS
 from matndp.host.graph import IterationGraph, Op, Tensor
-from matndp.host.offload import PlannerConfig, plan_offload
+from matndp.host.offload import NdpCarrier, PlannerConfig, plan_offload
 from matndp.host.zoo import MODEL_NAMES, build_model
 
 
@@ -50,9 +50,9 @@ def test_speedup_never_exceeds_the_amdahl_bound(plans, case):
 def _fused_with(plan, name, dep):
     """``name`` was fused into the NDP work that computes ``dep`` (or that ``dep`` joined)."""
     mine, theirs = plan.placements[name], plan.placements[dep]
-    if mine.where != "ndp" or mine.carrier in (None, ("ndp", name)):
+    if mine.where != "ndp" or mine.carrier == NdpCarrier(name):
         return False
-    return mine.carrier == ("ndp", dep) or (theirs.where == "ndp" and theirs.carrier == mine.carrier)
+    return mine.carrier == NdpCarrier(dep) or (theirs.where == "ndp" and theirs.carrier == mine.carrier)
 
 
 def _check_dependencies(plan):
@@ -288,8 +288,8 @@ def test_kernel_fuses_into_the_ndp_work_that_computes_its_trigger():
     graph = IterationGraph("fuse", tensors, ops, batch=1, dtype="fp32")
     plan = plan_offload(graph, GPU, _calibration({"scale_fwd": (8,), "relu_fwd": (10,)}),
                         PlannerConfig("all"))
-    assert plan.placements["scale"].carrier == ("ndp", "scale")
-    assert plan.placements["relu"].carrier == ("ndp", "scale")
+    assert plan.placements["scale"].carrier == NdpCarrier("scale")
+    assert plan.placements["relu"].carrier == NdpCarrier("scale")
     # NDP traffic: read x, write r (s never reaches DRAM)
     assert plan.dram_bytes_ndp == 8 * N
     # 125 000 packets x 18 cycles / 16 GHz = 140.6 us compute; 8 MB / 90 GB/s = 88.9 us
