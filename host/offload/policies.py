@@ -8,6 +8,7 @@ is the one list of them.
 from typing import ClassVar
 
 from ..gpu import is_memory_bound
+from ..registry import Registry
 
 
 __all__ = ["OffloadPolicy", "OffloadAuto", "OffloadAll", "OffloadNone", "OFFLOAD_POLICIES",
@@ -15,23 +16,14 @@ __all__ = ["OffloadPolicy", "OffloadAuto", "OffloadAll", "OffloadNone", "OFFLOAD
 
 
 # name -> policy class, in registration order
-OFFLOAD_POLICIES = {}
+OFFLOAD_POLICIES = Registry("offload policy")
 
-
-def register_offload_policy(cls):
-    if cls.name in OFFLOAD_POLICIES:
-        raise ValueError(f"offload policy {cls.name!r} is registered twice")
-    OFFLOAD_POLICIES[cls.name] = cls
-    return cls
+register_offload_policy = OFFLOAD_POLICIES.register
 
 
 def offload_policy(name):
-    """The policy registered as ``name``."""
-    try:
-        return OFFLOAD_POLICIES[name]()
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown offload policy {name!r}; "
-                         f"known: {', '.join(OFFLOAD_POLICIES)}") from None
+    """A policy object of the registered ``name``."""
+    return OFFLOAD_POLICIES.lookup(name)()
 
 
 class OffloadPolicy:
@@ -79,7 +71,7 @@ class OffloadAll(OffloadPolicy):
 @register_offload_policy
 class OffloadNone(OffloadPolicy):
     name = "none"
-    help = "nothing: the GPU baseline"
+    help = "offload nothing (the GPU baseline)"
 
     def keep_on_gpu(self, graph, op, gpu, config):
         return "policy none"

@@ -11,6 +11,8 @@ from matndp.sim.cli import main
 
 from tests.paths import REPOSITORY as ROOT
 
+from .commands import exit_code
+
 PARAMETERS = {"resnet50": 25_557_032, "vgg16_bn": 138_365_992, "bert-base": 109_482_240,
               "gpt2": 124_439_808}
 RUN_KEYS = {"baseline_s", "matndp_s", "speedup", "offloaded_share", "breakdown",
@@ -73,7 +75,7 @@ def test_gpu_run_text_with_several_gpus(capsys):
     (["model", "summary", "bert-base", "--seq-len", "1024"], "seq_len"),
 ])
 def test_bad_input_exits_2_with_a_clear_message(capsys, argv, message):
-    assert main(argv) == 2
+    assert exit_code(argv) == 2
     assert message in capsys.readouterr().err
 
 
