@@ -1,15 +1,17 @@
 """NDP offload planning: dependencies, shared bandwidth, the Amdahl bound, placements on
-hand-made graphs, and the calibration file."""
+hand-made graphs."""
 
 import json
 
 import pytest
 
-from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
-from matndp.host.gpu import Efficiency, GPUPreset, PRESETS
+from matndp.host.calibration import DEFAULT_KERNELS, SCHEMA, load_calibration
+from matndp.host.gpu import PRESETS
 from matndp.host.graph import IterationGraph, Op, Tensor
 from matndp.host.offload import NdpCarrier, PlannerConfig, plan_offload
 from matndp.host.zoo import MODEL_NAMES, build_model
+
+from .graphs import GPU, N, calibration_of as _calibration, chain as _chain
 
 
 @pytest.fixture(scope="module")
@@ -135,34 +137,6 @@ def test_unknown_policy_is_refused():
 
 
 # ---- hand-made graphs ---------------------------------------------------------------------
-GPU = GPUPreset("round", fp32_tflops=10.0, tensor_tflops=80.0, memory_gbs=100.0,
-                capacity_gb=16, memory_controllers=4, l2_mb=4, nvlink_gbs=100, tdp_w=200,
-                launch_overhead_s=5e-6,
-                efficiency=Efficiency(compute={"gemm": 0.5}, compute_default=0.5,
-                                      memory={"gemm": 0.8, "elementwise": 0.8,
-                                              "normalization": 0.5},
-                                      memory_default=0.5, achievable_bandwidth=0.9))
-N = 1_000_000      # elements of each activation (4 MB in FP32)
-
-
-def _chain(middle_kind="elementwise", kernel="relu_fwd"):
-    """mm1 (compute-bound GEMM) -> middle (memory-bound) -> mm2 (GEMM)."""
-    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
-               Tensor("y", (N,), "fp32", "activation"), Tensor("z", (N,), "fp32", "activation"),
-               Tensor("out", (N,), "fp32", "activation")]
-    ops = [Op("mm1", "gemm", "forward", 4 * 10 ** 9, ("x", "w"), ("y",)),
-           Op("middle", middle_kind, "forward", N, ("y",), ("z",), ("mm1",),
-              {"ndp_kernel": kernel}),
-           Op("mm2", "gemm", "forward", 4 * 10 ** 9, ("z", "w"), ("out",), ("middle",))]
-    return IterationGraph("chain", tensors, ops, batch=1, dtype="fp32")
-
-
-def _calibration(cycles, hardware=NDPHardware(slices_per_controller=4, clock_hz=1e9)):
-    from types import MappingProxyType
-    from matndp.host.calibration import Calibration, KernelCost
-    return Calibration(MappingProxyType({k: KernelCost(*c) for k, c in cycles.items()}),
-                       hardware)
-
 
 def test_elementwise_op_rides_on_its_producer_and_is_hidden():
     graph = _chain()
@@ -216,51 +190,6 @@ def test_op_without_a_producer_runs_standalone_and_overlaps():
     # the GEMM (800 us, 8 MB) runs at once; the 16 MB optimizer step shares the bandwidth
     assert plan.matndp_s == pytest.approx(5e-6 + 800e-6)
     _check_bandwidth(plan)
-
-
-def test_calibration_defaults_when_the_file_is_missing(calibration):
-    assert calibration.source == "defaults" and calibration.measured_kernels == ()
-    assert calibration.describe()["default_kernels"] == sorted(DEFAULT_KERNELS)
-
-
-def test_calibration_file_replaces_measured_kernels_and_names_the_rest(tmp_path):
-    path = tmp_path / "ndp_kernels.json"
-    path.write_text(json.dumps({"schema": SCHEMA, "clock_hz": 2e9, "kernels": {
-        "relu_fwd": {"cycles_per_packet": 4.0, "fixed_cycles": 30},
-        "layernorm_fwd": {"cycles_per_packet": 50},
-        "mystery": {"cycles_per_packet": 1}}}))
-    calibration = load_calibration(path)
-    assert calibration.cost("relu_fwd").cycles_per_packet == 4.0
-    assert calibration.cost("relu_fwd").fixed_cycles == 30
-    assert calibration.cost("layernorm_fwd").cycles_per_packet == pytest.approx(50)
-    assert calibration.cost("layernorm_fwd").two_phase
-    assert calibration.hardware.clock_hz == 2e9
-    described = calibration.describe()
-    assert described["source"] == str(path)
-    assert described["measured_kernels"] == ["layernorm_fwd", "relu_fwd"]
-    assert described["ignored_unknown_kernels"] == ["mystery"]
-    assert "relu_fwd" not in described["default_kernels"]
-
-
-@pytest.mark.parametrize("document, message", [
-    ("{not json", "not valid JSON"),
-    (json.dumps({"kernels": {}}), "schema"),
-    (json.dumps({"schema": SCHEMA, "kernels": []}), "kernels"),
-    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {}}}), "relu_fwd.*cycles_per_packet"),
-    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": -1}}}),
-     "cycles_per_packet"),
-    (json.dumps({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}), "clock_hz"),
-])
-def test_malformed_calibration_is_an_error(tmp_path, document, message):
-    path = tmp_path / "bad.json"
-    path.write_text(document)
-    with pytest.raises(ValueError, match=message):
-        load_calibration(path)
-
-
-def test_missing_explicit_calibration_file_is_an_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="does not exist"):
-        load_calibration(tmp_path / "absent.json")
 
 
 def test_slower_measured_kernels_never_help(calibration, tmp_path):
