@@ -13,18 +13,6 @@ from matndp.hw.config import NDPConfig
 from .offload.graphs import GPU, N, calibration_of
 
 
-@pytest.fixture(scope="module")
-def calibration(tmp_path_factory):
-    # an empty directory has no calibration file: documented defaults
-    import os
-    here = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("nocal"))
-    try:
-        return load_calibration()
-    finally:
-        os.chdir(here)
-
-
 def test_calibration_defaults_when_the_file_is_missing(calibration):
     assert calibration.source == "defaults" and calibration.measured_kernels == ()
     assert calibration.describe()["default_kernels"] == sorted(DEFAULT_KERNELS)

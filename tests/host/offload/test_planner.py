@@ -14,18 +14,6 @@ from matndp.host.zoo import MODEL_NAMES, build_model
 from .graphs import GPU, N, calibration_of as _calibration, chain as _chain
 
 
-@pytest.fixture(scope="module")
-def calibration(tmp_path_factory):
-    # an empty directory has no calibration file: documented defaults
-    import os
-    here = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("nocal"))
-    try:
-        return load_calibration()
-    finally:
-        os.chdir(here)
-
-
 def _small(name, dtype):
     return build_model(name, batch=4, dtype=dtype,
                        seq_len=64 if name in ("bert-base", "gpt2") else None)
