@@ -27,6 +27,7 @@ class TierRun:
     capacity_pages: int
     lifetimes: Lifetimes
     trace_totals: dict | None
+    log: list | None = None     # every TraceEvent of the run (with ``check``)
 
 
 def _policy(policy):
@@ -87,4 +88,5 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
         metrics["plan_chunks"] = len(plan.chunks)
         metrics["split_chunks"] = sum(1 for r in ratios if r < 1)
         metrics["planned_stall_s"] = float(sum(plan.planned_stall_s)) if plan.planned_stall_s else 0.0
-    return TierRun(policy.name, metrics, records, plans, capacity, lifetimes, totals)
+    return TierRun(policy.name, metrics, records, plans, capacity, lifetimes, totals,
+                   executor.log)

@@ -28,7 +28,9 @@ def test_persistent_tensors_live_always_and_wrap_into_the_next_iteration():
     assert Gap(w0, 0, 3) in lifetimes.gaps and Gap(w0, 4, 6) in lifetimes.gaps
     # Weights, momentum: 4 × 2 pages always; x, a0, a1, g1, g0 and dw1, dw0 come and go.
     assert lifetimes.base_occupancy[0] == 8 + 1 + 1            # + x, a0
-    assert lifetimes.footprint_pages == int(lifetimes.base_occupancy.max())
+    # x 0..3, a0 0..2, a1 1..2, g1 2..3, dw1 (2) 2..5, g0 3, dw0 (2) 3..4
+    assert list(lifetimes.base_occupancy) == [10, 11, 14, 15, 12, 10]
+    assert lifetimes.footprint_pages == 15
 
 
 def test_a_graph_without_ops_is_refused():

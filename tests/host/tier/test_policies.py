@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from matndp.host.tier import POLICIES, TierConfig, check_plan, flash_preset, simulate
+from matndp.host.tier.events import EventKind
 from matndp.host.tier.policies.tm import TMConfig, TMPolicy
 
 from .graphs import PAGE, frozen_weight_graph, mlp_graph, split_graph
@@ -41,7 +42,14 @@ def test_every_policy_keeps_the_invariants(make, tier, policy):
     assert totals["ops"] == len(result.records) * len(make().ops)
     metrics = result.metrics
     assert metrics["hbm_peak_bytes"] <= metrics["hbm_capacity_bytes"]
-    assert metrics["inter_tier_bytes"] == metrics["flash_read_bytes"] + metrics["flash_write_bytes"]
+    # the reported iteration's traffic, re-derived from its events: pages written out
+    # (the dirty ones of each eviction) and pages fetched
+    last = [e for e in result.log if e.time_s >= result.records[-1].start_s]
+    written = sum(e.dirty for e in last if e.kind is EventKind.EVICT_BEGIN) * PAGE
+    fetched = sum(e.pages for e in last if e.kind is EventKind.FETCH_BEGIN) * PAGE
+    assert (metrics["hbm_to_flash_bytes"], metrics["flash_to_hbm_bytes"]) == (written, fetched)
+    assert metrics["flash_write_bytes"] == written and metrics["flash_read_bytes"] == fetched
+    assert metrics["inter_tier_bytes"] == written + fetched
     assert metrics["iteration_s"] == pytest.approx(metrics["compute_s"] + metrics["stall_s"])
     if policy == "tm":
         for plan in result.plans:
