@@ -29,6 +29,9 @@ def test_calibration_file_replaces_measured_kernels_and_names_the_rest(tmp_path)
     assert calibration.cost("relu_fwd").fixed_cycles == 30
     assert calibration.cost("layernorm_fwd").cycles_per_packet == pytest.approx(50)
     assert calibration.cost("layernorm_fwd").two_phase
+    # the default split, statistics 14 and apply 11 of 25, scaled to the measured 50
+    assert calibration.cost("layernorm_fwd").stream_cycles == pytest.approx(28)
+    assert calibration.cost("layernorm_fwd").after_cycles == pytest.approx(22)
     assert calibration.hardware.clock_hz == 2e9
     described = calibration.describe()
     assert described["source"] == str(path)

@@ -242,3 +242,42 @@ def test_optimizer_is_deferred_rather_than_stretching_its_producer():
     # wgrad is memory-bound (8 MB at 80 GB/s = 100 us); 125 000 x 300 / 16 GHz = 2.3 ms of
     # NDP work hides under the 8 ms GEMM
     assert plan.matndp_s == pytest.approx(5e-6 + 100e-6 + 5e-6 + 8000e-6)
+
+
+def test_a_two_phase_kernel_pays_half_its_fixed_cost_in_each_phase():
+    """Layer-norm with 1.2 M fixed cycles at 1 GHz: 600 us with the statistics, riding on
+    mm1 (78 us + 600 us < its 805 us, so mm1 is not stretched), and 600 us with the apply
+    phase, which also takes 78 us of packets (its 8 MB would take 89 us)."""
+    plan = plan_offload(_chain("normalization", "layernorm_fwd"), GPU,
+                        _calibration({"layernorm_fwd": (10, 10, 1.2e6)}), PlannerConfig("all"))
+    entry = {e.op: e for e in plan.schedule}
+    mm, packets_s = 5e-6 + 800e-6, 125_000 * 10 / 16e9
+    assert entry["mm1"].end_s == pytest.approx(mm)
+    assert entry["middle"].end_s == pytest.approx(mm + packets_s + 600e-6)
+    assert plan.ndp_cycles == 125_000 * 20 + 1.2e6
+
+
+def test_the_trigger_is_the_first_input_among_those_written_last():
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("a", (N,), "fp32", "activation"),
+               Tensor("b", (N,), "fp32", "activation"), Tensor("s", (N,), "fp32", "activation")]
+    ops = [Op("split", "gemm", "forward", 4 * 10 ** 9, ("x",), ("a", "b")),
+           Op("sum", "elementwise", "forward", N, ("a", "b"), ("s",), ("split",),
+              {"ndp_kernel": "add"})]
+    plan = plan_offload(IterationGraph("tie", tensors, ops, batch=1, dtype="fp32"), GPU,
+                        _calibration({"add": (9,)}), PlannerConfig("all"))
+    assert (plan.placements["sum"].trigger, plan.placements["sum"].producer) == ("a", "split")
+
+
+def test_a_fused_intermediate_that_another_op_reads_is_still_written():
+    """As the fusion test, but the GEMM also reads s: the NDP reads x and writes s and r."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("s", (N,), "fp32", "activation"),
+               Tensor("r", (N,), "fp32", "activation"), Tensor("out", (N,), "fp32", "activation")]
+    ops = [Op("scale", "elementwise", "forward", N, ("x",), ("s",), (), {"ndp_kernel": "scale_fwd"}),
+           Op("relu", "elementwise", "forward", N, ("s",), ("r",), ("scale",),
+              {"ndp_kernel": "relu_fwd"}),
+           Op("mm", "gemm", "forward", 4 * 10 ** 9, ("r", "s"), ("out",), ("relu", "scale"))]
+    graph = IterationGraph("fuse-read", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"scale_fwd": (8,), "relu_fwd": (10,)}),
+                        PlannerConfig("all"))
+    assert plan.placements["relu"].carrier == NdpCarrier("scale")
+    assert plan.dram_bytes_ndp == 12 * N

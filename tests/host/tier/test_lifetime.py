@@ -2,7 +2,9 @@ import pytest
 
 from matndp.host.tier.lifetime import Gap, Lifetimes
 
-from .graphs import SPLIT_OCCUPANCY, mlp_graph, split_graph
+from matndp.host.graph import IterationGraph, Op
+
+from .graphs import PAGE, SPLIT_OCCUPANCY, mlp_graph, pages, split_graph
 
 
 def test_split_graph_occupancy_footprint_and_gaps():
@@ -12,6 +14,17 @@ def test_split_graph_occupancy_footprint_and_gaps():
     # Only X waits between two uses; the chain tensors are used by adjacent ops.
     assert lifetimes.gaps == [Gap(lifetimes.index["X"], 0, 9)]
     assert lifetimes.largest_working_set() == (12, "use_x")     # X + s8 + y
+
+
+def test_one_idle_slot_makes_a_gap_and_none_does_not():
+    # T is written by op 0, skipped by op 1 and read by op 2; the chain tensors are used by
+    # adjacent ops only
+    tensors = [pages(2, "T"), pages(1, "c0"), pages(1, "c1"), pages(1, "c2")]
+    ops = [Op("make", "gemm", "forward", 1, (), ("T", "c0")),
+           Op("skip", "gemm", "forward", 1, ("c0",), ("c1",)),
+           Op("use", "gemm", "forward", 1, ("T", "c1"), ("c2",))]
+    lifetimes = Lifetimes(IterationGraph("one-idle", tensors, ops, batch=1, dtype="fp32"), PAGE)
+    assert lifetimes.gaps == [Gap(lifetimes.index["T"], 0, 2)]
 
 
 def test_pages_round_up():
