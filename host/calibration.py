@@ -84,8 +84,8 @@ class KernelCost:
 
 
 # Defaults, in single-issue slice cycles per FP32 packet. Where M2NDP publishes kernel body
-# sizes (instructions per 32-byte packet; REFERENCES "M2NDP µthread model") they are used
-# as cycles: ReLU 10, GELU 26, softmax 7 + 18 + 9, layer-norm statistics 14 and apply 11.
+# sizes (instructions per 32-byte packet, M2NDP's µthread model; docs/host-model.md) they
+# are used as cycles: ReLU 10, GELU 26, softmax 7 + 18 + 9, layer-norm statistics 14 and apply 11.
 # The others are estimates from the instruction count of the obvious kernel (argument and
 # operand loads, arithmetic, stores), marked "estimate" in docs/host-model.md.
 DEFAULT_KERNELS = MappingProxyType({

@@ -87,8 +87,8 @@ class GPUPreset:
         return self.fp32_tflops * 1e12
 
 
-# V100 SXM2 32 GB, A100 SXM 40 GB, H100 SXM 80 GB (REFERENCES: vendor whitepapers and
-# datasheets). TDPs: 300 W, 400 W, 700 W from the same datasheets.
+# V100 SXM2 32 GB, A100 SXM 40 GB, H100 SXM 80 GB (NVIDIA's whitepapers and datasheets,
+# docs/host-model.md). TDPs: 300 W, 400 W, 700 W from the same datasheets.
 PRESETS = Registry("GPU preset", (
     GPUPreset("v100", 15.7, 125.0, 900.0, 32.0, 8, 6.0, 300.0, 300.0),
     GPUPreset("a100", 19.5, 312.0, 1555.0, 40.0, 10, 40.0, 600.0, 400.0),

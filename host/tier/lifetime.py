@@ -26,10 +26,6 @@ class Gap:
     after: int         # slot of the use that opens the gap (0 .. N-1)
     before: int        # slot of the next use (after < before, may be >= N)
 
-    @property
-    def idle_slots(self):
-        return self.before - self.after - 1
-
 
 class Lifetimes:
     """Per-tensor page counts, uses, births, deaths, idle gaps and the all-resident
