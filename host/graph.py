@@ -17,7 +17,7 @@ __all__ = ["DTYPE_BYTES", "FLOAT_DTYPES", "HALF_DTYPES", "Tensor", "Op", "Iterat
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int64": 8, "int32": 4, "int8": 1, "bool": 1}
 FLOAT_DTYPES = ("fp32", "fp16", "bf16")
 # 16-bit floating point: tensor-core GEMMs, and 16-bit arithmetic energy
-HALF_DTYPES = ("fp16", "bf16")
+HALF_DTYPES = tuple(dtype for dtype in FLOAT_DTYPES if DTYPE_BYTES[dtype] == 2)
 
 TENSOR_KINDS = ("weight", "activation", "gradient", "weight_gradient", "optimizer_state",
                 "input", "workspace")

@@ -60,13 +60,13 @@ class TierPolicy:
         """HBM pages the run has; refused when below the largest op's working set."""
         footprint = lifetimes.footprint_bytes
         capacity = tier.capacity_bytes(footprint) // lifetimes.page_bytes
-        needed, op_name = lifetimes.largest_working_set()
-        if capacity < needed:
+        largest = lifetimes.largest_working_set()
+        if capacity < largest.pages:
             page = lifetimes.page_bytes
             raise ValueError(
                 f"HBM capacity {capacity * page / 2**20:.1f} MiB is below the largest "
-                f"single op's working set: {op_name!r} needs {needed * page / 2**20:.1f} MiB "
-                f"(footprint {footprint / 2**20:.1f} MiB)")
+                f"single op's working set: {largest.op!r} needs "
+                f"{largest.pages * page / 2**20:.1f} MiB (footprint {footprint / 2**20:.1f} MiB)")
         return int(capacity)
 
     def plan(self, context):

@@ -53,10 +53,8 @@ class TMConfig:
 
 def _consume(budget, start, stop, amount, forward):
     """Take ``amount`` seconds from budget[start:stop] on the ring, earliest (forward) or
-    latest slots first. Returns (seconds not covered, boundary where the transfer ends:
-    the end of the last slot used going forward, the start of the first going back)."""
+    latest slots first; return the seconds not covered."""
     n = len(budget)
-    edge = start if forward else stop
     slots = range(start, stop) if forward else range(stop - 1, start - 1, -1)
     for slot in slots:
         if amount <= 0:
@@ -65,8 +63,7 @@ def _consume(budget, start, stop, amount, forward):
         if take > 0:
             budget[slot % n] -= take
             amount -= take
-            edge = slot + 1 if forward else slot
-    return max(amount, 0.0), edge
+    return max(amount, 0.0)
 
 
 def _first_covering(values, need):
@@ -175,7 +172,7 @@ class _Planner:
             crowded = np.flatnonzero(over[:due - lo])
             if len(crowded):
                 due = lo + int(crowded[0])
-        write_left, _ = _consume(self.budget, lo, due, write, forward=True)
+        write_left = _consume(self.budget, lo, due, write, forward=True)
         write_left += max(0.0, write_latency - (cum[due] - cum[lo]))
         self.stall[due % n] += write_left
 
@@ -186,7 +183,7 @@ class _Planner:
         crowded = np.flatnonzero(over[fetch_at - lo:])
         if len(crowded):
             fetch_at = fetch_at + int(crowded[-1]) + 1
-        read_left, _ = _consume(self.budget, fetch_at, hi, read, forward=False)
+        read_left = _consume(self.budget, fetch_at, hi, read, forward=False)
         read_left += max(0.0, read_latency - (cum[hi] - cum[fetch_at]))
         self.stall[hi % n] += read_left
 
