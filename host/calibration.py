@@ -8,15 +8,19 @@ simulation) looks like::
      "clock_hz": 1.2e9,                        # optional: the slice clock measured at
      "kernels": {"relu_fwd": {"cycles_per_packet": 10.4, "fixed_cycles": 40}, ...}}
 
-``cycles_per_packet`` is the steady-state cost of one 32-byte trigger packet on one NDP
-slice (all µthread slots busy); ``fixed_cycles`` is the once-per-launch cost (initializer,
+``cycles_per_packet`` is the steady-state cost of one trigger packet (one sector,
+``NDPConfig.sector_bytes``) on one NDP slice (all µthread slots busy); ``fixed_cycles`` is the once-per-launch cost (initializer,
 finalizer). Kernels the file does not list keep their defaults, and the report names them.
 """
 
 import json
 import pathlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+
+from matndp.hw.config import NDPConfig
+
+from .graph import DTYPE_BYTES
 
 
 __all__ = ["NDPHardware", "KernelCost", "DEFAULT_KERNELS", "Calibration", "load_calibration",
@@ -32,19 +36,31 @@ class NDPHardware:
 
     slices_per_controller: NDP slices (trigger + engine) per memory controller.
     clock_hz:              slice clock.
-    packet_bytes:          one trigger packet (an L2 sector).
-    lanes:                 FP32 SIMD lanes per slice; a 16-bit packet carries twice as many
-                           elements, so it costs twice the vector instructions.
+    slice:                 the RTL configuration of one slice (:class:`NDPConfig`), which
+                           gives the packet size and the lanes.
     """
 
     slices_per_controller: int = 16
     clock_hz: float = 1.2e9
-    packet_bytes: int = 32
-    lanes: int = 8
+    slice: NDPConfig = field(default_factory=NDPConfig)
 
     def __post_init__(self):
-        if self.slices_per_controller < 1 or self.clock_hz <= 0 or self.packet_bytes < 4:
+        if not isinstance(self.slice, NDPConfig):
+            raise TypeError(f"NDPHardware.slice must be an NDPConfig, not {self.slice!r}")
+        if not isinstance(self.slices_per_controller, int) or self.slices_per_controller < 1 \
+                or not self.clock_hz > 0:
             raise ValueError(f"bad NDP hardware configuration {self!r}")
+
+    @property
+    def packet_bytes(self):
+        """One trigger packet: the sector of one memory request."""
+        return self.slice.sector_bytes
+
+    @property
+    def lanes(self):
+        """FP32 SIMD lanes per slice: a vector register holds one sector of FP32. A 16-bit
+        packet carries twice as many elements, so it costs twice the vector instructions."""
+        return self.slice.sector_bytes // DTYPE_BYTES["fp32"]
 
 
 @dataclass(frozen=True)
@@ -68,8 +84,8 @@ class KernelCost:
 
 
 # Defaults, in single-issue slice cycles per FP32 packet. Where M2NDP publishes kernel body
-# sizes (instructions per 32-byte packet; REFERENCES "M2NDP µthread model") they are used
-# as cycles: ReLU 10, GELU 26, softmax 7 + 18 + 9, layer-norm statistics 14 and apply 11.
+# sizes (instructions per 32-byte packet, M2NDP's µthread model; docs/host-model.md) they
+# are used as cycles: ReLU 10, GELU 26, softmax 7 + 18 + 9, layer-norm statistics 14 and apply 11.
 # The others are estimates from the instruction count of the obvious kernel (argument and
 # operand loads, arithmetic, stores), marked "estimate" in docs/host-model.md.
 DEFAULT_KERNELS = MappingProxyType({
@@ -150,8 +166,7 @@ def load_calibration(path=None, hardware=None):
         clock = _positive_number(document["clock_hz"], f"{path}: clock_hz")
         if clock == 0:
             raise ValueError(f"{path}: clock_hz must be positive")
-        hardware = NDPHardware(hardware.slices_per_controller, clock, hardware.packet_bytes,
-                               hardware.lanes)
+        hardware = replace(hardware, clock_hz=clock)
     kernels, measured, unknown = dict(DEFAULT_KERNELS), [], []
     for name, entry in entries.items():
         if name not in DEFAULT_KERNELS:

@@ -9,7 +9,8 @@ constant is cited in docs/energy.md.
 from dataclasses import dataclass, fields
 
 
-__all__ = ["EnergyConstants", "EnergyBreakdown", "baseline_energy", "matndp_energy"]
+__all__ = ["EnergyConstants", "EnergyBreakdown", "baseline_energy", "matndp_energy",
+           "gpu_compute_j"]
 
 PJ = 1e-12
 
@@ -59,11 +60,11 @@ class EnergyBreakdown:
 
 
 def _flop_pj(graph, op, constants):
-    sixteen = any(graph.tensors[t].dtype in ("fp16", "bf16") for t in op.inputs)
-    return constants.fp16_pj_per_flop if sixteen else constants.fp32_pj_per_flop
+    return constants.fp16_pj_per_flop if graph.reads_sixteen_bit(op) else constants.fp32_pj_per_flop
 
 
-def _gpu_compute_j(graph, ops, constants):
+def gpu_compute_j(graph, ops, constants):
+    """Arithmetic energy of ``ops`` on the GPU."""
     return sum(op.flops * _flop_pj(graph, op, constants) for op in ops) * PJ
 
 
@@ -72,7 +73,7 @@ def baseline_energy(plan, constants=None):
     graph, gpu = plan.graph, plan.gpu
     bits = plan.dram_bytes_baseline * 8
     return EnergyBreakdown(
-        gpu_compute_j=_gpu_compute_j(graph, graph.ops, constants),
+        gpu_compute_j=gpu_compute_j(graph, graph.ops, constants),
         dram_j=bits * constants.dram_pj_per_bit * PJ,
         gpu_transport_j=bits * constants.gpu_transport_pj_per_bit * PJ,
         gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * plan.baseline_s)
@@ -81,10 +82,10 @@ def baseline_energy(plan, constants=None):
 def matndp_energy(plan, constants=None):
     constants = constants or EnergyConstants()
     graph, gpu = plan.graph, plan.gpu
-    on_gpu = [op for op in graph.ops if plan.placements[op.name].where == "gpu"]
+    on_gpu = [op for op in graph.ops if not plan.placements[op.name].offloaded]
     slices = plan.meta["ndp_slices"]
     return EnergyBreakdown(
-        gpu_compute_j=_gpu_compute_j(graph, on_gpu, constants),
+        gpu_compute_j=gpu_compute_j(graph, on_gpu, constants),
         ndp_compute_j=plan.ndp_cycles * constants.ndp_pj_per_instruction * PJ,
         dram_j=plan.dram_bytes_matndp * 8 * constants.dram_pj_per_bit * PJ,
         gpu_transport_j=plan.dram_bytes_gpu * 8 * constants.gpu_transport_pj_per_bit * PJ,

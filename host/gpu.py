@@ -12,6 +12,9 @@ efficiency factors and the launch overhead are assumptions of this model, stated
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .graph import FLOAT_DTYPES, HALF_DTYPES
+from .registry import Registry
+
 
 __all__ = ["GPUPreset", "PRESETS", "get_preset", "op_time_s", "baseline_timeline",
            "TimelineEntry", "Efficiency"]
@@ -79,24 +82,25 @@ class GPUPreset:
         return self.bandwidth_bps * self.efficiency.achievable_bandwidth
 
     def peak_flops(self, kind, dtype):
-        if kind in TENSOR_CORE_KINDS and dtype in ("fp16", "bf16"):
+        if kind in TENSOR_CORE_KINDS and dtype in HALF_DTYPES:
             return self.tensor_tflops * 1e12
         return self.fp32_tflops * 1e12
 
 
-# V100 SXM2 32 GB, A100 SXM 40 GB, H100 SXM 80 GB (REFERENCES: vendor whitepapers and
-# datasheets). TDPs: 300 W, 400 W, 700 W from the same datasheets.
-PRESETS = MappingProxyType({
-    "v100": GPUPreset("v100", 15.7, 125.0, 900.0, 32.0, 8, 6.0, 300.0, 300.0),
-    "a100": GPUPreset("a100", 19.5, 312.0, 1555.0, 40.0, 10, 40.0, 600.0, 400.0),
-    "h100": GPUPreset("h100", 66.9, 989.4, 3350.0, 80.0, 10, 50.0, 900.0, 700.0),
-})
+# V100 SXM2 32 GB, A100 SXM 40 GB, H100 SXM 80 GB (NVIDIA's whitepapers and datasheets,
+# docs/host-model.md). TDPs: 300 W, 400 W, 700 W from the same datasheets.
+PRESETS = Registry("GPU preset", (
+    GPUPreset("v100", 15.7, 125.0, 900.0, 32.0, 8, 6.0, 300.0, 300.0),
+    GPUPreset("a100", 19.5, 312.0, 1555.0, 40.0, 10, 40.0, 600.0, 400.0),
+    GPUPreset("h100", 66.9, 989.4, 3350.0, 80.0, 10, 50.0, 900.0, 700.0),
+))
 
 
 def get_preset(name):
+    """The preset registered as ``name``, in any letter case."""
     key = str(name).lower()
     if key not in PRESETS:
-        raise ValueError(f"unknown GPU preset {name!r}; known: {', '.join(PRESETS)}")
+        raise PRESETS.unknown(name)
     return PRESETS[key]
 
 
@@ -104,7 +108,7 @@ def _op_dtype(graph, op):
     """The arithmetic type of an op: 16-bit if its first floating-point input is."""
     for tensor_id in op.inputs:
         dtype = graph.tensors[tensor_id].dtype
-        if dtype in ("fp32", "fp16", "bf16"):
+        if dtype in FLOAT_DTYPES:
             return dtype
     return "fp32"
 

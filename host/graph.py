@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from math import prod
 
 
-__all__ = ["DTYPE_BYTES", "Tensor", "Op", "IterationGraph", "GraphError"]
+__all__ = ["DTYPE_BYTES", "FLOAT_DTYPES", "HALF_DTYPES", "Tensor", "Op", "IterationGraph",
+           "GraphError"]
 
 
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int64": 8, "int32": 4, "int8": 1, "bool": 1}
+FLOAT_DTYPES = ("fp32", "fp16", "bf16")
+# 16-bit floating point: tensor-core GEMMs, and 16-bit arithmetic energy
+HALF_DTYPES = tuple(dtype for dtype in FLOAT_DTYPES if DTYPE_BYTES[dtype] == 2)
 
 TENSOR_KINDS = ("weight", "activation", "gradient", "weight_gradient", "optimizer_state",
                 "input", "workspace")
@@ -121,6 +125,10 @@ class IterationGraph:
 
     def tensor_bytes(self, tensor_id):
         return self.tensors[tensor_id].bytes
+
+    def reads_sixteen_bit(self, op):
+        """Whether any input of ``op`` is a 16-bit float (its arithmetic is 16-bit)."""
+        return any(self.tensors[t].dtype in HALF_DTYPES for t in op.inputs)
 
     def op_bytes(self, op):
         """Bytes an op reads and writes, each tensor once (the DRAM traffic of an op with no

@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from .graph import IterationGraph
 
 
-__all__ = ["NDPXNetConfig", "NDPXNetResult", "without_optimizer", "simulate_ndpxnet"]
+__all__ = ["NDPXNetConfig", "NDPXNetResult", "without_optimizer", "simulate_ndpxnet",
+           "MAX_GPUS"]
+
+# Data-parallel GPUs the model takes (beyond, a flat ring stops being a sensible model).
+MAX_GPUS = 1024
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,9 @@ class NDPXNetConfig:
     bucket_bytes: int = 25 * 2**20
 
     def __post_init__(self):
-        if not isinstance(self.gpus, int) or isinstance(self.gpus, bool) or not 1 <= self.gpus <= 1024:
-            raise ValueError(f"--gpus must be an integer in 1..1024, not {self.gpus!r}")
+        if not isinstance(self.gpus, int) or isinstance(self.gpus, bool) \
+                or not 1 <= self.gpus <= MAX_GPUS:
+            raise ValueError(f"--gpus must be an integer in 1..{MAX_GPUS}, not {self.gpus!r}")
         if self.expanders < 1 or self.link_gbs <= 0 or self.expander_memory_gbs <= 0:
             raise ValueError("NDPXNet: expanders, link and memory bandwidth must be positive")
         if not 0 < self.link_efficiency <= 1:

@@ -3,6 +3,7 @@ per op kind both ways."""
 
 from collections import defaultdict
 
+from .offload import Busy, OnTheFly
 from .output import pyplot, save_figure
 
 
@@ -11,8 +12,8 @@ __all__ = ["plot_run"]
 
 def _rows(intervals, kind_of):
     by_kind = defaultdict(list)
-    for start, end, name in intervals:
-        by_kind[kind_of[name]].append((start * 1e3, (end - start) * 1e3))
+    for busy in intervals:
+        by_kind[kind_of[busy.op]].append((busy.start_s * 1e3, (busy.end_s - busy.start_s) * 1e3))
     return by_kind
 
 
@@ -21,8 +22,9 @@ def plot_run(plan, report, path):
     kind_of = {op.name: op.kind for op in plan.graph.ops}
     kinds = sorted({op.kind for op in plan.graph.ops})
     colors = {kind: plt.get_cmap("tab10")(i % 10) for i, kind in enumerate(kinds)}
-    baseline = [(e.start_s, e.end_s, e.op) for e in plan.baseline]
-    on_the_fly = [(e.start_s, e.end_s, e.op) for e in plan.schedule if e.where == "on_the_fly"]
+    baseline = [Busy(e.start_s, e.end_s, e.op) for e in plan.baseline]
+    on_the_fly = [Busy(e.start_s, e.end_s, e.op) for e in plan.schedule
+                  if e.where == OnTheFly.where]
     rows = [("GPU baseline", baseline), ("GPU matNDP", plan.gpu_busy),
             ("NDP on the fly", on_the_fly), ("NDP standalone", plan.ndp_busy)]
 

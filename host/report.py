@@ -4,6 +4,7 @@ matNDP (and, for K > 1 GPUs, with NDPXNet), and return a JSON-able report."""
 import dataclasses
 import math
 from collections import defaultdict
+from typing import NamedTuple
 
 from .calibration import NDPHardware, load_calibration
 from .energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy
@@ -14,7 +15,7 @@ from .zoo import build_model
 from .zoo.summary import footprint_bytes
 
 
-__all__ = ["RunConfig", "run_gpu", "breakdown"]
+__all__ = ["RunConfig", "GpuRun", "run_gpu", "breakdown"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +32,13 @@ class RunConfig:
     ndp_slices_per_controller: int = None   # NDP hardware override (sensitivity studies)
 
 
+class GpuRun(NamedTuple):
+    """The report of a run and the offload plan behind it (per GPU for K > 1)."""
+
+    report: dict
+    plan: object
+
+
 def breakdown(plan):
     """Seconds per op kind: the baseline, the GPU in matNDP (kernels stretched by riding
     NDP kernels included), and standalone NDP work (overlapped, not additive)."""
@@ -39,10 +47,10 @@ def breakdown(plan):
     kind_of = {op.name: op.kind for op in plan.graph.ops}
     for entry in plan.baseline:
         kinds[entry.kind]["baseline_s"] += entry.duration_s
-    for start, end, name in plan.gpu_busy:
-        kinds[kind_of[name]]["matndp_gpu_s"] += end - start
-    for start, end, name in plan.ndp_busy:
-        kinds[kind_of[name]]["matndp_ndp_s"] += end - start
+    for busy in plan.gpu_busy:
+        kinds[kind_of[busy.op]]["matndp_gpu_s"] += busy.end_s - busy.start_s
+    for busy in plan.ndp_busy:
+        kinds[kind_of[busy.op]]["matndp_ndp_s"] += busy.end_s - busy.start_s
     for name in plan.offloaded:
         kinds[kind_of[name]]["offloaded_ops"] += 1
     return dict(sorted(kinds.items()))
@@ -72,6 +80,7 @@ def _scaled(energy, factor, **extra):
 
 
 def run_gpu(config, *, with_plan=False):
+    """The JSON-able report of ``config``; with ``with_plan`` a :class:`GpuRun`."""
     gpu = config.gpu if isinstance(config.gpu, GPUPreset) else get_preset(config.gpu)
     graph = build_model(config.model, batch=config.batch, dtype=config.dtype,
                         seq_len=config.seq_len)
@@ -90,7 +99,7 @@ def run_gpu(config, *, with_plan=False):
         plan = plan_offload(graph, gpu, calibration, planner)
         e_base, e_ndp = baseline_energy(plan, constants), matndp_energy(plan, constants)
         report.update(_single(plan, e_base, e_ndp))
-        return (report, plan) if with_plan else report
+        return GpuRun(report, plan) if with_plan else report
 
     ndpx = NDPXNetConfig(config.gpus, expanders=config.expanders or config.gpus)
     local_graph = without_optimizer(graph)
@@ -158,7 +167,7 @@ def run_gpu(config, *, with_plan=False):
                     "expander_optimizer_compute_s": expander_compute_s},
         "placements": _placement_counts(plan),
     })
-    return (report, plan) if with_plan else report
+    return GpuRun(report, plan) if with_plan else report
 
 
 def _placement_counts(plan):
@@ -169,7 +178,7 @@ def _placement_counts(plan):
 
 
 def _single(plan, e_base, e_ndp):
-    waiting = plan.matndp_s - sum(end - start for start, end, _ in plan.gpu_busy)
+    waiting = plan.matndp_s - sum(busy.end_s - busy.start_s for busy in plan.gpu_busy)
     return {
         "baseline_s": plan.baseline_s, "matndp_s": plan.matndp_s, "speedup": plan.speedup,
         "offloaded_share": plan.offloaded_share, "amdahl_bound": plan.amdahl_bound,

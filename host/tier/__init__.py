@@ -7,10 +7,12 @@ from .flash import FLASH_PRESETS, FlashConfig, FlashDevice, flash_preset
 from .lifetime import Lifetimes
 from .plan import Chunk, Plan, PlanError
 from .plan_check import check_plan
-from .simulate import POLICIES, TierRun, simulate
+from .policies import POLICIES, TIER_POLICIES, TierPolicy, register_policy, tier_policy
+from .simulate import TierRun, simulate
 from .trace_check import TraceError, check_trace
 
 
 __all__ = ["TierConfig", "FLASH_PRESETS", "FlashConfig", "FlashDevice", "flash_preset",
-           "Lifetimes", "Chunk", "Plan", "PlanError", "check_plan", "POLICIES", "TierRun",
+           "Lifetimes", "Chunk", "Plan", "PlanError", "check_plan", "POLICIES",
+           "TIER_POLICIES", "TierPolicy", "register_policy", "tier_policy", "TierRun",
            "simulate", "TraceError", "check_trace"]

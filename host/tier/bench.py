@@ -6,10 +6,9 @@ from .config import TierConfig
 from .costs import TransferCosts
 from .flash import flash_preset
 from .lifetime import Lifetimes
-from .policies.g10 import plan_g10
-from .policies.tm import plan_tm
+from .policies import POLICIES, PlanningContext, tier_policy
 from .run import model_graph_and_times
-from .simulate import POLICIES, capacity_pages_for, simulate
+from .simulate import simulate
 
 
 __all__ = ["bench_tiering"]
@@ -17,7 +16,6 @@ __all__ = ["bench_tiering"]
 # (model, batch): GPT-2 small at batch 8 is the reference point (target < 5 s per policy).
 FULL = [("gpt2", 8), ("bert-base", 32), ("resnet50", 32), ("vgg16_bn", 32)]
 QUICK = [("gpt2", 8)]
-PLANNERS = {"g10": plan_g10, "tm": plan_tm}
 
 
 def bench_tiering(quick=False, fraction=0.5):
@@ -31,12 +29,12 @@ def bench_tiering(quick=False, fraction=0.5):
         lifetimes = Lifetimes(graph, tier.page_bytes)
         setup_s = time.perf_counter() - started
         for policy in POLICIES:
-            capacity = capacity_pages_for(lifetimes, tier, policy)
-            plan_s = None
-            if policy in PLANNERS:
-                started = time.perf_counter()
-                PLANNERS[policy](lifetimes, times, capacity, costs)
-                plan_s = time.perf_counter() - started
+            planner = tier_policy(policy)
+            context = PlanningContext(lifetimes, times, planner.capacity_pages(lifetimes, tier),
+                                      costs, check=False)
+            started = time.perf_counter()
+            planned = planner.plan(context)
+            plan_s = None if planned is None else time.perf_counter() - started
             started = time.perf_counter()
             run = simulate(graph, times, tier, flash, policy, iterations=3, check=False)
             simulate_s = time.perf_counter() - started

@@ -23,15 +23,41 @@ logged for the independent trace check (:mod:`host.tier.trace_check`).
 
 import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
+from .events import EventKind, TraceEvent
 
-__all__ = ["Executor", "IterationRecord", "CapacityError"]
+
+__all__ = ["Executor", "IterationRecord", "OccupancySample", "CapacityError"]
 
 
 class CapacityError(ValueError):
     """HBM cannot hold what an op needs at once."""
+
+
+class OccupancySample(NamedTuple):
+    time_s: float
+    pages: int          # HBM pages in use
+
+
+class _Transfer(NamedTuple):
+    """A transfer in flight, completing at ``done_s`` (heap order: time, then issue)."""
+
+    done_s: float
+    seq: int
+    kind: EventKind     # EVICT_END or FETCH_END
+    tensor: int
+    pages: int
+
+
+class _Access(NamedTuple):
+    """An LRU heap entry; stale once the tensor is touched again."""
+
+    time_s: float
+    seq: int
+    tensor: int
 
 
 @dataclass
@@ -44,7 +70,7 @@ class IterationRecord:
     stall_by_boundary: np.ndarray
     counters: dict
     flash: dict
-    occupancy: list = field(default_factory=list)     # (time, used pages) samples
+    occupancy: list = field(default_factory=list)     # OccupancySample at op boundaries
 
 
 class Executor:
@@ -71,9 +97,9 @@ class Executor:
         self.used = 0
         self.now = 0.0
         self.link_free = {"in": 0.0, "out": 0.0}
-        self._events = []                     # heap: (time, seq, kind, tensor, pages)
+        self._events = []                     # heap of _Transfer
         self._seq = 0
-        self._lru = []                        # heap: (last_access, seq, tensor), lazy
+        self._lru = []                        # heap of _Access, lazy
         self.log = [] if log else None
         self.iteration = 0
         self._boundary_stall = None
@@ -88,7 +114,7 @@ class Executor:
             self.clean[tensor] = self.size[tensor]    # the checkpoint is in flash
             self.used += resident
             self._touch(tensor, -1.0)
-            self._log("init", tensor, resident, self.size[tensor])
+            self._log(EventKind.INIT, tensor, resident, valid=self.size[tensor])
         if self.used > self.capacity:
             raise CapacityError(f"initial residency {self.used} pages exceeds HBM of {self.capacity}")
 
@@ -99,31 +125,32 @@ class Executor:
                 "dropped_clean_pages": 0, "faults": 0, "peak_pages": 0}
 
     # ---- bookkeeping ---------------------------------------------------------------
-    def _log(self, kind, tensor, pages, extra=0):
+    def _log(self, kind, tensor, pages, **fields):
         if self.log is not None:
-            self.log.append((self.now, kind, tensor, pages, extra))
+            self.log.append(TraceEvent(self.now, kind, tensor, pages, **fields))
 
     def _touch(self, tensor, when):
         self.last_access[tensor] = when
         self._seq += 1
-        heapq.heappush(self._lru, (when, self._seq, tensor))
+        heapq.heappush(self._lru, _Access(when, self._seq, tensor))
 
     def _push(self, when, kind, tensor, pages):
         self._seq += 1
-        heapq.heappush(self._events, (when, self._seq, kind, tensor, pages))
+        heapq.heappush(self._events, _Transfer(when, self._seq, kind, tensor, pages))
 
     def _advance(self, until):
         """Complete every transfer finishing by ``until`` (in time order), then move there."""
-        while self._events and self._events[0][0] <= until:
-            when, _, kind, tensor, pages = heapq.heappop(self._events)
-            self.now = max(self.now, when)
-            if kind == "evict_end":
+        while self._events and self._events[0].done_s <= until:
+            transfer = heapq.heappop(self._events)
+            tensor, pages = transfer.tensor, transfer.pages
+            self.now = max(self.now, transfer.done_s)
+            if transfer.kind is EventKind.EVICT_END:
                 self.outbound[tensor] -= pages
                 self.used -= pages
             else:
                 self.inbound[tensor] -= pages
                 self.resident[tensor] += pages
-            self._log(kind, tensor, pages)
+            self._log(transfer.kind, tensor, pages)
         self.now = max(self.now, until)
 
     def _wait(self, until):
@@ -152,11 +179,11 @@ class Executor:
         self.resident[tensor] -= pages
         self.clean[tensor] = max(self.clean[tensor], size - self.resident[tensor])
         self.counters["demand_evict_pages" if demand else "planned_evict_pages"] += pages
-        self._log("evict_begin", tensor, pages, dirty)
+        self._log(EventKind.EVICT_BEGIN, tensor, pages, dirty=dirty)
         if dirty == 0:
             self.counters["dropped_clean_pages"] += pages
             self.used -= pages
-            self._log("evict_end", tensor, pages)
+            self._log(EventKind.EVICT_END, tensor, pages)
             return self.now
         nbytes = dirty * self.page_bytes
         ready = self.now + self.tier.request_overhead_s
@@ -165,7 +192,7 @@ class Executor:
         self.outbound[tensor] += pages
         self.outbound_done[tensor] = max(self.outbound_done[tensor], done)
         self.counters["to_flash_pages"] += dirty
-        self._push(done, "evict_end", tensor, pages)
+        self._push(done, EventKind.EVICT_END, tensor, pages)
         return done
 
     def fetch(self, tensor, pages, *, demand, protect):
@@ -177,7 +204,7 @@ class Executor:
         self.used += pages
         self._note_peak()
         self.inbound[tensor] += pages
-        self._log("fetch_begin", tensor, pages)
+        self._log(EventKind.FETCH_BEGIN, tensor, pages)
         nbytes = pages * self.page_bytes
         ready = self.now + (self.tier.fault_latency_s if demand else self.tier.request_overhead_s)
         flash_done = self.flash.read(nbytes, ready)
@@ -188,7 +215,7 @@ class Executor:
         self.counters["demand_fetch_pages" if demand else "planned_fetch_pages"] += pages
         if demand:
             self.counters["faults"] += 1
-        self._push(done, "fetch_end", tensor, pages)
+        self._push(done, EventKind.FETCH_END, tensor, pages)
         return done
 
     def make_space(self, pages, protect):
@@ -196,14 +223,14 @@ class Executor:
         if pages > self.capacity:
             raise CapacityError(f"{pages} pages needed at once, HBM holds {self.capacity}")
         while self.capacity - self.used < pages:
-            pending_out = [e for e in self._events if e[2] == "evict_end"]
+            pending_out = [e.done_s for e in self._events if e.kind is EventKind.EVICT_END]
             if pending_out:
-                self._wait(min(e[0] for e in pending_out))
+                self._wait(min(pending_out))
                 continue
             victim = self._lru_victim(protect)
             if victim is None and self._events:
                 # Only pages in flight are left: once they land they can be evicted.
-                self._wait(self._events[0][0])
+                self._wait(self._events[0].done_s)
                 continue
             if victim is None:
                 raise CapacityError(
@@ -217,17 +244,14 @@ class Executor:
         stash = []
         victim = None
         while self._lru:
-            when, seq, tensor = heapq.heappop(self._lru)
-            if when != self.last_access[tensor] or not self.alive[tensor]:
+            entry = heapq.heappop(self._lru)
+            tensor = entry.tensor
+            if entry.time_s != self.last_access[tensor] or not self.alive[tensor]:
                 continue                               # stale entry
-            if self.resident[tensor] == 0:
-                stash.append((when, seq, tensor))
-                continue
-            if tensor in protect:
-                stash.append((when, seq, tensor))
+            stash.append(entry)
+            if self.resident[tensor] == 0 or tensor in protect:
                 continue
             victim = tensor
-            stash.append((when, seq, tensor))
             break
         for entry in stash:
             heapq.heappush(self._lru, entry)
@@ -255,14 +279,14 @@ class Executor:
     def run_iteration(self, plan=None, *, reconcile=False):
         lt = self.lt
         n = lt.n_ops
-        chunks_by = _index_plan(plan, n) if plan is not None else None
+        transfers = _PlannedTransfers.of(plan, n) if plan is not None else None
         self._boundary_stall = np.zeros(n)
         self.counters["peak_pages"] = self.used
         before = dict(self.counters)
         flash_before = dict(self.flash.stats)
         start = self.now
         compute = 0.0
-        occupancy = [(self.now, self.used)]
+        occupancy = [OccupancySample(self.now, self.used)]
         if reconcile and plan is not None:
             self.reconcile(plan)
         for slot in range(n):
@@ -270,11 +294,11 @@ class Executor:
             self._advance(self.now)
             working = lt.working_set[slot]
             protect = set(working)
-            if chunks_by is not None:
-                for chunk in chunks_by["evict_at"][slot]:
+            if transfers is not None:
+                for chunk in transfers.evictions[slot]:
                     if self.alive[chunk.tensor]:
                         self.evict(chunk.tensor, chunk.pages, demand=False)
-                for chunk in chunks_by["fetch_at"][slot]:
+                for chunk in transfers.fetches[slot]:
                     tensor = chunk.tensor
                     if self.alive[tensor]:
                         if self.outbound[tensor]:
@@ -288,7 +312,7 @@ class Executor:
                     self.clean[tensor] = 0
                     self.used += self.size[tensor]
                     self._note_peak()
-                    self._log("alloc", tensor, self.size[tensor])
+                    self._log(EventKind.ALLOC, tensor, self.size[tensor])
             for tensor in working:
                 if self.outbound[tensor]:
                     self._wait(self.outbound_done[tensor])
@@ -301,8 +325,8 @@ class Executor:
             for tensor in working:
                 if self.resident[tensor] != self.size[tensor]:
                     raise AssertionError(f"{lt.tensor_ids[tensor]} not resident at op {slot}")
-            self._log("op", slot, 0)
-            occupancy.append((self.now, self.used))
+            self._log(EventKind.OP, None, 0, slot=slot)
+            occupancy.append(OccupancySample(self.now, self.used))
             self.now += self.slot_times[slot]
             compute += self.slot_times[slot]
             for tensor in working:
@@ -311,7 +335,7 @@ class Executor:
                 self.clean[tensor] = 0
             for tensor in lt.dies_after[slot]:
                 self._free(tensor)
-            occupancy.append((self.now, self.used))
+            occupancy.append(OccupancySample(self.now, self.used))
         self._advance(self.now)
         record = IterationRecord(
             index=self.iteration, start_s=start, end_s=self.now, compute_s=compute,
@@ -327,15 +351,22 @@ class Executor:
         if self.inbound[tensor] or self.outbound[tensor]:
             self._wait(max(self.inbound_done[tensor], self.outbound_done[tensor]))
         self.used -= self.resident[tensor]
-        self._log("free", tensor, self.resident[tensor])
+        self._log(EventKind.FREE, tensor, self.resident[tensor])
         self.resident[tensor] = 0
         self.clean[tensor] = 0
         self.alive[tensor] = False
 
 
-def _index_plan(plan, n):
-    by = {key: [[] for _ in range(n)] for key in ("evict_at", "fetch_at")}
-    for chunk in plan.chunks:
-        by["evict_at"][chunk.evict_at % n].append(chunk)
-        by["fetch_at"][chunk.fetch_at % n].append(chunk)
-    return by
+class _PlannedTransfers(NamedTuple):
+    """A plan's chunks by the slot whose boundary issues their write-out / prefetch."""
+
+    evictions: list
+    fetches: list
+
+    @classmethod
+    def of(cls, plan, n):
+        transfers = cls([[] for _ in range(n)], [[] for _ in range(n)])
+        for chunk in plan.chunks:
+            transfers.evictions[chunk.evict_at % n].append(chunk)
+            transfers.fetches[chunk.fetch_at % n].append(chunk)
+        return transfers

@@ -18,6 +18,8 @@ training iteration moving gigabytes costs milliseconds to simulate.
 from dataclasses import dataclass, field, replace
 from math import ceil
 
+from ..registry import Registry
+
 
 __all__ = ["FlashConfig", "FLASH_PRESETS", "flash_preset", "FlashDevice"]
 
@@ -81,10 +83,10 @@ class FlashConfig:
 _DIE_ACTIVE_W = 3.3 * 0.025
 _BUS_J_PER_BYTE = 8 * 4e-12
 
-FLASH_PRESETS = {
+FLASH_PRESETS = Registry("flash preset", (
     # Samsung Z-NAND (SLC): tR 3 µs, tPROG 100 µs, 4 KiB pages (ISSCC 2018); 8 channels at
     # 400 MB/s give the 3.2 GB/s of the SZ985 Z-SSD.
-    "zssd": FlashConfig(
+    FlashConfig(
         name="zssd", channels=8, dies_per_channel=4, planes_per_die=2, page_bytes=4096,
         read_latency_s=3e-6, program_latency_s=100e-6, channel_bytes_per_s=400e6,
         read_energy_j_per_page=_DIE_ACTIVE_W * 3e-6,
@@ -93,22 +95,19 @@ FLASH_PRESETS = {
         source="Z-NAND ISSCC 2018 (tR, tPROG, page); Z-SSD SZ985 3.2 GB/s"),
     # Samsung TLC V-NAND: tR 45-60 µs, tPROG 500-700 µs, 16 KiB pages; 8 channels at
     # 800 MB/s (Toggle DDR 4.0), as in a PCIe 4.0 TLC SSD.
-    "tlc": FlashConfig(
+    FlashConfig(
         name="tlc", channels=8, dies_per_channel=4, planes_per_die=2, page_bytes=16384,
         read_latency_s=50e-6, program_latency_s=600e-6, channel_bytes_per_s=800e6,
         read_energy_j_per_page=_DIE_ACTIVE_W * 50e-6,
         program_energy_j_per_page=_DIE_ACTIVE_W * 600e-6,
         bus_energy_j_per_byte=_BUS_J_PER_BYTE, cost_usd_per_gb=0.08,
         source="Samsung TLC V-NAND tR 45-60 µs, tPROG 500-700 µs, 16 KiB pages"),
-}
+))
 
 
 def flash_preset(name, *, devices=1):
-    try:
-        config = FLASH_PRESETS[name]
-    except KeyError:
-        raise ValueError(f"unknown flash preset {name!r}; known: {', '.join(FLASH_PRESETS)}") from None
-    return replace(config, devices=devices)
+    """The preset registered as ``name``, as an array of ``devices`` striped devices."""
+    return replace(FLASH_PRESETS.lookup(name), devices=devices)
 
 
 class FlashDevice:

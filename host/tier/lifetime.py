@@ -13,11 +13,12 @@ next iteration). Every policy that moves data between tiers does it inside such 
 
 from dataclasses import dataclass
 from math import ceil
+from typing import NamedTuple
 
 import numpy as np
 
 
-__all__ = ["Gap", "Lifetimes"]
+__all__ = ["Gap", "WorkingSet", "Lifetimes"]
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,10 @@ class Gap:
     after: int         # slot of the use that opens the gap (0 .. N-1)
     before: int        # slot of the next use (after < before, may be >= N)
 
-    @property
-    def idle_slots(self):
-        return self.before - self.after - 1
+
+class WorkingSet(NamedTuple):
+    pages: int          # pages an op reads and writes, each tensor once
+    op: str             # the op's name
 
 
 class Lifetimes:
@@ -99,6 +101,6 @@ class Lifetimes:
         return self.footprint_pages * self.page_bytes
 
     def largest_working_set(self):
-        """(pages, op name) of the op whose reads and writes need the most HBM at once."""
+        """The :class:`WorkingSet` of the op whose reads and writes need the most HBM."""
         slot = int(np.argmax(self.working_set_pages))
-        return int(self.working_set_pages[slot]), self.graph.ops[slot].name
+        return WorkingSet(int(self.working_set_pages[slot]), self.graph.ops[slot].name)

@@ -6,20 +6,12 @@ ops' own traffic and the inter-tier transfers), arithmetic per FLOP, and GPU sta
 over the whole iteration (stalls included). Link and flash energies are the tier's own.
 """
 
-from ..energy import EnergyConstants, PJ
+from ..energy import EnergyConstants, PJ, gpu_compute_j
 
 
 __all__ = ["iteration_metrics"]
 
 GB = 1e9
-
-
-def _arithmetic_j(graph, constants):
-    total = 0.0
-    for op in graph.ops:
-        sixteen = any(graph.tensors[t].dtype in ("fp16", "bf16") for t in op.inputs)
-        total += op.flops * (constants.fp16_pj_per_flop if sixteen else constants.fp32_pj_per_flop)
-    return total * PJ
 
 
 def iteration_metrics(record, *, graph, lifetimes, tier, flash_config, capacity_pages,
@@ -34,7 +26,7 @@ def iteration_metrics(record, *, graph, lifetimes, tier, flash_config, capacity_
     op_bytes = sum(graph.op_bytes(op) for op in graph.ops)
     hbm_pj_per_bit = constants.dram_pj_per_bit + constants.gpu_transport_pj_per_bit
     energy = {
-        "gpu_arithmetic_j": _arithmetic_j(graph, constants),
+        "gpu_arithmetic_j": gpu_compute_j(graph, graph.ops, constants),
         "gpu_static_j": gpu.tdp_w * constants.gpu_static_fraction_of_tdp * iteration_s,
         "hbm_j": (op_bytes + inter_tier) * 8 * hbm_pj_per_bit * PJ,
         "link_j": inter_tier * tier.link_j_per_byte,

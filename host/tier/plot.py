@@ -14,8 +14,8 @@ def plot_run(run, traffic_by_policy, path):
     plt = _pyplot()
     record = run.records[-1]
     page = run.lifetimes.page_bytes
-    times = [(t - record.start_s) * 1e3 for t, _ in record.occupancy]
-    used = [pages * page / GB for _, pages in record.occupancy]
+    times = [(sample.time_s - record.start_s) * 1e3 for sample in record.occupancy]
+    used = [sample.pages * page / GB for sample in record.occupancy]
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [2, 1]})
     left.step(times, used, where="post", lw=1, label=f"HBM in use ({run.policy})")
     left.axhline(run.capacity_pages * page / GB, color="k", ls="--", lw=1, label="HBM capacity")

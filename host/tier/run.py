@@ -8,7 +8,8 @@ from ..gpu import get_preset, op_time_s
 from ..zoo import build_model
 from .config import TierConfig
 from .flash import flash_preset
-from .simulate import POLICIES, simulate
+from .policies import tier_policy
+from .simulate import simulate
 
 
 __all__ = ["model_graph_and_times", "run_model", "sweep"]
@@ -46,8 +47,7 @@ def sweep(models, fractions, policies, *, progress=True, **kwargs):
     """Every (model, fraction, policy); a configuration that cannot run (HBM below an op's
     working set) is reported with its reason instead of metrics."""
     for policy in policies:
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
+        tier_policy(policy)              # refuses an unknown name before anything runs
     for fraction in fractions:
         if not fraction > 0:
             raise ValueError(f"HBM fraction must be > 0, got {fraction}")

@@ -4,6 +4,8 @@ conserved (a page leaves HBM only if flash holds or receives a valid copy of it;
 fetched only if it is absent from HBM). Returns the traffic totals the log implies, to be
 compared with the executor's own counters."""
 
+from .events import EventKind
+
 
 __all__ = ["TraceError", "check_trace"]
 
@@ -13,6 +15,9 @@ class TraceError(AssertionError):
 
 
 def check_trace(log, lifetimes, capacity_pages):
+    """Raise :class:`TraceError` at the first :class:`~host.tier.events.TraceEvent` of
+    ``log`` that breaks a rule; return the totals (``ops``, ``to_flash_pages``,
+    ``from_flash_pages``, ``peak_pages``)."""
     size = [int(p) for p in lifetimes.pages]
     n_tensors = len(size)
     hbm = [0] * n_tensors          # pages occupying HBM (incl. arriving and leaving)
@@ -29,29 +34,31 @@ def check_trace(log, lifetimes, capacity_pages):
     names = lifetimes.tensor_ids
 
     def fail(message):
-        raise TraceError(f"t={when:.9f}s {kind} {names[tensor] if kind != 'op' else tensor}: {message}")
+        subject = f"op {event.slot}" if kind is EventKind.OP else names[tensor]
+        raise TraceError(f"t={event.time_s:.9f}s {kind.value} {subject}: {message}")
 
-    for when, kind, tensor, pages, extra in log:
-        if when < last_time - 1e-12:
+    for event in log:
+        kind, tensor, pages = event.kind, event.tensor, event.pages
+        if event.time_s < last_time - 1e-12:
             fail(f"time goes backwards from {last_time}")
-        last_time = when
-        if kind == "init":
+        last_time = event.time_s
+        if kind is EventKind.INIT:
             hbm[tensor] = usable[tensor] = pages
-            valid[tensor] = extra
+            valid[tensor] = event.valid
             used += pages
-        elif kind == "alloc":
+        elif kind is EventKind.ALLOC:
             if hbm[tensor]:
                 fail("allocated while already in HBM")
             hbm[tensor] = usable[tensor] = pages
             valid[tensor] = 0
             used += pages
-        elif kind == "free":
+        elif kind is EventKind.FREE:
             if arriving[tensor] or leaving[tensor] or pages != hbm[tensor]:
                 fail("freed with transfers in flight or a wrong page count")
             used -= pages
             hbm[tensor] = usable[tensor] = valid[tensor] = 0
-        elif kind == "evict_begin":
-            dirty = extra
+        elif kind is EventKind.EVICT_BEGIN:
+            dirty = event.dirty
             if not 0 <= dirty <= pages <= usable[tensor]:
                 fail(f"evicts {pages} pages ({dirty} dirty) with {usable[tensor]} usable")
             usable[tensor] -= pages
@@ -61,35 +68,35 @@ def check_trace(log, lifetimes, capacity_pages):
                 fail(f"{out} pages out of HBM but only {valid[tensor] + dirty} have a flash copy")
             valid[tensor] = max(valid[tensor], out)
             written_pages += dirty
-        elif kind == "evict_end":
+        elif kind is EventKind.EVICT_END:
             if pages > leaving[tensor]:
                 fail("more pages left than were leaving")
             leaving[tensor] -= pages
             hbm[tensor] -= pages
             used -= pages
-        elif kind == "fetch_begin":
+        elif kind is EventKind.FETCH_BEGIN:
             if pages > size[tensor] - hbm[tensor]:
                 fail(f"fetches {pages} pages, only {size[tensor] - hbm[tensor]} absent")
             hbm[tensor] += pages
             arriving[tensor] += pages
             used += pages
             read_pages += pages
-        elif kind == "fetch_end":
+        elif kind is EventKind.FETCH_END:
             if pages > arriving[tensor]:
                 fail("more pages arrived than were requested")
             arriving[tensor] -= pages
             usable[tensor] += pages
-        elif kind == "op":
+        elif kind is EventKind.OP:
             ops += 1
-            slot = tensor
+            slot = event.slot
             for k in lifetimes.working_set[slot]:
                 if usable[k] != size[k] or arriving[k] or leaving[k]:
-                    raise TraceError(f"t={when:.9f}s op {lifetimes.graph.ops[slot].name!r} starts "
-                                     f"with {names[k]} at {usable[k]}/{size[k]} pages in HBM")
+                    raise TraceError(f"t={event.time_s:.9f}s op {lifetimes.graph.ops[slot].name!r} "
+                                     f"starts with {names[k]} at {usable[k]}/{size[k]} pages in HBM")
             for k in lifetimes.writes[slot]:
                 valid[k] = 0
         else:
-            fail("unknown event")
+            raise TraceError(f"t={event.time_s:.9f}s: unknown event {kind!r}")
         if used > capacity_pages:
             fail(f"HBM holds {used} pages, capacity {capacity_pages}")
         peak = max(peak, used)

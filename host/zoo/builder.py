@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from math import prod
 
 from ..graph import IterationGraph, Op, Tensor
+from ..registry import Registry
 
 
-__all__ = ["Precision", "OptimizerSpec", "OPTIMIZERS", "GraphBuilder", "conv_out"]
+__all__ = ["Precision", "PRECISIONS", "OptimizerSpec", "OPTIMIZERS", "GraphBuilder", "conv_out"]
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,6 @@ class Precision:
 
     name: str
 
-    def __post_init__(self):
-        if self.name not in ("fp32", "bf16", "fp16"):
-            raise ValueError(f"unknown dtype {self.name!r}; choose fp32, bf16 or fp16 "
-                             "(the 16-bit ones mean mixed precision with FP32 master weights)")
-
     @property
     def compute(self):
         return self.name
@@ -42,6 +38,11 @@ class Precision:
     @property
     def mixed(self):
         return self.name != "fp32"
+
+
+# The training dtypes a model is built in.
+PRECISIONS = Registry("dtype", (Precision("fp32"), Precision("bf16"), Precision("fp16")),
+                      hint="the 16-bit ones mean mixed precision with FP32 master weights")
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,10 @@ class OptimizerSpec:
 # Adam(W): m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m^ / (sqrt(v^) + eps) + wd p)
 # with bias corrections folded into scalars: 3 + 4 + 7 = 14, plus 2 for decoupled decay.
 # SGD with momentum and weight decay: g += wd p; b = mu b + g; p -= lr b: 2 + 2 + 2.
-OPTIMIZERS = {
-    "adamw": OptimizerSpec("adamw", "adam", 16, ("exp_avg", "exp_avg_sq")),
-    "sgd_momentum": OptimizerSpec("sgd_momentum", "sgd_momentum", 6, ("momentum",)),
-}
+OPTIMIZERS = Registry("optimizer", (
+    OptimizerSpec("adamw", "adam", 16, ("exp_avg", "exp_avg_sq")),
+    OptimizerSpec("sgd_momentum", "sgd_momentum", 6, ("momentum",)),
+))
 
 
 def conv_out(size, kernel, stride, padding):
@@ -94,12 +95,10 @@ class GraphBuilder:
     def __init__(self, name, *, batch, dtype, optimizer, meta=None):
         if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
             raise ValueError(f"batch must be a positive integer, not {batch!r}")
-        if optimizer not in OPTIMIZERS:
-            raise ValueError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)}")
+        self.optimizer = OPTIMIZERS.lookup(optimizer)
         self.name = name
         self.batch = batch
-        self.precision = Precision(dtype)
-        self.optimizer = OPTIMIZERS[optimizer]
+        self.precision = PRECISIONS.lookup(dtype)
         self.meta = dict(meta or {})
         self.tensors = {}
         self.ops = []

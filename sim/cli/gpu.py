@@ -2,16 +2,16 @@
 
 import json
 
+from matndp.host.gpu import PRESETS
+from matndp.host.ndpxnet import MAX_GPUS
+from matndp.host.offload.policies import OFFLOAD_POLICIES
+from matndp.host.zoo import MODELS
 
-def _int(text):
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"expected an integer, got {text!r}") from None
+from .arguments import integer, name_in
+from .model import add_model_options
 
 
 def run_presets(args):
-    from matndp.host.gpu import PRESETS
     for preset in PRESETS.values():
         print(f"{preset.name}: FP32 {preset.fp32_tflops} TFLOPS, 16-bit tensor "
               f"{preset.tensor_tflops} TFLOPS, {preset.memory_gbs:g} GB/s, "
@@ -39,10 +39,6 @@ def _print_report(report):
 
 def run_run(args):
     from matndp.host.report import RunConfig, run_gpu
-    if args.gpus < 1:
-        raise ValueError(f"--gpus must be at least 1, not {args.gpus}")
-    if args.batch < 1:
-        raise ValueError(f"--batch must be a positive integer, not {args.batch}")
     config = RunConfig(args.model, args.gpu, args.batch, args.dtype, args.gpus, args.seq_len,
                        args.policy, args.calibration)
     report, plan = run_gpu(config, with_plan=True)
@@ -83,16 +79,19 @@ def register(subparsers):
                     "plain GPU and with matNDP (on-the-fly and standalone NDP kernels); "
                     "with --gpus K > 1, data-parallel training with ring all-reduce vs "
                     "NDPXNet memory expanders. Batch is per GPU.")
-    run.add_argument("--model", required=True, help="resnet50, vgg16_bn, bert-base or gpt2")
-    run.add_argument("--gpu", required=True, help="v100, a100 or h100")
-    run.add_argument("--batch", type=_int, required=True, help="batch size per GPU")
-    run.add_argument("--dtype", default="fp32",
-                     help="fp32, or bf16/fp16 for mixed precision (default fp32)")
-    run.add_argument("--seq-len", type=_int, default=None,
-                     help="sequence length of bert-base / gpt2 (default 128 / 1024)")
-    run.add_argument("--gpus", type=_int, default=1, help="data-parallel GPUs (default 1)")
-    run.add_argument("--policy", default="auto", choices=("auto", "all", "none"),
-                     help="offload policy (default auto: offload where the NDP estimate wins)")
+    run.add_argument("--model", required=True, type=name_in(MODELS), choices=MODELS.names,
+                     help="zoo model")
+    run.add_argument("--gpu", required=True, type=name_in(PRESETS, fold_case=True),
+                     choices=PRESETS.names, help="GPU preset")
+    run.add_argument("--batch", type=integer(1), required=True, help="batch size per GPU")
+    add_model_options(run)
+    run.add_argument("--gpus", type=integer(1, MAX_GPUS), default=1,
+                     help="data-parallel GPUs (default %(default)s)")
+    run.add_argument("--policy", default="auto", type=name_in(OFFLOAD_POLICIES),
+                     choices=OFFLOAD_POLICIES.names,
+                     help="offload policy: " + "; ".join(f"{name}: {policy.help}" for name, policy
+                                                         in OFFLOAD_POLICIES.items())
+                          + " (default %(default)s)")
     run.add_argument("--calibration", default=None,
                      help="NDP kernel calibration JSON (default build/calibration/"
                           "ndp_kernels.json when it exists, else documented defaults)")

@@ -2,18 +2,28 @@
 
 import json
 
+from matndp.host.zoo import MODELS, PRECISIONS
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"expected a positive integer, got {text!r}") from None
-    return value
+from .arguments import integer, name_in
+
+
+def seq_len_help():
+    """Help of a ``--seq-len`` option: the transformers of the zoo and their defaults."""
+    sequence = [model for model in MODELS.values() if model.takes_seq_len]
+    return (f"sequence length of {' / '.join(model.name for model in sequence)} (default "
+            f"{' / '.join(str(model.default_seq_len) for model in sequence)})")
+
+
+def add_model_options(parser):
+    """``--dtype`` and ``--seq-len``, as every command that builds a zoo model has them."""
+    parser.add_argument("--dtype", default="fp32", type=name_in(PRECISIONS),
+                        choices=PRECISIONS.names,
+                        help=f"tensor dtype; {PRECISIONS.hint} (default %(default)s)")
+    parser.add_argument("--seq-len", type=integer(1), default=None, help=seq_len_help())
 
 
 def run_list(args):
-    from matndp.host.zoo import MODEL_NAMES
-    for name in MODEL_NAMES:
+    for name in MODELS:
         print(name)
     return 0
 
@@ -55,11 +65,9 @@ def register(subparsers):
         "summary", help="size and cost of one training iteration",
         description="Parameters, FLOPs, tensor bytes and op counts of one training "
                     "iteration (forward, backward, optimizer step).")
-    summary.add_argument("name", help="resnet50, vgg16_bn, bert-base or gpt2")
-    summary.add_argument("--batch", type=_positive_int, default=1, help="batch size (default 1)")
-    summary.add_argument("--dtype", default="fp32",
-                         help="fp32, or bf16/fp16 for mixed precision (default fp32)")
-    summary.add_argument("--seq-len", type=_positive_int, default=None,
-                         help="sequence length of bert-base / gpt2 (default 128 / 1024)")
+    summary.add_argument("name", type=name_in(MODELS), choices=MODELS.names, help="zoo model")
+    summary.add_argument("--batch", type=integer(1), default=1,
+                         help="batch size (default %(default)s)")
+    add_model_options(summary)
     summary.add_argument("--json", action="store_true", help="print JSON")
     summary.set_defaults(func=run_summary)

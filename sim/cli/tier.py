@@ -9,32 +9,25 @@ few until its plan settles).
 import json
 import sys
 
+from matndp.host.gpu import PRESETS
+from matndp.host.tier.flash import FLASH_PRESETS
+from matndp.host.tier.policies import TIER_POLICIES
+from matndp.host.zoo import MODELS
 
-POLICY_NAMES = ("ideal", "lru", "g10", "tm")
+from .arguments import integer, name_in, names_in, number, numbers
+from .model import add_model_options
+
+
 RUN_KEYS = ("inter_tier_bytes", "flash_read_bytes", "flash_write_bytes", "stall_s",
             "iteration_s", "energy_j", "throughput_per_watt", "hbm_peak_bytes")
 
-
-def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"HBM fraction must be a number, got {text!r}") from None
-    if not value > 0:
-        raise ValueError(f"HBM fraction must be > 0, got {value}")
-    return value
+_fraction = number("HBM fraction")
 
 
 def _hbm_size(args):
     if args.hbm_gb is None:
-        return {"hbm_fraction": _fraction(args.hbm_fraction)}
-    try:
-        gigabytes = float(args.hbm_gb)
-    except ValueError:
-        raise ValueError(f"HBM size must be a number of GB, got {args.hbm_gb!r}") from None
-    if not gigabytes > 0:
-        raise ValueError(f"HBM size must be > 0 GB, got {gigabytes}")
-    return {"hbm_bytes": int(gigabytes * 1e9)}
+        return {"hbm_fraction": args.hbm_fraction}
+    return {"hbm_bytes": int(args.hbm_gb * 1e9)}
 
 
 def _common(args):
@@ -43,29 +36,15 @@ def _common(args):
             "seq_len": args.seq_len, "iterations": args.iterations}
 
 
-def _check_counts(args):
-    if args.batch < 1:
-        raise ValueError(f"--batch must be >= 1, got {args.batch}")
-    if args.flash_devices < 1:
-        raise ValueError(f"--flash-devices must be >= 1, got {args.flash_devices}")
-    if not args.link_gbs > 0:
-        raise ValueError(f"--link-gbs must be > 0, got {args.link_gbs}")
-    if args.iterations < 2:
-        raise ValueError(f"--iterations must be >= 2 (the first one warms the tiers up), got {args.iterations}")
-
-
 def run_run(args):
     from matndp.host.tier.run import run_model
-    _check_counts(args)
     size = _hbm_size(args)
-    if args.policy not in POLICY_NAMES:
-        raise ValueError(f"unknown policy {args.policy!r}; known: {', '.join(POLICY_NAMES)}")
     run = run_model(args.model, policy=args.policy, **size, **_common(args))
     metrics = run.metrics
     if args.plot:
         from matndp.host.tier.plot import plot_run
         by_policy = {}
-        for policy in POLICY_NAMES:
+        for policy in TIER_POLICIES:
             other = run if policy == args.policy else run_model(
                 args.model, policy=policy, **size, **_common(args))
             by_policy[policy] = other.metrics
@@ -128,15 +107,8 @@ def _relative_table(rows):
 
 def run_sweep(args):
     from matndp.host.tier.run import sweep
-    from matndp.host.zoo import MODEL_NAMES
-    _check_counts(args)
-    models = MODEL_NAMES if args.models == "all" else tuple(m.strip() for m in args.models.split(","))
-    fractions = [_fraction(f) for f in args.fractions.split(",")]
-    policies = [p.strip() for p in args.policies.split(",")]
-    for policy in policies:
-        if policy not in POLICY_NAMES:
-            raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
-    rows = sweep(models, fractions, policies, progress=not args.no_progress, **_common(args))
+    rows = sweep(args.models, args.fractions, args.policies, progress=not args.no_progress,
+                 **_common(args))
     print(_table(rows))
     print()
     print(_relative_table(rows))
@@ -151,17 +123,21 @@ def run_sweep(args):
 
 
 def _add_machine(parser):
-    parser.add_argument("--gpu", default="a100", help="GPU preset: v100, a100, h100 (default a100)")
-    parser.add_argument("--batch", type=int, default=8, help="mini-batch size (default 8)")
-    parser.add_argument("--dtype", default="fp32", help="tensor dtype of the model (default fp32)")
-    parser.add_argument("--seq-len", type=int, default=None, help="sequence length (transformers)")
-    parser.add_argument("--flash", default="zssd", help="flash preset: zssd or tlc (default zssd)")
-    parser.add_argument("--flash-devices", type=int, default=1,
-                        help="identical flash devices striped together (default 1)")
-    parser.add_argument("--link-gbs", type=float, default=31.5,
-                        help="HBM-flash link bandwidth per direction, GB/s (default 31.5: PCIe 4.0 x16)")
-    parser.add_argument("--iterations", type=int, default=3,
-                        help="iterations simulated; the last is reported (default 3)")
+    parser.add_argument("--gpu", default="a100", type=name_in(PRESETS, fold_case=True),
+                        choices=PRESETS.names, help="GPU preset (default %(default)s)")
+    parser.add_argument("--batch", type=integer(1), default=8,
+                        help="mini-batch size (default %(default)s)")
+    add_model_options(parser)
+    parser.add_argument("--flash", default="zssd", type=name_in(FLASH_PRESETS),
+                        choices=FLASH_PRESETS.names, help="flash preset (default %(default)s)")
+    parser.add_argument("--flash-devices", type=integer(1), default=1,
+                        help="identical flash devices striped together (default %(default)s)")
+    parser.add_argument("--link-gbs", type=number(), default=31.5,
+                        help="HBM-flash link bandwidth per direction, GB/s "
+                             "(default %(default)s: PCIe 4.0 x16)")
+    parser.add_argument("--iterations", type=integer(2), default=3,
+                        help="iterations simulated, at least 2 (the first one warms the tiers "
+                             "up); the last is reported (default %(default)s)")
 
 
 def register(subparsers):
@@ -169,20 +145,29 @@ def register(subparsers):
                                    description=__doc__)
     commands = parser.add_subparsers(dest="tier_command", metavar="COMMAND", required=True)
     run = commands.add_parser("run", help="one model under one placement policy")
-    run.add_argument("--model", required=True, help="zoo model: resnet50, vgg16_bn, bert-base, gpt2")
+    run.add_argument("--model", required=True, type=name_in(MODELS), choices=MODELS.names,
+                     help="zoo model")
     size = run.add_mutually_exclusive_group(required=True)
-    size.add_argument("--hbm-fraction",
+    size.add_argument("--hbm-fraction", type=_fraction,
                       help="HBM capacity as a fraction of the all-resident footprint, e.g. 0.25")
-    size.add_argument("--hbm-gb", help="HBM capacity in GB (1e9 bytes), e.g. 2.5")
-    run.add_argument("--policy", default="tm", help="ideal, lru, g10 or tm (default tm)")
+    size.add_argument("--hbm-gb", type=number("HBM size", unit="GB"),
+                      help="HBM capacity in GB (1e9 bytes), e.g. 2.5")
+    run.add_argument("--policy", default="tm", type=name_in(TIER_POLICIES),
+                     choices=TIER_POLICIES.names, help="placement policy (default %(default)s)")
     _add_machine(run)
     run.add_argument("--json", action="store_true", help="print all metrics as JSON")
     run.add_argument("--plot", help="write tier occupancy and traffic per policy to this image")
     run.set_defaults(func=run_run)
     sweep = commands.add_parser("sweep", help="HBM fractions × policies × models, as a table")
-    sweep.add_argument("--models", default="all", help="comma-separated zoo models, or all")
-    sweep.add_argument("--fractions", default="0.125,0.25,0.5", help="comma-separated HBM fractions")
-    sweep.add_argument("--policies", default=",".join(POLICY_NAMES), help="comma-separated policies")
+    sweep.add_argument("--models", default="all", type=names_in(MODELS, every="all"),
+                       help=f"comma-separated zoo models ({', '.join(MODELS)}), or all "
+                            "(default all)")
+    sweep.add_argument("--fractions", default="0.125,0.25,0.5", type=numbers(_fraction),
+                       help="comma-separated HBM fractions (default %(default)s)")
+    sweep.add_argument("--policies", default=",".join(TIER_POLICIES),
+                       type=names_in(TIER_POLICIES),
+                       help=f"comma-separated policies ({', '.join(TIER_POLICIES)}; "
+                            "default all of them)")
     _add_machine(sweep)
     sweep.add_argument("--json", help="write the rows as JSON to this file")
     sweep.add_argument("--plot", help="write traffic and throughput per watt plots to this image")

@@ -6,7 +6,8 @@ from matndp.host.gpu import Efficiency, GPUPreset, PRESETS, baseline_timeline, g
 from matndp.host.graph import IterationGraph, Op, Tensor
 
 
-# REFERENCES.md "GPUs": FP32 TFLOPS, 16-bit tensor TFLOPS, GB/s, memory controllers
+# NVIDIA V100 and A100 whitepapers, H100 datasheet: FP32 TFLOPS, 16-bit tensor TFLOPS, GB/s,
+# memory controllers
 @pytest.mark.parametrize("name, fp32, tensor, bandwidth, controllers", [
     ("v100", 15.7, 125, 900, 8),
     ("a100", 19.5, 312, 1555, 10),

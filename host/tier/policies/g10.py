@@ -15,9 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plan import Chunk, Plan, ring_values, ring_add
+from .base import TierPolicy
+from .registry import register_policy
 
 
-__all__ = ["G10Config", "plan_g10"]
+__all__ = ["G10Config", "plan_g10", "G10Policy"]
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,18 @@ def plan_g10(lifetimes, slot_times, capacity_pages, costs, config=G10Config()):
         ring_add(occupancy, due, fetch_at, -size)
         chunks.append(Chunk(gap.tensor, size, gap.after, start, due, fetch_at, gap.before))
     return Plan("g10", n, capacity_pages, tuple(chunks), strict=False)
+
+
+@register_policy
+class G10Policy(TierPolicy):
+    """Lifetime-based migration planned once; the pressure it leaves goes to demand paging
+    (its plans are not ``strict``)."""
+
+    name = "g10"
+
+    def __init__(self, config=G10Config()):
+        self.config = config
+
+    def plan(self, context):
+        return plan_g10(context.lifetimes, context.op_times, context.capacity_pages,
+                        context.costs, self.config)

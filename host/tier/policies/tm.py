@@ -32,9 +32,11 @@ import numpy as np
 
 from ..plan import Chunk, Plan, PlanError, ring_add, ring_values
 from ..plan_check import check_plan
+from .base import TierPolicy
+from .registry import register_policy
 
 
-__all__ = ["TMConfig", "plan_tm", "monitor_derate", "TimingMonitor"]
+__all__ = ["TMConfig", "plan_tm", "monitor_derate", "TimingMonitor", "TMPolicy"]
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,8 @@ class TMConfig:
 
 def _consume(budget, start, stop, amount, forward):
     """Take ``amount`` seconds from budget[start:stop] on the ring, earliest (forward) or
-    latest slots first. Returns (seconds not covered, boundary where the transfer ends:
-    the end of the last slot used going forward, the start of the first going back)."""
+    latest slots first; return the seconds not covered."""
     n = len(budget)
-    edge = start if forward else stop
     slots = range(start, stop) if forward else range(stop - 1, start - 1, -1)
     for slot in slots:
         if amount <= 0:
@@ -63,8 +63,7 @@ def _consume(budget, start, stop, amount, forward):
         if take > 0:
             budget[slot % n] -= take
             amount -= take
-            edge = slot + 1 if forward else slot
-    return max(amount, 0.0), edge
+    return max(amount, 0.0)
 
 
 def _first_covering(values, need):
@@ -173,7 +172,7 @@ class _Planner:
             crowded = np.flatnonzero(over[:due - lo])
             if len(crowded):
                 due = lo + int(crowded[0])
-        write_left, _ = _consume(self.budget, lo, due, write, forward=True)
+        write_left = _consume(self.budget, lo, due, write, forward=True)
         write_left += max(0.0, write_latency - (cum[due] - cum[lo]))
         self.stall[due % n] += write_left
 
@@ -184,7 +183,7 @@ class _Planner:
         crowded = np.flatnonzero(over[fetch_at - lo:])
         if len(crowded):
             fetch_at = fetch_at + int(crowded[-1]) + 1
-        read_left, _ = _consume(self.budget, fetch_at, hi, read, forward=False)
+        read_left = _consume(self.budget, fetch_at, hi, read, forward=False)
         read_left += max(0.0, read_latency - (cum[hi] - cum[fetch_at]))
         self.stall[hi % n] += read_left
 
@@ -264,6 +263,15 @@ def monitor_derate(plan, derate, stall_by_boundary, slot_times, config=TMConfig(
     return new if changed else None
 
 
+@dataclass(frozen=True)
+class _Trial:
+    """An adjusted plan on trial: what it replaced, with its derate and iteration time."""
+
+    previous: Plan
+    previous_derate: np.ndarray
+    previous_iteration_s: float
+
+
 class TimingMonitor:
     """The timing monitor around the planner, called after every executed iteration.
 
@@ -273,37 +281,68 @@ class TimingMonitor:
     otherwise the previous plan comes back and the monitor stops adjusting, so it never
     settles on a plan slower than the one it started from."""
 
-    def __init__(self, lifetimes, op_times, capacity, costs, config=TMConfig(), *, check=True):
-        self.args = (lifetimes, op_times, capacity, costs)
+    def __init__(self, context, config=TMConfig()):
+        self.context = context
         self.config = config
-        self.check = check
-        self.derate = np.ones(len(op_times))
+        self.derate = np.ones(len(context.op_times))
         self.adjustments = 0
         self.frozen = not config.monitor
-        self.trial = None          # (previous plan, its derate, its iteration time)
+        self.trial = None
 
     def after_iteration(self, plan, record, *, warm_up):
         """The plan for the next iteration, given the one that ran and its record."""
         elapsed = record.end_s - record.start_s
         if self.trial is not None:
-            previous, previous_derate, previous_time = self.trial
-            self.trial = None
-            if elapsed >= previous_time:
-                self.derate = previous_derate
+            trial, self.trial = self.trial, None
+            if elapsed >= trial.previous_iteration_s:
+                self.derate = trial.previous_derate
                 self.frozen = True
-                return previous
+                return trial.previous
         if warm_up or self.frozen or self.adjustments >= self.config.max_adjustments:
             return plan
-        lifetimes, op_times, capacity, costs = self.args
-        new = monitor_derate(plan, self.derate, record.stall_by_boundary, op_times, self.config)
+        context = self.context
+        new = monitor_derate(plan, self.derate, record.stall_by_boundary, context.op_times,
+                             self.config)
         if new is None:
             return plan
-        adjusted = plan_tm(lifetimes, op_times, capacity, costs, new)
+        adjusted = plan_tm(context.lifetimes, context.op_times, context.capacity_pages,
+                           context.costs, new)
         if adjusted == plan:
             return plan
-        if self.check:
-            check_plan(adjusted, lifetimes)
-        self.trial = (plan, self.derate, elapsed)
+        if context.check:
+            check_plan(adjusted, context.lifetimes)
+        self.trial = _Trial(plan, self.derate, elapsed)
         self.derate = new
         self.adjustments += 1
         return adjusted
+
+
+@register_policy
+class TMPolicy(TierPolicy):
+    """Static planning with data splitting; the timing monitor may adjust the plan, for
+    which the run gets up to ``2 × max_adjustments + 1`` iterations more (an adjustment
+    and its trial each take one)."""
+
+    name = "tm"
+
+    def __init__(self, config=TMConfig()):
+        self.config = config
+        self.monitor = None
+
+    def plan(self, context):
+        return plan_tm(context.lifetimes, context.op_times, context.capacity_pages,
+                       context.costs)
+
+    def first_plan(self, context):
+        self.monitor = TimingMonitor(context, self.config)
+        return super().first_plan(context)
+
+    def initial_residency(self, context, plan):
+        lifetimes = context.lifetimes
+        return lifetimes.pages - plan.initial_absent(len(lifetimes.tensor_ids))
+
+    def iteration_limit(self, iterations):
+        return iterations + 2 * self.config.max_adjustments + 1
+
+    def next_plan(self, plan, record, *, warm_up):
+        return self.monitor.after_iteration(plan, record, warm_up=warm_up)

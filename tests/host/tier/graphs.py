@@ -34,6 +34,24 @@ def split_graph():
 SPLIT_OCCUPANCY = [11, 12, 12, 12, 12, 17, 17, 12, 12, 12]
 
 
+def split_with_v_graph():
+    """The split graph plus V (8 pages), written by op 2 and read by op 8: ops 5 and 6 now
+    need 25 pages, and X and V are both idle there (X until op 9, V until op 8)."""
+    graph = split_graph()
+    ops = []
+    for op in graph.ops:
+        if op.name == "idle2":
+            op = Op(op.name, op.kind, op.phase, op.flops, op.inputs, (*op.outputs, "V"))
+        elif op.name == "idle8":
+            op = Op(op.name, op.kind, op.phase, op.flops, (*op.inputs, "V"), op.outputs)
+        ops.append(op)
+    return IterationGraph("split+v", [*graph.tensors.values(), pages(8, "V")], ops, batch=1,
+                          dtype="fp32")
+
+
+SPLIT_WITH_V_OCCUPANCY = [11, 12, 20, 20, 20, 25, 25, 20, 20, 12]
+
+
 def frozen_weight_graph():
     """The split graph with X replaced by a frozen weight W (10 pages): read by ops 0 and 9,
     written by none, so its flash copy (the checkpoint) stays valid all along."""

@@ -7,9 +7,15 @@ from matndp.host.tier.lifetime import Lifetimes
 from matndp.host.tier.plan import Chunk, Plan, PlanError
 from matndp.host.tier.plan_check import check_plan
 from matndp.host.tier.policies.tm import TMConfig, monitor_derate
+from matndp.host.tier.events import EventKind, TraceEvent
 from matndp.host.tier.trace_check import TraceError, check_trace
 
 from .graphs import SPLIT_OCCUPANCY, split_graph
+
+
+ALLOC, FREE, OP = EventKind.ALLOC, EventKind.FREE, EventKind.OP
+EVICT_BEGIN, EVICT_END = EventKind.EVICT_BEGIN, EventKind.EVICT_END
+FETCH_BEGIN, FETCH_END = EventKind.FETCH_BEGIN, EventKind.FETCH_END
 
 
 @pytest.fixture(scope="module")
@@ -68,26 +74,28 @@ def test_capacity_may_be_left_to_run_time(lifetimes):
 def good_trace(lifetimes):
     """Ops 0..9 of the split graph with 4 pages of X out between ops 1 and 8."""
     index = lifetimes.index
-    log = [(0.0, "alloc", index["X"], 10, 0), (0.0, "alloc", index["s0"], 1, 0), (0.0, "op", 0, 0, 0)]
+    x = index["X"]
+    log = [TraceEvent(0.0, ALLOC, x, 10), TraceEvent(0.0, ALLOC, index["s0"], 1),
+           TraceEvent(0.0, OP, slot=0)]
     time = 1.0
     for slot in range(1, 10):
         op = lifetimes.graph.ops[slot]
         if slot == 1:
-            log += [(time, "evict_begin", index["X"], 4, 4), (time, "evict_end", index["X"], 4, 0)]
+            log += [TraceEvent(time, EVICT_BEGIN, x, 4, dirty=4), TraceEvent(time, EVICT_END, x, 4)]
         if slot == 8:
-            log += [(time, "fetch_begin", index["X"], 4, 0), (time, "fetch_end", index["X"], 4, 0)]
+            log += [TraceEvent(time, FETCH_BEGIN, x, 4), TraceEvent(time, FETCH_END, x, 4)]
         for name in op.outputs:
-            log.append((time, "alloc", index[name], int(lifetimes.pages[index[name]]), 0))
-        log.append((time, "op", slot, 0, 0))
+            log.append(TraceEvent(time, ALLOC, index[name], int(lifetimes.pages[index[name]])))
+        log.append(TraceEvent(time, OP, slot=slot))
         for k in lifetimes.dies_after[slot]:
-            log.append((time + 0.5, "free", k, int(lifetimes.pages[k]), 0))
+            log.append(TraceEvent(time + 0.5, FREE, k, int(lifetimes.pages[k])))
         time += 1.0
     # The chain pages of op 0 die after op 1, which the loop above frees at op 1.
     return _free_after_op0(log, lifetimes)
 
 
 def _free_after_op0(log, lifetimes):
-    freed = [(0.5, "free", k, int(lifetimes.pages[k]), 0) for k in lifetimes.dies_after[0]]
+    freed = [TraceEvent(0.5, FREE, k, int(lifetimes.pages[k])) for k in lifetimes.dies_after[0]]
     return log[:3] + freed + log[3:]
 
 
@@ -103,19 +111,19 @@ def test_trace_over_capacity_is_caught(lifetimes):
 
 
 def test_trace_op_without_its_tensor_is_caught(lifetimes):
-    log = [e for e in good_trace(lifetimes) if e[1] not in ("fetch_begin", "fetch_end")]
+    log = [e for e in good_trace(lifetimes) if e.kind not in (FETCH_BEGIN, FETCH_END)]
     with pytest.raises(TraceError, match="'use_x' starts with X at 6/10 pages"):
         check_trace(log, lifetimes, capacity_pages=17)
 
 
 def test_trace_dropping_dirty_pages_is_caught(lifetimes):
-    log = [(t, k, x, p, 0 if k == "evict_begin" else e) for t, k, x, p, e in good_trace(lifetimes)]
+    log = [e._replace(dirty=0) for e in good_trace(lifetimes)]
     with pytest.raises(TraceError, match="only 0 have a flash copy"):
         check_trace(log, lifetimes, capacity_pages=13)
 
 
 def test_trace_fetching_present_pages_is_caught(lifetimes):
-    log = [e for e in good_trace(lifetimes) if e[1] not in ("evict_begin", "evict_end")]
+    log = [e for e in good_trace(lifetimes) if e.kind not in (EVICT_BEGIN, EVICT_END)]
     with pytest.raises(TraceError, match="only 0 absent"):
         check_trace(log, lifetimes, capacity_pages=17)
 

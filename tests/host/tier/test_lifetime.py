@@ -2,7 +2,9 @@ import pytest
 
 from matndp.host.tier.lifetime import Gap, Lifetimes
 
-from .graphs import SPLIT_OCCUPANCY, mlp_graph, split_graph
+from matndp.host.graph import IterationGraph, Op
+
+from .graphs import PAGE, SPLIT_OCCUPANCY, mlp_graph, pages, split_graph
 
 
 def test_split_graph_occupancy_footprint_and_gaps():
@@ -12,6 +14,17 @@ def test_split_graph_occupancy_footprint_and_gaps():
     # Only X waits between two uses; the chain tensors are used by adjacent ops.
     assert lifetimes.gaps == [Gap(lifetimes.index["X"], 0, 9)]
     assert lifetimes.largest_working_set() == (12, "use_x")     # X + s8 + y
+
+
+def test_one_idle_slot_makes_a_gap_and_none_does_not():
+    # T is written by op 0, skipped by op 1 and read by op 2; the chain tensors are used by
+    # adjacent ops only
+    tensors = [pages(2, "T"), pages(1, "c0"), pages(1, "c1"), pages(1, "c2")]
+    ops = [Op("make", "gemm", "forward", 1, (), ("T", "c0")),
+           Op("skip", "gemm", "forward", 1, ("c0",), ("c1",)),
+           Op("use", "gemm", "forward", 1, ("T", "c1"), ("c2",))]
+    lifetimes = Lifetimes(IterationGraph("one-idle", tensors, ops, batch=1, dtype="fp32"), PAGE)
+    assert lifetimes.gaps == [Gap(lifetimes.index["T"], 0, 2)]
 
 
 def test_pages_round_up():
@@ -28,7 +41,9 @@ def test_persistent_tensors_live_always_and_wrap_into_the_next_iteration():
     assert Gap(w0, 0, 3) in lifetimes.gaps and Gap(w0, 4, 6) in lifetimes.gaps
     # Weights, momentum: 4 × 2 pages always; x, a0, a1, g1, g0 and dw1, dw0 come and go.
     assert lifetimes.base_occupancy[0] == 8 + 1 + 1            # + x, a0
-    assert lifetimes.footprint_pages == int(lifetimes.base_occupancy.max())
+    # x 0..3, a0 0..2, a1 1..2, g1 2..3, dw1 (2) 2..5, g0 3, dw0 (2) 3..4
+    assert list(lifetimes.base_occupancy) == [10, 11, 14, 15, 12, 10]
+    assert lifetimes.footprint_pages == 15
 
 
 def test_a_graph_without_ops_is_refused():

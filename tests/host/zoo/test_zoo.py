@@ -6,6 +6,8 @@ import pytest
 from matndp.host.zoo import MODEL_NAMES, build_model
 from matndp.host.zoo.summary import summarize
 
+from ..tier.graphs import mlp_graph
+
 
 # torchvision / Hugging Face parameter counts (the reference implementations' numel sums)
 REFERENCE_PARAMETERS = {
@@ -155,11 +157,24 @@ def test_persistent_bytes_per_parameter(dtype, optimizer, bytes_per_parameter):
     assert total == bytes_per_parameter * REFERENCE_PARAMETERS["vgg16_bn"]
 
 
-def test_summary_counts_ops_and_flops_consistently(graph):
-    summary = summarize(graph)
-    assert sum(summary["ops_by_kind"].values()) == summary["ops"] == len(graph.ops)
-    assert sum(summary["flops_by_kind"].values()) == summary["flops_per_iteration"]
-    assert summary["parameters"] == REFERENCE_PARAMETERS[graph.name]
+def test_summary_of_a_hand_made_iteration():
+    """Two GEMM layers of 2-page weights and 1-page activations, their backward GEMMs and
+    two optimizer steps, one FLOP each (pages of 4 KiB, FP32)."""
+    summary = summarize(mlp_graph(layers=2, activation_pages=1, weight_pages=2))
+    page = 4096
+    assert (summary["ops"], summary["ops_by_kind"]) == (6, {"gemm": 4, "optimizer": 2})
+    assert summary["flops_per_iteration"] == 6
+    assert summary["flops_by_kind"] == {"gemm": 4, "optimizer": 2}
+    assert summary["flops_by_phase"] == {"forward": 2, "backward": 2, "optimizer": 2}
+    assert summary["parameters"] == 2 * 2 * page // 4
+    assert summary["weight_bytes"] == summary["weight_gradient_bytes"] == \
+        summary["optimizer_state_bytes"] == 2 * 2 * page
+    assert summary["activation_bytes"] == 2 * page            # a0, a1 (g0, g1 are gradients)
+    assert summary["footprint_bytes"] == 3 * 2 * 2 * page + 2 * page + page     # + input x
+
+
+def test_summary_counts_the_reference_parameters(graph):
+    assert summarize(graph)["parameters"] == REFERENCE_PARAMETERS[graph.name]
 
 
 def test_backward_costs_about_twice_the_forward_pass():

@@ -4,6 +4,8 @@ import pytest
 
 from matndp.sim.cli import main
 
+from .commands import exit_code
+
 
 RUN = ["tier", "run", "--model", "resnet50", "--batch", "2", "--hbm-fraction", "0.25"]
 
@@ -23,7 +25,7 @@ def test_run_takes_an_absolute_hbm_size(capsys):
     assert main(argv) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["hbm_capacity_bytes"] == 0.2e9 // 4096 * 4096
-    assert main(argv[:-3] + ["--hbm-gb", "0", "--json"]) == 2
+    assert exit_code(argv[:-3] + ["--hbm-gb", "0", "--json"]) == 2
     assert "HBM size must be > 0 GB" in capsys.readouterr().err
 
 
@@ -56,9 +58,9 @@ def test_sweep_prints_a_table_and_writes_json_and_plot(tmp_path, capsys):
     (["--flash", "qlc"], "unknown flash preset 'qlc'"),
     (["--gpu", "k80"], "unknown GPU preset 'k80'"),
     (["--model", "alexnet"], "unknown model 'alexnet'"),
-    (["--flash-devices", "0"], "--flash-devices must be >= 1"),
-    (["--batch", "0"], "--batch must be >= 1"),
-    (["--link-gbs", "0"], "--link-gbs must be > 0"),
+    (["--flash-devices", "0"], "argument --flash-devices: must be an integer >= 1, got '0'"),
+    (["--batch", "0"], "argument --batch: must be an integer >= 1, got '0'"),
+    (["--link-gbs", "0"], "argument --link-gbs: must be > 0, got 0.0"),
 ])
 def test_bad_configuration_exits_2_with_a_clear_message(extra, message, capsys):
     argv = ["tier", "run", "--model", "resnet50", "--batch", "2", "--hbm-fraction", "0.25"]
@@ -67,10 +69,10 @@ def test_bad_configuration_exits_2_with_a_clear_message(extra, message, capsys):
             argv[argv.index(flag) + 1] = value
         else:
             argv += [flag, value]
-    assert main(argv) == 2
+    assert exit_code(argv) == 2
     assert message in capsys.readouterr().err
 
 
 def test_sweep_refuses_an_unknown_policy(capsys):
-    assert main(["tier", "sweep", "--policies", "tm,belady", "--no-progress"]) == 2
+    assert exit_code(["tier", "sweep", "--policies", "tm,belady", "--no-progress"]) == 2
     assert "unknown policy 'belady'" in capsys.readouterr().err

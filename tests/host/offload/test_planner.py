@@ -1,27 +1,18 @@
 """NDP offload planning: dependencies, shared bandwidth, the Amdahl bound, placements on
-hand-made graphs, and the calibration file."""
+hand-made graphs."""
 
 import json
+from math import prod
 
 import pytest
 
-from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
-from matndp.host.gpu import Efficiency, GPUPreset, PRESETS
-from matndp.host.graph import IterationGraph, Op, Tensor
-from matndp.host.offload import PlannerConfig, plan_offload
+from matndp.host.calibration import DEFAULT_KERNELS, SCHEMA, load_calibration
+from matndp.host.gpu import PRESETS, op_time_s
+from matndp.host.graph import DTYPE_BYTES, IterationGraph, Op, Tensor
+from matndp.host.offload import NdpCarrier, PlannerConfig, plan_offload
 from matndp.host.zoo import MODEL_NAMES, build_model
 
-
-@pytest.fixture(scope="module")
-def calibration(tmp_path_factory):
-    # an empty directory has no calibration file: documented defaults
-    import os
-    here = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("nocal"))
-    try:
-        return load_calibration()
-    finally:
-        os.chdir(here)
+from .graphs import GPU, N, calibration_of as _calibration, chain as _chain
 
 
 def _small(name, dtype):
@@ -42,7 +33,11 @@ def plans(calibration):
 @pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
 def test_speedup_never_exceeds_the_amdahl_bound(plans, case):
     plan = plans[case]
-    bound = 1 / (1 - plan.offloaded_share)
+    # the share re-derived from the GPU's op times and the placements
+    times = {op.name: op_time_s(plan.graph, op, plan.gpu) for op in plan.graph.ops}
+    share = sum(times[name] for name, p in plan.placements.items() if p.where != "gpu") \
+        / sum(times.values())
+    bound = 1 / (1 - share)
     assert plan.speedup <= bound * (1 + 1e-9)
     assert plan.amdahl_bound == pytest.approx(bound)
 
@@ -50,9 +45,9 @@ def test_speedup_never_exceeds_the_amdahl_bound(plans, case):
 def _fused_with(plan, name, dep):
     """``name`` was fused into the NDP work that computes ``dep`` (or that ``dep`` joined)."""
     mine, theirs = plan.placements[name], plan.placements[dep]
-    if mine.where != "ndp" or mine.carrier in (None, ("ndp", name)):
+    if mine.where != "ndp" or mine.carrier == NdpCarrier(name):
         return False
-    return mine.carrier == ("ndp", dep) or (theirs.where == "ndp" and theirs.carrier == mine.carrier)
+    return mine.carrier == NdpCarrier(dep) or (theirs.where == "ndp" and theirs.carrier == mine.carrier)
 
 
 def _check_dependencies(plan):
@@ -103,7 +98,10 @@ def test_schedule_respects_dependencies_queues_and_bandwidth(plans, case):
 def test_traffic_is_accounted_once(plans, case):
     plan = plans[case]
     graph = plan.graph
-    assert plan.dram_bytes_baseline == sum(graph.op_bytes(op) for op in graph.ops)
+    # each op reads every input and writes every output once: bytes from the shapes
+    sizes = {t.id: prod(t.shape) * DTYPE_BYTES[t.dtype] for t in graph.tensors.values()}
+    assert plan.dram_bytes_baseline == sum(sizes[t] for op in graph.ops
+                                           for t in (*op.inputs, *op.outputs))
     assert plan.dram_bytes_matndp == sum(e.dram_bytes for e in plan.schedule)
     # bytes moved = integral of the bandwidth over time
     moved = sum((end - start) * (g + n) for start, end, g, n in plan.bandwidth)
@@ -135,34 +133,6 @@ def test_unknown_policy_is_refused():
 
 
 # ---- hand-made graphs ---------------------------------------------------------------------
-GPU = GPUPreset("round", fp32_tflops=10.0, tensor_tflops=80.0, memory_gbs=100.0,
-                capacity_gb=16, memory_controllers=4, l2_mb=4, nvlink_gbs=100, tdp_w=200,
-                launch_overhead_s=5e-6,
-                efficiency=Efficiency(compute={"gemm": 0.5}, compute_default=0.5,
-                                      memory={"gemm": 0.8, "elementwise": 0.8,
-                                              "normalization": 0.5},
-                                      memory_default=0.5, achievable_bandwidth=0.9))
-N = 1_000_000      # elements of each activation (4 MB in FP32)
-
-
-def _chain(middle_kind="elementwise", kernel="relu_fwd"):
-    """mm1 (compute-bound GEMM) -> middle (memory-bound) -> mm2 (GEMM)."""
-    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
-               Tensor("y", (N,), "fp32", "activation"), Tensor("z", (N,), "fp32", "activation"),
-               Tensor("out", (N,), "fp32", "activation")]
-    ops = [Op("mm1", "gemm", "forward", 4 * 10 ** 9, ("x", "w"), ("y",)),
-           Op("middle", middle_kind, "forward", N, ("y",), ("z",), ("mm1",),
-              {"ndp_kernel": kernel}),
-           Op("mm2", "gemm", "forward", 4 * 10 ** 9, ("z", "w"), ("out",), ("middle",))]
-    return IterationGraph("chain", tensors, ops, batch=1, dtype="fp32")
-
-
-def _calibration(cycles, hardware=NDPHardware(slices_per_controller=4, clock_hz=1e9)):
-    from types import MappingProxyType
-    from matndp.host.calibration import Calibration, KernelCost
-    return Calibration(MappingProxyType({k: KernelCost(*c) for k, c in cycles.items()}),
-                       hardware)
-
 
 def test_elementwise_op_rides_on_its_producer_and_is_hidden():
     graph = _chain()
@@ -187,7 +157,7 @@ def test_slow_ndp_stretches_its_producer():
     # and the planner's own policy refuses that trade
     auto = plan_offload(graph, GPU, _calibration({"relu_fwd": (cycles,)}))
     assert auto.placements["middle"].where == "gpu"
-    assert auto.matndp_s == pytest.approx(auto.baseline_s)
+    assert auto.matndp_s == pytest.approx(2 * (5e-6 + 800e-6) + 5e-6 + 8e6 / 80e9)
 
 
 def test_two_phase_kernel_applies_after_its_statistics_and_delays_the_consumer():
@@ -218,51 +188,6 @@ def test_op_without_a_producer_runs_standalone_and_overlaps():
     _check_bandwidth(plan)
 
 
-def test_calibration_defaults_when_the_file_is_missing(calibration):
-    assert calibration.source == "defaults" and calibration.measured_kernels == ()
-    assert calibration.describe()["default_kernels"] == sorted(DEFAULT_KERNELS)
-
-
-def test_calibration_file_replaces_measured_kernels_and_names_the_rest(tmp_path):
-    path = tmp_path / "ndp_kernels.json"
-    path.write_text(json.dumps({"schema": SCHEMA, "clock_hz": 2e9, "kernels": {
-        "relu_fwd": {"cycles_per_packet": 4.0, "fixed_cycles": 30},
-        "layernorm_fwd": {"cycles_per_packet": 50},
-        "mystery": {"cycles_per_packet": 1}}}))
-    calibration = load_calibration(path)
-    assert calibration.cost("relu_fwd").cycles_per_packet == 4.0
-    assert calibration.cost("relu_fwd").fixed_cycles == 30
-    assert calibration.cost("layernorm_fwd").cycles_per_packet == pytest.approx(50)
-    assert calibration.cost("layernorm_fwd").two_phase
-    assert calibration.hardware.clock_hz == 2e9
-    described = calibration.describe()
-    assert described["source"] == str(path)
-    assert described["measured_kernels"] == ["layernorm_fwd", "relu_fwd"]
-    assert described["ignored_unknown_kernels"] == ["mystery"]
-    assert "relu_fwd" not in described["default_kernels"]
-
-
-@pytest.mark.parametrize("document, message", [
-    ("{not json", "not valid JSON"),
-    (json.dumps({"kernels": {}}), "schema"),
-    (json.dumps({"schema": SCHEMA, "kernels": []}), "kernels"),
-    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {}}}), "relu_fwd.*cycles_per_packet"),
-    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": -1}}}),
-     "cycles_per_packet"),
-    (json.dumps({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}), "clock_hz"),
-])
-def test_malformed_calibration_is_an_error(tmp_path, document, message):
-    path = tmp_path / "bad.json"
-    path.write_text(document)
-    with pytest.raises(ValueError, match=message):
-        load_calibration(path)
-
-
-def test_missing_explicit_calibration_file_is_an_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="does not exist"):
-        load_calibration(tmp_path / "absent.json")
-
-
 def test_slower_measured_kernels_never_help(calibration, tmp_path):
     graph = _small("bert-base", "bf16")
     fast = plan_offload(graph, PRESETS["v100"], calibration)
@@ -288,8 +213,8 @@ def test_kernel_fuses_into_the_ndp_work_that_computes_its_trigger():
     graph = IterationGraph("fuse", tensors, ops, batch=1, dtype="fp32")
     plan = plan_offload(graph, GPU, _calibration({"scale_fwd": (8,), "relu_fwd": (10,)}),
                         PlannerConfig("all"))
-    assert plan.placements["scale"].carrier == ("ndp", "scale")
-    assert plan.placements["relu"].carrier == ("ndp", "scale")
+    assert plan.placements["scale"].carrier == NdpCarrier("scale")
+    assert plan.placements["relu"].carrier == NdpCarrier("scale")
     # NDP traffic: read x, write r (s never reaches DRAM)
     assert plan.dram_bytes_ndp == 8 * N
     # 125 000 packets x 18 cycles / 16 GHz = 140.6 us compute; 8 MB / 90 GB/s = 88.9 us
@@ -317,3 +242,42 @@ def test_optimizer_is_deferred_rather_than_stretching_its_producer():
     # wgrad is memory-bound (8 MB at 80 GB/s = 100 us); 125 000 x 300 / 16 GHz = 2.3 ms of
     # NDP work hides under the 8 ms GEMM
     assert plan.matndp_s == pytest.approx(5e-6 + 100e-6 + 5e-6 + 8000e-6)
+
+
+def test_a_two_phase_kernel_pays_half_its_fixed_cost_in_each_phase():
+    """Layer-norm with 1.2 M fixed cycles at 1 GHz: 600 us with the statistics, riding on
+    mm1 (78 us + 600 us < its 805 us, so mm1 is not stretched), and 600 us with the apply
+    phase, which also takes 78 us of packets (its 8 MB would take 89 us)."""
+    plan = plan_offload(_chain("normalization", "layernorm_fwd"), GPU,
+                        _calibration({"layernorm_fwd": (10, 10, 1.2e6)}), PlannerConfig("all"))
+    entry = {e.op: e for e in plan.schedule}
+    mm, packets_s = 5e-6 + 800e-6, 125_000 * 10 / 16e9
+    assert entry["mm1"].end_s == pytest.approx(mm)
+    assert entry["middle"].end_s == pytest.approx(mm + packets_s + 600e-6)
+    assert plan.ndp_cycles == 125_000 * 20 + 1.2e6
+
+
+def test_the_trigger_is_the_first_input_among_those_written_last():
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("a", (N,), "fp32", "activation"),
+               Tensor("b", (N,), "fp32", "activation"), Tensor("s", (N,), "fp32", "activation")]
+    ops = [Op("split", "gemm", "forward", 4 * 10 ** 9, ("x",), ("a", "b")),
+           Op("sum", "elementwise", "forward", N, ("a", "b"), ("s",), ("split",),
+              {"ndp_kernel": "add"})]
+    plan = plan_offload(IterationGraph("tie", tensors, ops, batch=1, dtype="fp32"), GPU,
+                        _calibration({"add": (9,)}), PlannerConfig("all"))
+    assert (plan.placements["sum"].trigger, plan.placements["sum"].producer) == ("a", "split")
+
+
+def test_a_fused_intermediate_that_another_op_reads_is_still_written():
+    """As the fusion test, but the GEMM also reads s: the NDP reads x and writes s and r."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("s", (N,), "fp32", "activation"),
+               Tensor("r", (N,), "fp32", "activation"), Tensor("out", (N,), "fp32", "activation")]
+    ops = [Op("scale", "elementwise", "forward", N, ("x",), ("s",), (), {"ndp_kernel": "scale_fwd"}),
+           Op("relu", "elementwise", "forward", N, ("s",), ("r",), ("scale",),
+              {"ndp_kernel": "relu_fwd"}),
+           Op("mm", "gemm", "forward", 4 * 10 ** 9, ("r", "s"), ("out",), ("relu", "scale"))]
+    graph = IterationGraph("fuse-read", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"scale_fwd": (8,), "relu_fwd": (10,)}),
+                        PlannerConfig("all"))
+    assert plan.placements["relu"].carrier == NdpCarrier("scale")
+    assert plan.dram_bytes_ndp == 12 * N

@@ -1,0 +1,34 @@
+"""NDP kernel costs: packets per tensor and their compute time."""
+
+import pytest
+
+from matndp.host.graph import IterationGraph, Op, Tensor
+from matndp.host.offload import OffloadCosts
+
+from .graphs import GPU, calibration_of
+
+
+def _costs(elements, dtype):
+    tensors = [Tensor("x", (elements,), dtype, "input"), Tensor("y", (elements,), dtype, "activation")]
+    op = Op("relu", "elementwise", "forward", elements, ("x",), ("y",), (), {"ndp_kernel": "relu_fwd"})
+    graph = IterationGraph("relu", tensors, [op], batch=1, dtype=dtype)
+    return OffloadCosts(graph, GPU, calibration_of({"relu_fwd": (10, 0, 500)})), op
+
+
+@pytest.mark.parametrize("elements, dtype, packets", [
+    (1_000_000, "fp32", 125_000),
+    (1_000_001, "fp32", 125_001),        # a partial packet costs a whole one
+    (1_000_000, "bf16", 125_000),        # 16-bit: half the packets at twice the instructions
+])
+def test_packets_are_fp32_packet_equivalents_rounded_up(elements, dtype, packets):
+    costs, op = _costs(elements, dtype)
+    assert costs.packets(op, None) == packets
+
+
+def test_a_standalone_kernel_costs_its_packets_on_every_slice_and_reads_everything():
+    costs, op = _costs(1_000_000, "fp32")
+    stream, after = costs.phases(op, None, on_the_fly=False)
+    # 125 000 packets x 10 cycles on 16 slices at 1 GHz, plus 500 fixed cycles
+    assert stream.compute_s == pytest.approx(125_000 * 10 / 16e9 + 500e-9)
+    assert (stream.bytes, stream.packets, after) == (8_000_000, 125_000, None)
+    assert costs.alone_s(stream) == pytest.approx(8e6 / 90e9)      # memory-bound alone

@@ -1,0 +1,96 @@
+"""NDP hardware and kernel costs: documented defaults, the calibration file, and the
+packet size and lanes of the RTL configuration."""
+
+import json
+
+import pytest
+
+from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
+from matndp.host.graph import IterationGraph, Op, Tensor
+from matndp.host.offload import PlannerConfig, plan_offload
+from matndp.hw.config import NDPConfig
+
+from .offload.graphs import GPU, N, calibration_of
+
+
+def test_calibration_defaults_when_the_file_is_missing(calibration):
+    assert calibration.source == "defaults" and calibration.measured_kernels == ()
+    assert calibration.describe()["default_kernels"] == sorted(DEFAULT_KERNELS)
+
+
+def test_calibration_file_replaces_measured_kernels_and_names_the_rest(tmp_path):
+    path = tmp_path / "ndp_kernels.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "clock_hz": 2e9, "kernels": {
+        "relu_fwd": {"cycles_per_packet": 4.0, "fixed_cycles": 30},
+        "layernorm_fwd": {"cycles_per_packet": 50},
+        "mystery": {"cycles_per_packet": 1}}}))
+    calibration = load_calibration(path)
+    assert calibration.cost("relu_fwd").cycles_per_packet == 4.0
+    assert calibration.cost("relu_fwd").fixed_cycles == 30
+    assert calibration.cost("layernorm_fwd").cycles_per_packet == pytest.approx(50)
+    assert calibration.cost("layernorm_fwd").two_phase
+    # the default split, statistics 14 and apply 11 of 25, scaled to the measured 50
+    assert calibration.cost("layernorm_fwd").stream_cycles == pytest.approx(28)
+    assert calibration.cost("layernorm_fwd").after_cycles == pytest.approx(22)
+    assert calibration.hardware.clock_hz == 2e9
+    described = calibration.describe()
+    assert described["source"] == str(path)
+    assert described["measured_kernels"] == ["layernorm_fwd", "relu_fwd"]
+    assert described["ignored_unknown_kernels"] == ["mystery"]
+    assert "relu_fwd" not in described["default_kernels"]
+
+
+@pytest.mark.parametrize("document, message", [
+    ("{not json", "not valid JSON"),
+    (json.dumps({"kernels": {}}), "schema"),
+    (json.dumps({"schema": SCHEMA, "kernels": []}), "kernels"),
+    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {}}}), "relu_fwd.*cycles_per_packet"),
+    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": -1}}}),
+     "cycles_per_packet"),
+    (json.dumps({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}), "clock_hz"),
+])
+def test_malformed_calibration_is_an_error(tmp_path, document, message):
+    path = tmp_path / "bad.json"
+    path.write_text(document)
+    with pytest.raises(ValueError, match=message):
+        load_calibration(path)
+
+
+def test_missing_explicit_calibration_file_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_calibration(tmp_path / "absent.json")
+
+
+def test_packet_and_lanes_come_from_the_slice_configuration():
+    # a 32-byte sector by default: eight FP32 lanes; 64-byte sectors carry sixteen
+    assert (NDPHardware().packet_bytes, NDPHardware().lanes) == (32, 8)
+    wide = NDPHardware(slice=NDPConfig(sector_bytes=64))
+    assert (wide.packet_bytes, wide.lanes) == (64, 16)
+
+
+def test_wider_sectors_halve_the_packets_of_a_kernel():
+    """A standalone ReLU over 1 M FP32 elements at 1000 cycles per packet on 16 slices at
+    1 GHz: 125 000 packets (8 lanes) take 7.8125 ms, 62 500 (16 lanes) 3.90625 ms; the
+    8 MB of traffic would take 89 us."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("y", (N,), "fp32", "activation")]
+    graph = IterationGraph("relu", tensors, [Op("relu", "elementwise", "forward", N, ("x",),
+                                                ("y",), (), {"ndp_kernel": "relu_fwd"})],
+                           batch=1, dtype="fp32")
+    for sector, packets in ((32, 125_000), (64, 62_500)):
+        hardware = NDPHardware(slices_per_controller=4, clock_hz=1e9,
+                               slice=NDPConfig(sector_bytes=sector))
+        plan = plan_offload(graph, GPU, calibration_of({"relu_fwd": (1000,)}, hardware),
+                            PlannerConfig("all"))
+        assert plan.ndp_cycles == packets * 1000
+        assert plan.matndp_s == pytest.approx(packets * 1000 / 16e9)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"slices_per_controller": 0}, ValueError, "bad NDP hardware"),
+    ({"slices_per_controller": 2.5}, ValueError, "bad NDP hardware"),
+    ({"clock_hz": 0.0}, ValueError, "bad NDP hardware"),
+    ({"slice": 32}, TypeError, "slice must be an NDPConfig"),
+])
+def test_bad_hardware_is_refused(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        NDPHardware(**kwargs)
