@@ -10,8 +10,8 @@ and ``b`` into the rest. Both directions use the conversion lanes of ``hw/fp``
 from amaranth.hdl import Cat, Module, Mux, Signal
 
 from ..fp.convert import FPConvert
-from ..fp.lanes import FPLanes
-from .fp_codes import OP_BF16_TO_F32, OP_F32_TO_BF16
+from ..fp.lanes import FPLanes, LanesConfig
+from ..fp.opcodes import ConvertOp
 from .isa import Opcode
 from .layouts import VectorUnit
 
@@ -27,7 +27,7 @@ class VectorConvert(VectorUnit):
         lanes = self.config.lanes
         request = self.request.payload
         # Twice the lanes: a narrowing converts a and b, a widening uses the first half.
-        m.submodules.lanes = convert = FPLanes(FPConvert, 2 * lanes)
+        m.submodules.lanes = convert = FPLanes(LanesConfig(FPConvert, 2 * lanes))
 
         widening = request.opcode != Opcode.VPACKBF
         high = request.opcode == Opcode.VCVTHI
@@ -41,7 +41,8 @@ class VectorConvert(VectorUnit):
                 narrow_source = request.b[lane - lanes]
             m.d.comb += convert.operands.payload.a[lane].eq(Mux(widening, element, narrow_source))
         m.d.comb += [
-            convert.operands.payload.op.eq(Mux(widening, OP_BF16_TO_F32, OP_F32_TO_BF16)),
+            convert.operands.payload.op.as_value().eq(
+                Mux(widening, ConvertOp.BF16_TO_F32.value, ConvertOp.F32_TO_BF16.value)),
             convert.operands.valid.eq(self.request.valid),
             self.request.ready.eq(convert.operands.ready),
         ]

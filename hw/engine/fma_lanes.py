@@ -21,8 +21,8 @@ from amaranth.hdl import Cat, Module, Mux
 from amaranth.lib.fifo import SyncFIFO
 
 from ..fp.fma import FPFusedMultiplyAdd
-from ..fp.lanes import FPLanes
-from .fp_codes import FMA_OP
+from ..fp.lanes import FPLanes, LanesConfig
+from ..fp.opcodes import FusedMultiplyAddOp
 from .isa import Opcode
 from .layouts import VectorUnit
 
@@ -45,7 +45,7 @@ class FMALanes(VectorUnit):
         m = Module()
         lanes = self.config.lanes
         request = self.request.payload
-        m.submodules.lanes = fma = FPLanes(FPFusedMultiplyAdd, lanes)
+        m.submodules.lanes = fma = FPLanes(LanesConfig(FPFusedMultiplyAdd, lanes))
         m.submodules.slots = slots = SyncFIFO(width=len(request.slot), depth=self.LATENCY + 2)
 
         opcode = request.opcode
@@ -63,7 +63,7 @@ class FMALanes(VectorUnit):
             ]
         accept = self.request.valid & fma.operands.ready & slots.w_rdy
         m.d.comb += [
-            fma.operands.payload.op.eq(FMA_OP),
+            fma.operands.payload.op.eq(FusedMultiplyAddOp.FMA),
             fma.operands.valid.eq(self.request.valid & slots.w_rdy),
             self.request.ready.eq(fma.operands.ready & slots.w_rdy),
             slots.w_data.eq(request.slot),

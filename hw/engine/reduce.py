@@ -11,7 +11,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 
 from ..fp.addsub import FPAddSub
 from ..fp.minmax import FPMinMax
-from .fp_codes import OP_ADD, OP_MAX
+from ..fp.opcodes import AddSubOp, MinMaxOp
 from .isa import Opcode
 from .layouts import VectorUnit, vector_layout
 
@@ -42,7 +42,7 @@ class VectorReduce(VectorUnit):
         def word(index):
             return values.as_value().word_select(index, 32)
 
-        for unit, code in ((adder, OP_ADD), (maximum, OP_MAX)):
+        for unit, code in ((adder, AddSubOp.ADD), (maximum, MinMaxOp.MAX)):
             m.d.comb += [
                 unit.operands.payload.a.eq(word((2 * issued)[:len(issued)])),
                 unit.operands.payload.b.eq(word((2 * issued + 1)[:len(issued)])),

@@ -9,11 +9,11 @@ so at most one path holds a result and results leave in order.
 from amaranth.hdl import Cat, Module, Mux, Signal
 
 from ..fp.compare import FPCompare
-from ..fp.lanes import FPLanes
+from ..fp.lanes import FPLanes, LanesConfig
 from ..fp.minmax import FPMinMax
 from ..fp.select import FPSelect
 from ..fp.sign import FPSign
-from .fp_codes import OP_ABS, OP_EQ, OP_LE, OP_LT, OP_MAX, OP_MIN, OP_NEG
+from ..fp.opcodes import CompareOp, MinMaxOp, SelectOp, SignOp
 from .isa import Opcode
 from .layouts import VectorUnit, vector_layout
 
@@ -23,14 +23,14 @@ __all__ = ["VectorMisc"]
 
 # opcode -> (lane group, that group's operation code)
 _FP_PATHS = {
-    Opcode.VMIN: ("minmax", OP_MIN),
-    Opcode.VMAX: ("minmax", OP_MAX),
-    Opcode.VCMPEQ: ("compare", OP_EQ),
-    Opcode.VCMPLT: ("compare", OP_LT),
-    Opcode.VCMPLE: ("compare", OP_LE),
-    Opcode.VSEL: ("select", 0),
-    Opcode.VABS: ("sign", OP_ABS),
-    Opcode.VNEG: ("sign", OP_NEG),
+    Opcode.VMIN: ("minmax", MinMaxOp.MIN),
+    Opcode.VMAX: ("minmax", MinMaxOp.MAX),
+    Opcode.VCMPEQ: ("compare", CompareOp.EQ),
+    Opcode.VCMPLT: ("compare", CompareOp.LT),
+    Opcode.VCMPLE: ("compare", CompareOp.LE),
+    Opcode.VSEL: ("select", SelectOp.SELECT),
+    Opcode.VABS: ("sign", SignOp.ABS),
+    Opcode.VNEG: ("sign", SignOp.NEG),
 }
 _GROUPS = {"minmax": FPMinMax, "compare": FPCompare, "select": FPSelect, "sign": FPSign}
 
@@ -47,7 +47,7 @@ class VectorMisc(VectorUnit):
 
         groups = {}
         for name, unit in _GROUPS.items():
-            groups[name] = m.submodules[name] = FPLanes(unit, lanes)
+            groups[name] = m.submodules[name] = FPLanes(LanesConfig(unit, lanes))
 
         # The integer and move path: one register stage of its own.
         integer_valid = Signal()
@@ -64,13 +64,13 @@ class VectorMisc(VectorUnit):
             code_value = 0
             for opcode_, code in codes:
                 selected = selected | (opcode == opcode_)
-                code_value = Mux(opcode == opcode_, code, code_value)
+                code_value = Mux(opcode == opcode_, code.value, code_value)
             m.d.comb += [
                 group.operands.valid.eq(take & selected),
                 group.operands.payload.a.eq(request.a),
                 group.operands.payload.b.eq(request.b),
                 group.operands.payload.c.eq(request.c),
-                group.operands.payload.op.eq(code_value),
+                group.operands.payload.op.as_value().eq(code_value),
                 group.result.ready.eq(self.result.ready),
             ]
 
