@@ -6,10 +6,13 @@ result value. Which register the result goes to, and whether the µthread ends, 
 the sub-core (one instruction per µthread is in flight), so units never carry it.
 """
 
+import dataclasses
+
 from amaranth.hdl import unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..layouts import MemoryPortSignature
 from .isa import Opcode
 
 
@@ -17,7 +20,7 @@ __all__ = [
     "SCALAR_BITS", "vector_layout", "vector_request_layout", "vector_result_layout",
     "scalar_request_layout", "scalar_result_layout", "VectorUnitSignature",
     "ScalarUnitSignature", "memory_op_layout", "scratchpad_op_layout", "completion_layout", "spawn_layout",
-    "retire_layout", "ErrorCause", "error_layout",
+    "retire_layout", "ErrorCause", "error_layout", "ndp_id_width", "ndp_memory_port_signature",
 ]
 
 
@@ -124,6 +127,18 @@ def scratchpad_op_layout(config):
         "entry":   unsigned(config.trigger.entry_bits),
         "release": unsigned(1),
     })
+
+
+def ndp_id_width(config):
+    """Id bits of the engine's memory requests: a request's id is its µthread
+    (``thread``), and the port is at least as wide as the slice's own ids."""
+    return max(config.id_width, config.engine.thread_bits)
+
+
+def ndp_memory_port_signature(config):
+    """The engine's memory port toward the slice's arbiter, seen from the engine: the
+    slice's request and response records with :func:`ndp_id_width` id bits."""
+    return MemoryPortSignature(dataclasses.replace(config, id_width=ndp_id_width(config)))
 
 
 def completion_layout(config):

@@ -1,0 +1,204 @@
+"""Completion queues of a shared engine unit: one completion stream per sub-core, fed by
+completions that carry a value (loaded data) and by completions that carry none (stores,
+atomics, refused accesses).
+
+Why nothing can overflow: a µthread has at most one access in a shared unit at a time,
+from the cycle the unit accepts it until the sub-core takes its completion. So a
+sub-core has at most ``slots`` completions inside the unit, and
+
+* valued completions go to a per-sub-core queue ``slots`` deep, which is therefore
+  never full when one arrives;
+* value-less completions set the slot's bit in a per-sub-core ``done`` vector (with its
+  ``error`` bit), which is therefore never already set.
+
+The inputs have no back-pressure (``always_ready``) and rely on that. :attr:`overrun`,
+a signal outside the ports, is high in a cycle where the rule is broken (a completion
+would be lost); simulations check that it never is.
+
+Each completion stream is driven from a register. When it is free or being taken, it is
+loaded from the queue head or from a ``done`` bit (round robin among the slots); when
+both kinds wait, they take turns, so neither kind starves the other.
+
+Timing: a value-less completion marked in cycle t is offered from cycle t + 2; a valued
+completion filled in cycle t is offered from cycle t + 2 (queue write, then the output
+register), when the stream is free.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from ..config import NDPConfig
+from .layouts import completion_layout, vector_layout
+
+
+__all__ = ["fill_layout", "mark_layout", "CompletionQueue", "CompletingUnit"]
+
+
+def _check_config(config):
+    if not isinstance(config, NDPConfig):
+        raise TypeError(f"config must be an NDPConfig, not {config!r}")
+
+
+def fill_layout(config):
+    """A completion with a value, for µthread ``thread`` (sub-core × slots + slot)."""
+    return data.StructLayout({
+        "thread": unsigned(config.engine.thread_bits),
+        "value":  vector_layout(config),
+    })
+
+
+def mark_layout(config):
+    """A completion without a value (its value is zero)."""
+    return data.StructLayout({
+        "thread": unsigned(config.engine.thread_bits),
+        "error":  unsigned(1),
+    })
+
+
+def _lowest_set(m, bits, name):
+    """(any, index) of the lowest set bit of ``bits``."""
+    index = Signal(range(max(2, len(bits))), name=f"{name}_index")
+    for position in reversed(range(len(bits))):
+        with m.If(bits[position]):
+            m.d.comb += index.eq(position)
+    return bits.any(), index
+
+
+class CompletionQueue(wiring.Component):
+    """Per-sub-core completion streams of one shared unit.
+
+    ``fill``:        at most one valued completion per cycle.
+    ``marks``:       ``marks`` value-less completions per cycle (for distinct µthreads).
+    ``completions``: one stream per sub-core; ``slot`` is the µthread's slot within it.
+    """
+
+    def __new__(cls, config, *, marks=1):
+        # Checked before the object exists, so a refused argument leaves no component
+        # behind to be reported as never elaborated.
+        _check_config(config)
+        if isinstance(marks, bool) or not isinstance(marks, int) or marks < 1:
+            raise ValueError(f"marks must be a positive integer, not {marks!r}")
+        return super().__new__(cls)
+
+    def __init__(self, config, *, marks=1):
+        self.config = config
+        engine = config.engine
+        super().__init__({
+            "fill":        In(stream.Signature(fill_layout(config), always_ready=True)),
+            "marks":       In(stream.Signature(mark_layout(config), always_ready=True)).array(marks),
+            "completions": Out(stream.Signature(completion_layout(config))).array(engine.sub_cores),
+        })
+        self.overrun = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        engine = self.config.engine
+        slot_bits = engine.slot_bits
+        value_width = len(self.fill.payload.value.as_value())
+        overruns = []
+
+        for sub_core, completion in enumerate(self.completions):
+            prefix = f"sub_core{sub_core}"
+
+            def here(thread):
+                return thread[slot_bits:] == sub_core
+
+            queue = SyncFIFO(width=slot_bits + value_width, depth=engine.slots)
+            m.submodules[f"{prefix}_queue"] = queue
+            fill_here = self.fill.valid & here(self.fill.payload.thread)
+            m.d.comb += [
+                queue.w_en.eq(fill_here),
+                queue.w_data.eq(Cat(self.fill.payload.thread[:slot_bits],
+                                    self.fill.payload.value)),
+            ]
+            overruns.append(fill_here & ~queue.w_rdy)
+
+            done = Signal(engine.slots, name=f"{prefix}_done")
+            error = Signal(engine.slots, name=f"{prefix}_error")
+            set_done = 0
+            set_error = 0
+            for index, mark in enumerate(self.marks):
+                mark_here = mark.valid & here(mark.payload.thread)
+                bit = Signal(engine.slots, name=f"{prefix}_mark{index}")
+                m.d.comb += bit.eq(Mux(mark_here, 1 << mark.payload.thread[:slot_bits], 0))
+                overruns.append((bit & (done | set_done)).any())
+                set_done = set_done | bit
+                set_error = set_error | Mux(mark.payload.error, bit, 0)
+
+            # Round robin among done slots: the lowest above the last one taken, else the
+            # lowest.
+            last = Signal(range(engine.slots), name=f"{prefix}_last")
+            above = Signal(engine.slots, name=f"{prefix}_above")
+            m.d.comb += above.eq(done & Cat(0, *(last < position for position in range(1, engine.slots))))
+            any_above, first_above = _lowest_set(m, above, f"{prefix}_above")
+            any_done, first_done = _lowest_set(m, done, f"{prefix}_done")
+            chosen = Mux(any_above, first_above, first_done)[:slot_bits]
+
+            load = ~completion.valid | completion.ready
+            prefer_queue = Signal(name=f"{prefix}_prefer_queue")
+            take_queue = queue.r_rdy & (prefer_queue | ~any_done)
+            take_done = any_done & ~take_queue
+            cleared = Signal(engine.slots, name=f"{prefix}_cleared")
+            m.d.comb += cleared.eq(Mux(load & take_done, 1 << chosen, 0))
+            m.d.sync += [
+                done.eq((done & ~cleared) | set_done),
+                error.eq((error & ~cleared) | set_error),
+            ]
+            head = data.View(data.StructLayout({"slot": unsigned(slot_bits),
+                                                "value": vector_layout(self.config)}),
+                             queue.r_data)
+            m.d.comb += queue.r_en.eq(load & take_queue)
+            with m.If(load):
+                m.d.sync += completion.valid.eq(take_queue | take_done)
+                with m.If(take_queue):
+                    m.d.sync += [
+                        completion.payload.slot.eq(head.slot),
+                        completion.payload.value.eq(head.value),
+                        completion.payload.error.eq(0),
+                        prefer_queue.eq(0),
+                    ]
+                with m.Elif(take_done):
+                    m.d.sync += [
+                        completion.payload.slot.eq(chosen),
+                        completion.payload.value.eq(0),
+                        completion.payload.error.eq(error.bit_select(chosen, 1)),
+                        last.eq(chosen),
+                        prefer_queue.eq(1),
+                    ]
+
+        overrun = 0
+        for item in overruns:
+            overrun = overrun | item
+        m.d.comb += self.overrun.eq(overrun)
+        return m
+
+
+class CompletingUnit(wiring.Component):
+    """A shared unit that answers each sub-core on its own completion stream: ``config``
+    (checked), the unit's ``members`` and ``completions``, and :attr:`overrun`."""
+
+    def __new__(cls, config):
+        _check_config(config)
+        return super().__new__(cls)
+
+    def __init__(self, config, members):
+        self.config = config
+        super().__init__({
+            **members,
+            "completions": Out(stream.Signature(completion_layout(config)))
+                           .array(config.engine.sub_cores),
+        })
+        # High in a cycle where a completion would be lost: never, while each µthread has
+        # at most one access in the unit. Not a port; simulations watch it.
+        self.overrun = Signal()
+
+    def completion_queue(self, m, *, marks):
+        """The unit's :class:`CompletionQueue` with ``marks`` mark inputs, driving
+        ``completions`` and ``overrun``."""
+        m.submodules.completion_queue = queue = CompletionQueue(self.config, marks=marks)
+        m.d.comb += self.overrun.eq(queue.overrun)
+        for source, completion in zip(queue.completions, self.completions):
+            wiring.connect(m, source, wiring.flipped(completion))
+        return queue
