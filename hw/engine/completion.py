@@ -24,7 +24,7 @@ completion filled in cycle t is offered from cycle t + 2 (queue write, then the 
 register), when the stream is free.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -57,13 +57,17 @@ def mark_layout(config):
     })
 
 
-def _lowest_set(m, bits, name):
-    """(any, index) of the lowest set bit of ``bits``."""
-    index = Signal(range(max(2, len(bits))), name=f"{name}_index")
-    for position in reversed(range(len(bits))):
-        with m.If(bits[position]):
-            m.d.comb += index.eq(position)
-    return bits.any(), index
+def _lowest_set(bits):
+    """``bits`` with all but its lowest set bit cleared (one carry chain)."""
+    return bits & (~bits + 1)[:len(bits)]
+
+
+def _index_of(one_hot, width):
+    """The position of the set bit of ``one_hot`` (at least two bits wide)."""
+    index = Const(0, width)
+    for position in range(1, len(one_hot)):
+        index = index | Mux(one_hot[position], position, 0)
+    return index[:width]
 
 
 class CompletionQueue(wiring.Component):
@@ -128,20 +132,21 @@ class CompletionQueue(wiring.Component):
                 set_error = set_error | Mux(mark.payload.error, bit, 0)
 
             # Round robin among done slots: the lowest above the last one taken, else the
-            # lowest.
-            last = Signal(range(engine.slots), name=f"{prefix}_last")
-            above = Signal(engine.slots, name=f"{prefix}_above")
-            m.d.comb += above.eq(done & Cat(0, *(last < position for position in range(1, engine.slots))))
-            any_above, first_above = _lowest_set(m, above, f"{prefix}_above")
-            any_done, first_done = _lowest_set(m, done, f"{prefix}_done")
-            chosen = Mux(any_above, first_above, first_done)[:slot_bits]
+            # lowest; ``above`` holds the slots above the last one taken. The choice stays
+            # one-hot up to the done bits so that no index is decoded on their path.
+            above = Signal(engine.slots, name=f"{prefix}_above", init=~1 & (1 << engine.slots) - 1)
+            waiting_above = done & above
+            any_done = done.any()
+            grant = Signal(engine.slots, name=f"{prefix}_grant")
+            m.d.comb += grant.eq(_lowest_set(Mux(waiting_above.any(), waiting_above, done)))
+            chosen = _index_of(grant, slot_bits)
 
             load = ~completion.valid | completion.ready
             prefer_queue = Signal(name=f"{prefix}_prefer_queue")
             take_queue = queue.r_rdy & (prefer_queue | ~any_done)
             take_done = any_done & ~take_queue
             cleared = Signal(engine.slots, name=f"{prefix}_cleared")
-            m.d.comb += cleared.eq(Mux(load & take_done, 1 << chosen, 0))
+            m.d.comb += cleared.eq(Mux(load & take_done, grant, 0))
             m.d.sync += [
                 done.eq((done & ~cleared) | set_done),
                 error.eq((error & ~cleared) | set_error),
@@ -163,8 +168,8 @@ class CompletionQueue(wiring.Component):
                     m.d.sync += [
                         completion.payload.slot.eq(chosen),
                         completion.payload.value.eq(0),
-                        completion.payload.error.eq(error.bit_select(chosen, 1)),
-                        last.eq(chosen),
+                        completion.payload.error.eq((error & grant).any()),
+                        above.eq(~(grant | (grant - 1)[:engine.slots])),
                         prefer_queue.eq(1),
                     ]
 

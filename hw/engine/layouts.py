@@ -102,8 +102,8 @@ class ScalarUnitSignature(wiring.Signature):
 
 def memory_op_layout(config):
     """A load or store toward memory. ``thread`` names the µthread across sub-cores (it
-    becomes the memory request's id); ``word`` is the 32-bit word a ``lw``/``sw`` touches
-    within the sector."""
+    becomes the memory request's id); the 32-bit word a ``lw``/``sw`` touches within the
+    sector is ``addr``'s (``addr % sector_bytes // 4``)."""
     return data.StructLayout({
         "thread": unsigned(config.engine.thread_bits),
         "opcode": Opcode,

@@ -20,9 +20,9 @@ Additions are the fused multiply-add c × 1.0 + s: the product is exact, so the 
 rounding is that of c + s, and the result is IEEE addition bit for bit (zeros' signs,
 subnormals, infinities and NaN included; every NaN result is 0x7FC00000).
 
-An op whose address lies below the sector size (the sub-core checks the window, so only
-misalignment can reach the unit) or whose opcode is not a scratchpad op changes nothing
-and completes with ``error`` set.
+An op whose address is not sector-aligned, or whose opcode is not a scratchpad op,
+changes nothing and completes with ``error`` set. (Every address the op's field can hold
+lies in the scratchpad: the sub-core checks the range before it narrows the address.)
 
 ``released``: bit e is high for one cycle in the cycle after an op with ``release`` set
 for entry e is accepted (refused or not), so the engine can hand entry e's ordering turn

@@ -297,6 +297,7 @@ def _full_rate_run(config, ops):
             if ctx.get(dut.mem.req.valid):
                 memory.accept(ctx.get(dut.mem.req.payload), cycle)
                 requested.append(cycle)
+            assert not ctx.get(dut.overrun)
             for sub_core, completion in enumerate(dut.completions):
                 if ctx.get(completion.valid):
                     completions.append((cycle, sub_core, ctx.get(completion.payload.slot)))
@@ -312,9 +313,8 @@ def test_one_request_per_cycle():
     threads = config.engine.slots
     ops = [(index % threads, (Opcode.VST, Opcode.VLD, Opcode.LW, Opcode.SW)[index % 4],
             0x1000 + 4 * (index % 4 == 2 or index % 4 == 3) + 32 * index) for index in range(64)]
-    # A µthread may reuse its slot only after its completion: at most `threads` ops are
-    # in flight, more than the round trip needs.
-    ops = ops[:threads]
+    # Each µthread's next op comes `threads` cycles after its last, later than its
+    # completion (the run checks that no completion is lost).
     accepted, requested, _ = _full_rate_run(config, ops)
     assert accepted == list(range(len(ops)))
     assert requested == list(range(1, len(ops) + 1))
