@@ -15,13 +15,15 @@ The inputs have no back-pressure (``always_ready``) and rely on that. :attr:`ove
 a signal outside the ports, is high in a cycle where the rule is broken (a completion
 would be lost); simulations check that it never is.
 
-Each completion stream is driven from a register. When it is free or being taken, it is
-loaded from the queue head or from a ``done`` bit (round robin among the slots); when
-both kinds wait, they take turns, so neither kind starves the other.
+Each completion stream is driven from a register. A round-robin arbiter moves one done
+slot per cycle into a one-entry ``held`` register; when the stream register is free or
+being taken, it is loaded from the queue head or from ``held``, and when both wait they
+take turns, so neither kind starves the other. (Arbitrating into ``held`` keeps the
+arbiter's carry chain off the stream's handshake path.)
 
-Timing: a value-less completion marked in cycle t is offered from cycle t + 2; a valued
-completion filled in cycle t is offered from cycle t + 2 (queue write, then the output
-register), when the stream is free.
+Timing: a value-less completion marked in cycle t is offered from cycle t + 3 (done
+bit, ``held``, stream register); a valued completion filled in cycle t from t + 2 (queue
+write, stream register), when the stream is free.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -57,9 +59,18 @@ def mark_layout(config):
     })
 
 
-def _lowest_set(bits):
-    """``bits`` with all but its lowest set bit cleared (one carry chain)."""
-    return bits & (~bits + 1)[:len(bits)]
+def _round_robin(bits, above):
+    """(one-hot grant, the bits above it) of the lowest set bit of ``bits`` that lies in
+    ``above``, else of the lowest set bit. Both choices come from one carry chain over
+    ``bits & above`` followed by ``bits``, with no selection before it."""
+    width = len(bits)
+    waiting_above = bits & above
+    double = Cat(waiting_above, bits)
+    decremented = (double - 1)[:2 * width]
+    lowest = double & ~decremented
+    higher = ~(double ^ decremented)[:2 * width]
+    grant = lowest[:width] | lowest[width:]
+    return grant, Mux(waiting_above.any(), higher[:width], higher[width:])
 
 
 def _index_of(one_hot, width):
@@ -131,32 +142,43 @@ class CompletionQueue(wiring.Component):
                 set_done = set_done | bit
                 set_error = set_error | Mux(mark.payload.error, bit, 0)
 
-            # Round robin among done slots: the lowest above the last one taken, else the
-            # lowest; ``above`` holds the slots above the last one taken. The choice stays
-            # one-hot up to the done bits so that no index is decoded on their path.
-            above = Signal(engine.slots, name=f"{prefix}_above", init=~1 & (1 << engine.slots) - 1)
-            waiting_above = done & above
-            any_done = done.any()
+            # Round robin among done slots into ``held``; ``above`` holds the slots above
+            # the last one taken, so that the next choice starts there.
+            above = Signal(engine.slots, name=f"{prefix}_above", init=((1 << engine.slots) - 1) & ~1)
             grant = Signal(engine.slots, name=f"{prefix}_grant")
-            m.d.comb += grant.eq(_lowest_set(Mux(waiting_above.any(), waiting_above, done)))
-            chosen = _index_of(grant, slot_bits)
+            next_above = Signal(engine.slots, name=f"{prefix}_next_above")
+            m.d.comb += Cat(grant, next_above).eq(Cat(*_round_robin(done, above)))
+            held_valid = Signal(name=f"{prefix}_held_valid")
+            held_slot = Signal(slot_bits, name=f"{prefix}_held_slot")
+            held_error = Signal(name=f"{prefix}_held_error")
 
             load = ~completion.valid | completion.ready
             prefer_queue = Signal(name=f"{prefix}_prefer_queue")
-            take_queue = queue.r_rdy & (prefer_queue | ~any_done)
-            take_done = any_done & ~take_queue
+            take_queue = queue.r_rdy & (prefer_queue | ~held_valid)
+            take_held = load & held_valid & ~take_queue
+            hold = (~held_valid | take_held) & done.any()
             cleared = Signal(engine.slots, name=f"{prefix}_cleared")
-            m.d.comb += cleared.eq(Mux(load & take_done, grant, 0))
+            m.d.comb += cleared.eq(Mux(hold, grant, 0))
             m.d.sync += [
                 done.eq((done & ~cleared) | set_done),
                 error.eq((error & ~cleared) | set_error),
             ]
+            with m.If(take_held):
+                m.d.sync += held_valid.eq(0)
+            with m.If(hold):
+                m.d.sync += [
+                    held_valid.eq(1),
+                    held_slot.eq(_index_of(grant, slot_bits)),
+                    held_error.eq((error & grant).any()),
+                    above.eq(next_above),
+                ]
+
             head = data.View(data.StructLayout({"slot": unsigned(slot_bits),
                                                 "value": vector_layout(self.config)}),
                              queue.r_data)
             m.d.comb += queue.r_en.eq(load & take_queue)
             with m.If(load):
-                m.d.sync += completion.valid.eq(take_queue | take_done)
+                m.d.sync += completion.valid.eq(take_queue | held_valid)
                 with m.If(take_queue):
                     m.d.sync += [
                         completion.payload.slot.eq(head.slot),
@@ -164,12 +186,11 @@ class CompletionQueue(wiring.Component):
                         completion.payload.error.eq(0),
                         prefer_queue.eq(0),
                     ]
-                with m.Elif(take_done):
+                with m.Elif(held_valid):
                     m.d.sync += [
-                        completion.payload.slot.eq(chosen),
+                        completion.payload.slot.eq(held_slot),
                         completion.payload.value.eq(0),
-                        completion.payload.error.eq((error & grant).any()),
-                        above.eq(~(grant | (grant - 1)[:engine.slots])),
+                        completion.payload.error.eq(held_error),
                         prefer_queue.eq(1),
                     ]
 

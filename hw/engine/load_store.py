@@ -43,8 +43,8 @@ An op accepted in cycle t is offered on ``mem.req`` from cycle t + 1 (one regist
 ``ops.ready`` is ``mem.req.ready`` or a free register, so the unit passes one request
 per cycle while the port takes one). A store or refused op marked in cycle c (the cycle
 its request is accepted, or t for a refused op) is offered on its completion stream
-from c + 2. A load whose response arrives in cycle r is offered from r + 3 (the response
-register, the completion queue, the stream register).
+from c + 3. A load whose response arrives in cycle r is offered from r + 3 (the response
+register, the completion queue, the stream register); see :mod:`.completion`.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned

@@ -53,8 +53,8 @@ stage 1 the memory's read data appears and stores and host writes are written; i
 2 the read data comes from a register (the FP lanes' inputs are registers) and loads
 complete; maximums are written in stage 3, additions and multiply-adds in stage 10 (the
 fused multiply-add's latency of 8). From acceptance in cycle t, a completion is offered
-on its stream from cycle t + 3 (``sst``, refused ops), t + 4 (``sld``), t + 5
-(``samomax``) or t + 12 (``samoadd``, ``samofma``). An access to a sector written by an
+on its stream from cycle t + 4 (``sst``, refused ops, ``sld``), t + 6 (``samomax``) or
+t + 13 (``samoadd``, ``samofma``); see :mod:`.completion`. An access to a sector written by an
 op accepted in cycle t can be accepted from t + 2 (after ``sst``), t + 4 (after
 ``samomax``) or t + 11 (after ``samoadd``/``samofma``).
 

@@ -116,16 +116,16 @@ def test_both_kinds_take_turns():
 
 def test_done_slots_are_served_round_robin():
     """After slot 1, slot 5 goes before the lower slot 0 that waits with it."""
-    dut = CompletionQueue(NDPConfig(), marks=1)
-    seen = _deliveries(dut, {0: [("mark", 1)], 1: [("mark", 5)], 2: [("mark", 0)]},
-                       hold_until=5, cycles=10)
+    dut = CompletionQueue(NDPConfig(), marks=2)
+    seen = _deliveries(dut, {0: [("mark", 1)], 1: [("mark", 5), ("mark", 0)]},
+                       hold_until=5, cycles=12)
     assert [slot for _, _, slot in seen] == [1, 5, 0]
 
 
-def test_completions_are_offered_two_cycles_after_their_input():
+def test_documented_latencies():
     dut = CompletionQueue(NDPConfig(), marks=1)
     seen = _deliveries(dut, {0: [("mark", 3)], 4: [("fill", 6)]}, hold_until=0, cycles=10)
-    assert seen == [(2, "mark", 3), (6, "fill", 6)]
+    assert seen == [(3, "mark", 3), (6, "fill", 6)]
 
 
 def test_overrun_when_a_slot_is_marked_twice_or_the_queue_overflows():

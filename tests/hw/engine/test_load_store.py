@@ -326,10 +326,10 @@ def test_documented_latencies():
         config, [(3, Opcode.VST, 0x40), (5, Opcode.VLD, 0x80), (6, Opcode.SW, 0x7)])
     assert accepted == [0, 1, 2]
     assert requested == [1, 2]
-    # The store's request is taken in cycle 1: offered from 3. The load's request is taken
+    # The store's request is taken in cycle 1: offered from 4. The load's request is taken
     # in cycle 2 and answered in cycle 3: offered from 6. The misaligned sw is refused in
-    # cycle 2: offered from 4.
-    assert completions == [(3, 0, 3), (4, 0, 6), (6, 0, 5)]
+    # cycle 2: offered from 5.
+    assert completions == [(4, 0, 3), (5, 0, 6), (6, 0, 5)]
 
 
 def test_overrun_is_flagged_when_a_thread_breaks_the_one_access_rule():

@@ -327,7 +327,6 @@ def test_atomic_maximum_over_special_values():
     assert not mismatches(reference("max", s, c), results, s, c)
 
 
-@pytest.mark.slow
 def test_atomic_multiply_add_over_special_values():
     config = CONFIGS["default"]
     b, c, s = directed_operands("fma")
@@ -335,7 +334,7 @@ def test_atomic_multiply_add_over_special_values():
     assert not mismatches(reference("fma", b, c, s), results, b, c, s)
 
 
-def test_atomic_multiply_add_over_boundary_cases():
+def test_atomic_multiply_add_over_boundary_cases_with_16_lanes():
     config = CONFIGS["64-byte-sectors"]
     b, c, s = (column[-96:] for column in directed_operands("fma"))   # the boundary rows
     results = _table_through_atomic(config, Opcode.SAMOFMA, (b, c, s), seed=4)
@@ -388,7 +387,7 @@ def test_documented_latencies():
            (3, Opcode.SAMOADD, 0x060), (4, Opcode.SAMOFMA, 0x080), (5, Opcode.SLD, 0x001)]
     accepted, offered, _ = _timed(config, ops)
     assert accepted == list(range(6))
-    assert [done - start for start, done in zip(accepted, offered)] == [3, 4, 5, 12, 12, 3]
+    assert [done - start for start, done in zip(accepted, offered)] == [4, 4, 6, 13, 13, 4]
 
 
 def test_one_op_per_cycle_without_hazards():
