@@ -31,7 +31,7 @@ to its next µthread.
 ``host``: 32-bit word reads and writes of the scratchpad (byte addresses; every aligned
 address of the port lies in the scratchpad). The initiator pulses ``r_en`` or ``w_en``
 for one cycle and waits for ``ack`` before its next strobe (it may strobe again in the
-cycle of ``ack``); ``ack`` comes three cycles after the strobe, later while the access
+cycle of ``ack``); ``ack`` comes four cycles after the strobe, later while the access
 waits for an atomic on the same sector. A misaligned address gets ``err`` with ``ack``
 and no effect. Host accesses take pipeline slots like ops and are ordered with them:
 after every op accepted up to the strobe's cycle, before every later one.
@@ -49,13 +49,14 @@ host access waits for its slot, ops wait too, so the host cannot be starved.
 Pipeline and timing
 -------------------
 Stage 0 is the cycle of acceptance: the sector's read address goes to the memory. In
-stage 1 the memory's read data appears and stores and host writes are written; in stage
-2 the read data comes from a register (the FP lanes' inputs are registers) and loads
-complete; maximums are written in stage 3, additions and multiply-adds in stage 10 (the
-fused multiply-add's latency of 8). From acceptance in cycle t, a completion is offered
+stage 1 the memory's read data appears and stores and host writes are written. In stage
+2 the read data comes from a register that nothing else reads (a block RAM's output
+register), loads complete, host reads take their word and the FP lanes start.
+Maximums are written in stage 3, additions and multiply-adds in stage 10 (the fused
+multiply-add's latency of 8). From acceptance in cycle t, a completion is offered
 on its stream from cycle t + 4 (``sst``, refused ops, ``sld``), t + 6 (``samomax``) or
-t + 13 (``samoadd``, ``samofma``); see :mod:`.completion`. An access to a sector written by an
-op accepted in cycle t can be accepted from t + 2 (after ``sst``), t + 4 (after
+t + 13 (``samoadd``, ``samofma``); see :mod:`.completion`. An access to a sector written
+by an op accepted in cycle t can be accepted from t + 2 (after ``sst``), t + 4 (after
 ``samomax``) or t + 11 (after ``samoadd``/``samofma``).
 
 The storage is one :class:`~amaranth.lib.memory.Memory` of sector-wide words with one
@@ -217,8 +218,10 @@ class Scratchpad(CompletingUnit):
         ]
 
         # The host port: a strobe is held until its access enters the pipeline.
-        host_busy = host_pending | (stages[1].valid & _is(
-            stages[1].kind, [_Kind.HOST_READ, _Kind.HOST_WRITE, _Kind.HOST_REFUSED]))
+        host_kinds = [_Kind.HOST_READ, _Kind.HOST_WRITE, _Kind.HOST_REFUSED]
+        host_busy = host_pending
+        for stage in stages[1:3]:
+            host_busy = host_busy | (stage.valid & _is(stage.kind, host_kinds))
         with m.If(host_enters):
             m.d.sync += host_pending.eq(0)
         with m.If((host.r_en | host.w_en) & ~host_busy):
@@ -255,15 +258,8 @@ class Scratchpad(CompletingUnit):
             m.d.sync += released.eq(1 << op.entry)
         m.d.comb += self.released.eq(released)
 
-        # Stage 1: stores and host writes; the read data; host reads answered.
+        # Stage 1: stores and host writes.
         stage1 = stages[1]
-        read_word = read.data[stage1.lane]
-        m.d.sync += [
-            host.ack.eq(stage1.valid & _is(stage1.kind, [_Kind.HOST_READ, _Kind.HOST_WRITE,
-                                                         _Kind.HOST_REFUSED])),
-            host.r_data.eq(Mux(stage1.valid & (stage1.kind == _Kind.HOST_READ), read_word, 0)),
-            host.err.eq(stage1.valid & (stage1.kind == _Kind.HOST_REFUSED)),
-        ]
         m.d.comb += [
             early_mark.valid.eq(stage1.valid & _is(stage1.kind, [_Kind.STORE, _Kind.REFUSED])),
             early_mark.payload.thread.eq(stage1.thread),
@@ -279,6 +275,12 @@ class Scratchpad(CompletingUnit):
             stage2_s.eq(read.data),
             stage2_x.eq(stage1_x),
             stage2_y.eq(stage1_y),
+        ]
+        m.d.sync += [
+            host.ack.eq(stage2.valid & _is(stage2.kind, host_kinds)),
+            host.r_data.eq(Mux(stage2.valid & (stage2.kind == _Kind.HOST_READ),
+                               stage2_s[stage2.lane], 0)),
+            host.err.eq(stage2.valid & (stage2.kind == _Kind.HOST_REFUSED)),
         ]
         m.d.comb += [
             queue.fill.valid.eq(stage2.valid & (stage2.kind == _Kind.LOAD)),
