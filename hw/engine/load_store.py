@@ -31,9 +31,9 @@ op          request                                          completion
             the word to every lane)
 =========== ================================================ ===========================
 
-A store completes when the memory port accepts its request: from then on the memory
-orders it before every later request, which is what "the µthread's stores are
-accepted" means to the engine. Refused ops — an opcode other than these, a ``vld``/
+A store completes when the memory port accepts its request: from then on it is ahead
+of every later request of the port, which is what "the µthread's stores are accepted"
+means to the engine. Refused ops — an opcode other than these, a ``vld``/
 ``vst``/``vstm`` address that is not sector-aligned, a ``lw``/``sw`` address that is not
 4-byte aligned — send no request and complete with ``error`` set.
 

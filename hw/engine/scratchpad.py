@@ -50,8 +50,8 @@ Pipeline and timing
 -------------------
 Stage 0 is the cycle of acceptance: the sector's read address goes to the memory. In
 stage 1 the memory's read data appears and stores and host writes are written. In stage
-2 the read data comes from a register that nothing else reads (a block RAM's output
-register), loads complete, host reads take their word and the FP lanes start.
+2 the read data comes from a register, so that the memory's slow output drives nothing
+but that register; loads complete, host reads take their word and the FP lanes start.
 Maximums are written in stage 3, additions and multiply-adds in stage 10 (the fused
 multiply-add's latency of 8). From acceptance in cycle t, a completion is offered
 on its stream from cycle t + 4 (``sst``, refused ops, ``sld``), t + 6 (``samomax``) or
