@@ -102,7 +102,8 @@ class CompletionQueue(wiring.Component):
         engine = config.engine
         super().__init__({
             "fill":        In(stream.Signature(fill_layout(config), always_ready=True)),
-            "marks":       In(stream.Signature(mark_layout(config), always_ready=True)).array(marks),
+            "marks":       In(stream.Signature(mark_layout(config), always_ready=True))
+                           .array(marks),
             "completions": Out(stream.Signature(completion_layout(config))).array(engine.sub_cores),
         })
         self.overrun = Signal()
@@ -144,7 +145,8 @@ class CompletionQueue(wiring.Component):
 
             # Round robin among done slots into ``held``; ``above`` holds the slots above
             # the last one taken, so that the next choice starts there.
-            above = Signal(engine.slots, name=f"{prefix}_above", init=((1 << engine.slots) - 1) & ~1)
+            above = Signal(engine.slots, name=f"{prefix}_above",
+                           init=((1 << engine.slots) - 1) & ~1)
             grant = Signal(engine.slots, name=f"{prefix}_grant")
             next_above = Signal(engine.slots, name=f"{prefix}_next_above")
             m.d.comb += Cat(grant, next_above).eq(Cat(*_round_robin(done, above)))

@@ -70,7 +70,6 @@ from amaranth.lib.wiring import In, Out
 
 from ..bus.signature import CSRBusSignature
 from ..fp.fma import FPFusedMultiplyAdd
-from ..fp.lanes import FPLanes
 from ..fp.minmax import OP_MAX, FPMinMax
 from .completion import CompletingUnit
 from .isa import Opcode
@@ -287,23 +286,34 @@ class Scratchpad(CompletingUnit):
             queue.fill.payload.thread.eq(stage2.thread),
             queue.fill.payload.value.eq(stage2_s),
         ]
-        m.submodules.fma = fma = FPLanes(FPFusedMultiplyAdd, lanes)
-        m.submodules.maximum = maximum = FPLanes(FPMinMax, lanes)
-        # Results are always taken, so both pipelines advance every cycle and a result
-        # leaves exactly LATENCY cycles after its operands, in the stage that writes it.
-        m.d.comb += [
-            fma.operands.valid.eq(stage2.valid & _is(stage2.kind, [_Kind.ADD, _Kind.MULTIPLY_ADD])),
-            fma.operands.payload.a.eq(stage2_x),
-            fma.operands.payload.b.eq(stage2_y),
-            fma.operands.payload.c.eq(stage2_s),
-            fma.operands.payload.op.eq(_FMA_MULTIPLY_ADD),
-            fma.result.ready.eq(1),
-            maximum.operands.valid.eq(stage2.valid & (stage2.kind == _Kind.MAXIMUM)),
-            maximum.operands.payload.a.eq(stage2_s),
-            maximum.operands.payload.b.eq(stage2_x),
-            maximum.operands.payload.op.eq(_MINMAX_MAXIMUM),
-            maximum.result.ready.eq(1),
-        ]
+        # One FP unit per lane, each with its result always taken: a unit's pipeline then
+        # advances every cycle (its enable is constant, with no handshake across lanes), and
+        # a result leaves exactly LATENCY cycles after its operands, in the stage that
+        # writes it.
+        fma_result = Signal(vector)
+        maximum_result = Signal(vector)
+        fma_valid = stage2.valid & _is(stage2.kind, [_Kind.ADD, _Kind.MULTIPLY_ADD])
+        maximum_valid = stage2.valid & (stage2.kind == _Kind.MAXIMUM)
+        for lane in range(lanes):
+            fma = FPFusedMultiplyAdd()
+            maximum = FPMinMax()
+            m.submodules[f"fma{lane}"] = fma
+            m.submodules[f"maximum{lane}"] = maximum
+            m.d.comb += [
+                fma.operands.valid.eq(fma_valid),
+                fma.operands.payload.a.eq(stage2_x[lane]),
+                fma.operands.payload.b.eq(stage2_y[lane]),
+                fma.operands.payload.c.eq(stage2_s[lane]),
+                fma.operands.payload.op.eq(_FMA_MULTIPLY_ADD),
+                fma.result.ready.eq(1),
+                fma_result[lane].eq(fma.result.payload),
+                maximum.operands.valid.eq(maximum_valid),
+                maximum.operands.payload.a.eq(stage2_s[lane]),
+                maximum.operands.payload.b.eq(stage2_x[lane]),
+                maximum.operands.payload.op.eq(_MINMAX_MAXIMUM),
+                maximum.result.ready.eq(1),
+                maximum_result[lane].eq(maximum.result.payload),
+            ]
 
         # The writes, in the stages the hazard logic reserved for them (never two at once).
         maximum_stage = stages[_MAXIMUM_STAGE]
@@ -319,9 +329,9 @@ class Scratchpad(CompletingUnit):
                          write.en.eq(1 << stage1.lane)]
         with m.Elif(writes_maximum):
             m.d.comb += [write.addr.eq(maximum_stage.sector),
-                         write.data.eq(maximum.result.payload), write.en.eq(all_lanes)]
+                         write.data.eq(maximum_result), write.en.eq(all_lanes)]
         with m.Elif(writes_fma):
-            m.d.comb += [write.addr.eq(fma_stage.sector), write.data.eq(fma.result.payload),
+            m.d.comb += [write.addr.eq(fma_stage.sector), write.data.eq(fma_result),
                          write.en.eq(all_lanes)]
         m.d.comb += [
             maximum_mark.valid.eq(writes_maximum),
