@@ -6,10 +6,13 @@ result value. Which register the result goes to, and whether the µthread ends, 
 the sub-core (one instruction per µthread is in flight), so units never carry it.
 """
 
+import dataclasses
+
 from amaranth.hdl import unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..layouts import MemoryPortSignature
 from .isa import ErrorCause, Opcode
 
 
@@ -18,7 +21,7 @@ __all__ = [
     "scalar_request_layout", "scalar_result_layout", "VectorUnitSignature", "VectorUnit",
     "ScalarUnitSignature", "ScalarUnit", "memory_op_layout", "scratchpad_op_layout", "completion_layout", "ThreadKind",
     "spawn_layout", "retire_layout", "entry_config_layout", "entry_status_layout", "ErrorCause",
-    "error_layout",
+    "error_layout", "ndp_id_width", "ndp_memory_port_signature",
 ]
 
 
@@ -116,8 +119,8 @@ class ScalarUnit(wiring.Component):
 
 def memory_op_layout(config):
     """A load or store toward memory. ``thread`` names the µthread across sub-cores (it
-    becomes the memory request's id); ``word`` is the 32-bit word a ``lw``/``sw`` touches
-    within the sector."""
+    becomes the memory request's id); the 32-bit word a ``lw``/``sw`` touches within the
+    sector is ``addr``'s (``addr % sector_bytes // 4``)."""
     return data.StructLayout({
         "thread": unsigned(config.engine.thread_bits),
         "opcode": Opcode,
@@ -141,6 +144,18 @@ def scratchpad_op_layout(config):
         "entry":   unsigned(config.trigger.entry_bits),
         "release": unsigned(1),
     })
+
+
+def ndp_id_width(config):
+    """Id bits of the engine's memory requests (:attr:`~..config.NDPConfig.ndp_id_width`):
+    a request's id is its µthread (``thread``)."""
+    return config.ndp_id_width
+
+
+def ndp_memory_port_signature(config):
+    """The engine's memory port toward the slice's arbiter, seen from the engine: the
+    slice's request and response records with :func:`ndp_id_width` id bits."""
+    return MemoryPortSignature(dataclasses.replace(config, id_width=ndp_id_width(config)))
 
 
 def completion_layout(config):

@@ -1,0 +1,343 @@
+"""The engine's scratchpad: sector-wide storage with loads, stores and FP32 atomics, shared
+by all sub-cores and reachable from the host through the register bus.
+
+Protocol
+--------
+``ops``: one :func:`~.layouts.scratchpad_op_layout` record per transfer, addresses in
+bytes. Every op works on the sector at ``addr``:
+
+=========== ====================================================== ====================
+op          effect                                                 completion
+=========== ====================================================== ====================
+``sld``     none                                                   value: the sector
+``sst``     sector = ``c``                                         once written
+``samoadd`` sector s = s + c, lane by lane                         once written
+``samomax`` s = maximum(s, c) (IEEE 754-2019, as hw/fp/minmax.py)  once written
+``samofma`` s = b × c + s, one rounding                            once written
+=========== ====================================================== ====================
+
+Additions are the fused multiply-add c × 1.0 + s: the product is exact, so the one
+rounding is that of c + s, and the result is IEEE addition bit for bit (zeros' signs,
+subnormals, infinities and NaN included; every NaN result is 0x7FC00000).
+
+An op whose address is not sector-aligned, or whose opcode is not a scratchpad op,
+changes nothing and completes with ``error`` set. (Every address the op's field can hold
+lies in the scratchpad: the sub-core checks the range before it narrows the address.)
+
+``released``: bit e is high for one cycle in the cycle after an op with ``release`` set
+for entry e is accepted (refused or not), so the engine can hand entry e's ordering turn
+to its next µthread.
+
+``host``: 32-bit word reads and writes of the scratchpad (byte addresses; every aligned
+address of the port lies in the scratchpad). The initiator pulses ``r_en`` or ``w_en``
+for one cycle and waits for ``ack`` before its next strobe (it may strobe again in the
+cycle of ``ack``); ``ack`` comes four cycles after the strobe, later while the access
+waits for an atomic on the same sector. A misaligned address gets ``err`` with ``ack``
+and no effect. Host accesses take pipeline slots like ops and are ordered with them:
+after every op accepted up to the strobe's cycle, before every later one.
+
+Ordering and hazards
+--------------------
+Accesses leave the pipeline's first stage in the order they were accepted. An access
+(op or host) to a sector that a store or an atomic in flight has not yet written waits
+(``ops.ready`` low), so each atomic reads the result of the one before it, in the order
+``ops`` accepted them, and a load sees every earlier write. Otherwise one access enters
+per cycle; the only other stall keeps two writes out of one cycle (a store or a maximum
+that would write in the same cycle as an earlier, slower atomic waits a cycle). While a
+host access waits for its slot, ops wait too, so the host cannot be starved.
+
+Pipeline and timing
+-------------------
+Stage 0 is the cycle of acceptance: the sector's read address goes to the memory. In
+stage 1 the memory's read data appears and stores and host writes are written. In stage
+2 the read data comes from a register, so that the memory's slow output drives nothing
+but that register; loads complete, host reads take their word and the FP lanes start.
+Maximums are written in stage 3, additions and multiply-adds in stage 10 (the fused
+multiply-add's latency of 8). From acceptance in cycle t, a completion is offered
+on its stream from cycle t + 4 (``sst``, refused ops, ``sld``), t + 6 (``samomax``) or
+t + 13 (``samoadd``, ``samofma``); see :mod:`.completion`. An access to a sector written
+by an op accepted in cycle t can be accepted from t + 2 (after ``sst``), t + 4 (after
+``samomax``) or t + 11 (after ``samoadd``/``samofma``).
+
+The storage is one :class:`~amaranth.lib.memory.Memory` of sector-wide words with one
+synchronous read port and one write port with lane enables: a simple dual-port block RAM.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, enum, stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..bus.signature import CSRBusSignature
+from ..fp.fma import FPFusedMultiplyAdd
+from ..fp.minmax import FPMinMax
+from ..fp.opcodes import FusedMultiplyAddOp, MinMaxOp
+from .completion import CompletingUnit
+from .isa import Opcode
+from .layouts import scratchpad_op_layout, vector_layout
+
+
+__all__ = ["Scratchpad", "host_addr_width"]
+
+
+# The FP units' operation codes this unit uses.
+
+_ONE = 0x3F800000                # 1.0
+
+
+class _Kind(enum.Enum, shape=4):
+    """What an access in the pipeline does."""
+    LOAD = 0
+    STORE = 1
+    ADD = 2
+    MAXIMUM = 3
+    MULTIPLY_ADD = 4
+    REFUSED = 5
+    HOST_READ = 6
+    HOST_WRITE = 7
+    HOST_REFUSED = 8
+
+
+_KIND_OF_OPCODE = {
+    Opcode.SLD: _Kind.LOAD,
+    Opcode.SST: _Kind.STORE,
+    Opcode.SAMOADD: _Kind.ADD,
+    Opcode.SAMOMAX: _Kind.MAXIMUM,
+    Opcode.SAMOFMA: _Kind.MULTIPLY_ADD,
+}
+
+# The stage in which each kind of access writes the memory.
+_FMA_STAGE = 2 + FPFusedMultiplyAdd.LATENCY
+_MAXIMUM_STAGE = 2 + FPMinMax.LATENCY
+_WRITE_STAGE = {
+    _Kind.STORE: 1,
+    _Kind.HOST_WRITE: 1,
+    _Kind.MAXIMUM: _MAXIMUM_STAGE,
+    _Kind.ADD: _FMA_STAGE,
+    _Kind.MULTIPLY_ADD: _FMA_STAGE,
+}
+_LAST_STAGE = max(_WRITE_STAGE.values())
+
+
+def host_addr_width(config):
+    """Byte-address bits of the host port: the scratchpad in 32-bit words, plus 2."""
+    return (config.engine.scratchpad_bytes // 4 - 1).bit_length() + 2
+
+
+def _is(kind_value, kinds):
+    result = 0
+    for kind in kinds:
+        result = result | (kind_value == kind)
+    return result
+
+
+class Scratchpad(CompletingUnit):
+    """The scratchpad of an engine configured by ``config``."""
+
+    def __init__(self, config):
+        super().__init__(config, {
+            "ops":      In(stream.Signature(scratchpad_op_layout(config))),
+            "released": Out(config.trigger.filter_entries),
+            "host":     In(CSRBusSignature(host_addr_width(config))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        engine = config.engine
+        lanes = config.lanes
+        lane_bits = (lanes - 1).bit_length()
+        sectors = engine.scratchpad_bytes // config.sector_bytes
+        sector_bits = (sectors - 1).bit_length()
+        vector = vector_layout(config)
+
+        # Marks: stores and refused ops (stage 1), maximums, additions and multiply-adds.
+        queue = self.completion_queue(m, marks=3)
+        early_mark, maximum_mark, fma_mark = queue.marks
+
+        m.submodules.storage = storage = Memory(shape=vector, depth=sectors, init=[])
+        read = storage.read_port()
+        write = storage.write_port(granularity=1)
+
+        stage_layout = data.StructLayout({
+            "valid":  1,
+            "kind":   _Kind,
+            "thread": unsigned(engine.thread_bits),
+            "sector": unsigned(sector_bits),
+            "lane":   unsigned(lane_bits),
+        })
+        stages = [None] + [Signal(stage_layout, name=f"stage{index}")
+                           for index in range(1, _LAST_STAGE + 1)]
+
+        # Stage 0: the candidate, a waiting host access before any op.
+        op = self.ops.payload
+        op_kind = Signal(_Kind)
+        with m.Switch(op.opcode):
+            for opcode, kind in _KIND_OF_OPCODE.items():
+                with m.Case(opcode):
+                    m.d.comb += op_kind.eq(Mux(op.addr[:config.offset_bits] == 0,
+                                               kind, _Kind.REFUSED))
+            with m.Default():
+                m.d.comb += op_kind.eq(_Kind.REFUSED)
+
+        host = self.host
+        host_pending = Signal()
+        host_request = Signal(data.StructLayout({
+            "kind":   _Kind,
+            "sector": unsigned(sector_bits),
+            "lane":   unsigned(lane_bits),
+            "data":   unsigned(32),
+        }))
+        candidate_kind = Mux(host_pending, host_request.kind, op_kind)
+        candidate_sector = Mux(host_pending, host_request.sector,
+                               op.addr[config.offset_bits:][:sector_bits])
+
+        # Wait while an access in flight has still to write the candidate's sector, or
+        # would write in the cycle the candidate writes.
+        hazard = 0
+        conflict = 0
+        for index in range(1, _LAST_STAGE + 1):
+            stage = stages[index]
+            unwritten = [kind for kind, at in _WRITE_STAGE.items() if at >= index]
+            hazard = hazard | (stage.valid & _is(stage.kind, unwritten)
+                               & (stage.sector == candidate_sector))
+            for kind, at in _WRITE_STAGE.items():
+                for candidate, candidate_at in _WRITE_STAGE.items():
+                    if at - index == candidate_at:
+                        conflict = conflict | (stage.valid & (stage.kind == kind)
+                                               & (candidate_kind == candidate))
+        refused = _is(candidate_kind, [_Kind.REFUSED, _Kind.HOST_REFUSED])
+        go = refused | ~(hazard | conflict)
+        op_enters = ~host_pending & self.ops.valid & go
+        host_enters = host_pending & go
+        m.d.comb += [
+            self.ops.ready.eq(~host_pending & go),
+            read.addr.eq(candidate_sector),
+        ]
+
+        # The host port: a strobe is held until its access enters the pipeline.
+        host_kinds = [_Kind.HOST_READ, _Kind.HOST_WRITE, _Kind.HOST_REFUSED]
+        host_busy = host_pending
+        for stage in stages[1:3]:
+            host_busy = host_busy | (stage.valid & _is(stage.kind, host_kinds))
+        with m.If(host_enters):
+            m.d.sync += host_pending.eq(0)
+        with m.If((host.r_en | host.w_en) & ~host_busy):
+            m.d.sync += [
+                host_pending.eq(1),
+                host_request.kind.eq(Mux(host.addr[:2] != 0, _Kind.HOST_REFUSED,
+                                         Mux(host.w_en, _Kind.HOST_WRITE, _Kind.HOST_READ))),
+                host_request.lane.eq(host.addr[2:2 + lane_bits]),
+                host_request.sector.eq(host.addr[2 + lane_bits:]),
+                host_request.data.eq(host.w_data),
+            ]
+
+        # Stage 1 registers. The FP lanes compute x × y + s (y = 1.0 for an addition) and
+        # maximum(s, x); a store writes x.
+        stage1_x = Signal(vector)
+        stage1_y = Signal(vector)
+        multiply_add = op_kind == _Kind.MULTIPLY_ADD
+        m.d.sync += [
+            stages[1].valid.eq(op_enters | host_enters),
+            stages[1].kind.eq(candidate_kind),
+            stages[1].thread.eq(op.thread),
+            stages[1].sector.eq(candidate_sector),
+            stages[1].lane.eq(host_request.lane),
+            stage1_x.eq(Mux(host_pending, Cat([host_request.data] * lanes),
+                            Mux(multiply_add, op.b, op.c))),
+            stage1_y.eq(Mux(multiply_add, op.c, Cat([Const(_ONE, 32)] * lanes))),
+        ]
+        for index in range(2, _LAST_STAGE + 1):
+            m.d.sync += stages[index].eq(stages[index - 1])
+
+        released = Signal(config.trigger.filter_entries)
+        m.d.sync += released.eq(0)
+        with m.If(op_enters & op.release):
+            m.d.sync += released.eq(1 << op.entry)
+        m.d.comb += self.released.eq(released)
+
+        # Stage 1: stores and host writes.
+        stage1 = stages[1]
+        m.d.comb += [
+            early_mark.valid.eq(stage1.valid & _is(stage1.kind, [_Kind.STORE, _Kind.REFUSED])),
+            early_mark.payload.thread.eq(stage1.thread),
+            early_mark.payload.error.eq(stage1.kind == _Kind.REFUSED),
+        ]
+
+        # Stage 2: the read data from a register; loads complete; the FP lanes start.
+        stage2 = stages[2]
+        stage2_s = Signal(vector)
+        stage2_x = Signal(vector)
+        stage2_y = Signal(vector)
+        m.d.sync += [
+            stage2_s.eq(read.data),
+            stage2_x.eq(stage1_x),
+            stage2_y.eq(stage1_y),
+        ]
+        m.d.sync += [
+            host.ack.eq(stage2.valid & _is(stage2.kind, host_kinds)),
+            host.r_data.eq(Mux(stage2.valid & (stage2.kind == _Kind.HOST_READ),
+                               stage2_s[stage2.lane], 0)),
+            host.err.eq(stage2.valid & (stage2.kind == _Kind.HOST_REFUSED)),
+        ]
+        m.d.comb += [
+            queue.fill.valid.eq(stage2.valid & (stage2.kind == _Kind.LOAD)),
+            queue.fill.payload.thread.eq(stage2.thread),
+            queue.fill.payload.value.eq(stage2_s),
+        ]
+        # One FP unit per lane, each with its result always taken: a unit's pipeline then
+        # advances every cycle (its enable is constant, with no handshake across lanes), and
+        # a result leaves exactly LATENCY cycles after its operands, in the stage that
+        # writes it.
+        fma_result = Signal(vector)
+        maximum_result = Signal(vector)
+        fma_valid = stage2.valid & _is(stage2.kind, [_Kind.ADD, _Kind.MULTIPLY_ADD])
+        maximum_valid = stage2.valid & (stage2.kind == _Kind.MAXIMUM)
+        for lane in range(lanes):
+            fma = FPFusedMultiplyAdd()
+            maximum = FPMinMax()
+            m.submodules[f"fma{lane}"] = fma
+            m.submodules[f"maximum{lane}"] = maximum
+            m.d.comb += [
+                fma.operands.valid.eq(fma_valid),
+                fma.operands.payload.a.eq(stage2_x[lane]),
+                fma.operands.payload.b.eq(stage2_y[lane]),
+                fma.operands.payload.c.eq(stage2_s[lane]),
+                fma.operands.payload.op.eq(FusedMultiplyAddOp.FMA),
+                fma.result.ready.eq(1),
+                fma_result[lane].eq(fma.result.payload),
+                maximum.operands.valid.eq(maximum_valid),
+                maximum.operands.payload.a.eq(stage2_s[lane]),
+                maximum.operands.payload.b.eq(stage2_x[lane]),
+                maximum.operands.payload.op.eq(MinMaxOp.MAX),
+                maximum.result.ready.eq(1),
+                maximum_result[lane].eq(maximum.result.payload),
+            ]
+
+        # The writes, in the stages the hazard logic reserved for them (never two at once).
+        maximum_stage = stages[_MAXIMUM_STAGE]
+        fma_stage = stages[_FMA_STAGE]
+        writes_maximum = maximum_stage.valid & (maximum_stage.kind == _Kind.MAXIMUM)
+        writes_fma = fma_stage.valid & _is(fma_stage.kind, [_Kind.ADD, _Kind.MULTIPLY_ADD])
+        all_lanes = (1 << lanes) - 1
+        with m.If(stage1.valid & (stage1.kind == _Kind.STORE)):
+            m.d.comb += [write.addr.eq(stage1.sector), write.data.eq(stage1_x),
+                         write.en.eq(all_lanes)]
+        with m.Elif(stage1.valid & (stage1.kind == _Kind.HOST_WRITE)):
+            m.d.comb += [write.addr.eq(stage1.sector), write.data.eq(stage1_x),
+                         write.en.eq(1 << stage1.lane)]
+        with m.Elif(writes_maximum):
+            m.d.comb += [write.addr.eq(maximum_stage.sector),
+                         write.data.eq(maximum_result), write.en.eq(all_lanes)]
+        with m.Elif(writes_fma):
+            m.d.comb += [write.addr.eq(fma_stage.sector), write.data.eq(fma_result),
+                         write.en.eq(all_lanes)]
+        m.d.comb += [
+            maximum_mark.valid.eq(writes_maximum),
+            maximum_mark.payload.thread.eq(maximum_stage.thread),
+            maximum_mark.payload.error.eq(0),
+            fma_mark.valid.eq(writes_fma),
+            fma_mark.payload.thread.eq(fma_stage.thread),
+            fma_mark.payload.error.eq(0),
+        ]
+        return m
