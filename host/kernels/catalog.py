@@ -25,7 +25,7 @@ import enum
 import functools
 import importlib.resources
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -436,8 +436,11 @@ class _Binding:
     def scratchpad(self, offset=0):
         return self._scratchpad + offset
 
-    def offset_descriptor(self, divisor):
-        """Divisor descriptor dividing any OFFSET of the trigger tensor by ``divisor``."""
+    def row_descriptor(self, dim, copies=1):
+        """Divisor descriptor dividing any OFFSET of the trigger tensor by the bytes of
+        ``copies`` rows of ``dim`` trigger elements (OFFSET ÷ it = the row, OFFSET mod
+        it = the bytes into the row)."""
+        divisor = self.launch.kernel.trigger_spec.dtype.itemsize * self.problem[dim] * copies
         limit = max(self.launch.expected_triggers * SECTOR_BYTES - 1, 0)
         return divisor_descriptor(divisor, limit).word
 
@@ -606,7 +609,7 @@ def _args_axpy(b):
 
 def _args_bias_relu(b):
     row = 4 * b.problem["channels"]
-    return {"Y": b.address("y"), "BIAS": b.address("bias"), "CHANNELS": b.offset_descriptor(row),
+    return {"Y": b.address("y"), "BIAS": b.address("bias"), "CHANNELS": b.row_descriptor("channels"),
             "BIAS_SP": b.scratchpad(), "ROW_BYTES": row}
 
 
@@ -617,7 +620,7 @@ def _args_bn_stats(b):
             "SCALE": b.address("scale"), "SHIFT": b.address("shift"),
             "RUNNING_MEAN": b.address("running_mean"), "RUNNING_VAR": b.address("running_var"),
             "WEIGHT": b.address("weight"), "BIAS": b.address("bias"),
-            "GROUPS": b.offset_descriptor(copies), "SQUARES_SP": b.scratchpad(),
+            "GROUPS": b.row_descriptor("channels", b.partials), "SQUARES_SP": b.scratchpad(),
             "COPY_BYTES": copies, "ROW_BYTES": row, "COUNT": b.f32(b.problem["rows"]),
             "EPS": b.f32(b.params["eps"]), "MOMENTUM": b.f32(b.params["momentum"])}
 
@@ -625,14 +628,14 @@ def _args_bn_stats(b):
 def _args_bn_apply(b):
     row = 4 * b.problem["channels"]
     return {"Y": b.address("y"), "SCALE": b.address("scale"), "SHIFT": b.address("shift"),
-            "CHANNELS": b.offset_descriptor(row), "SCALE_SP": b.scratchpad(),
+            "CHANNELS": b.row_descriptor("channels"), "SCALE_SP": b.scratchpad(),
             "SHIFT_SP": b.scratchpad(row), "ROW_BYTES": row}
 
 
 def _args_bn_bwd_stats(b):
     row = 4 * b.problem["channels"]
     copies = row * b.partials
-    return {"X": b.address("x"), "GROUPS": b.offset_descriptor(copies),
+    return {"X": b.address("x"), "GROUPS": b.row_descriptor("channels", b.partials),
             "DOTS_SP": b.scratchpad(), "COPY_BYTES": copies, "ROW_BYTES": row,
             "MEAN": b.address("mean"), "INVSTD": b.address("invstd"),
             "WEIGHT": b.address("weight"), "GRAD_WEIGHT": b.address("grad_weight"),
@@ -645,7 +648,7 @@ def _args_bn_bwd_apply(b):
     row = 4 * b.problem["channels"]
     return {"DX": b.address("dx"), "X": b.address("x"), "COEF_A": b.address("coef_a"),
             "COEF_B": b.address("coef_b"), "COEF_C": b.address("coef_c"),
-            "CHANNELS": b.offset_descriptor(row), "A_SP": b.scratchpad(),
+            "CHANNELS": b.row_descriptor("channels"), "A_SP": b.scratchpad(),
             "B_SP": b.scratchpad(row), "C_SP": b.scratchpad(2 * row), "ROW_BYTES": row}
 
 
@@ -658,7 +661,7 @@ def _args_layernorm_stats(b):
     region = b.problem["rows"] * SECTOR_BYTES * b.partials
     return {"MEAN": b.address("mean"), "RSTD": b.address("rstd"),
             "ROW_COEFS": b.address("row_coefs"),
-            "ROWS": b.offset_descriptor(4 * b.problem["columns"]), **_row_partial_args(b),
+            "ROWS": b.row_descriptor("columns"), **_row_partial_args(b),
             "SQUARES_SP": b.scratchpad(), "SUMS_DELTA": region, "ROW_COUNT": b.problem["rows"],
             "LENGTH": b.f32(b.problem["columns"]), "EPS": b.f32(b.params["eps"])}
 
@@ -666,7 +669,7 @@ def _args_layernorm_stats(b):
 def _args_layernorm_apply(b):
     row = 4 * b.problem["columns"]
     return {"Y": b.address("y"), "ROW_COEFS": b.address("row_coefs"),
-            "ROWS": b.offset_descriptor(row), "GAMMA": b.address("weight"),
+            "ROWS": b.row_descriptor("columns"), "GAMMA": b.address("weight"),
             "BETA": b.address("bias"), "GAMMA_SP": b.scratchpad(), "BETA_SP": b.scratchpad(row),
             "ROW_BYTES": row}
 
@@ -674,7 +677,7 @@ def _args_layernorm_apply(b):
 def _args_layernorm_bwd_stats(b):
     row = 4 * b.problem["columns"]
     region = b.problem["rows"] * SECTOR_BYTES * b.partials
-    return {"X": b.address("x"), "GAMMA": b.address("weight"), "ROWS": b.offset_descriptor(row),
+    return {"X": b.address("x"), "GAMMA": b.address("weight"), "ROWS": b.row_descriptor("columns"),
             **_row_partial_args(b), "GAMMA_SP": b.scratchpad(), "DOTS_SP": b.scratchpad(row),
             "SUMS_DELTA": region, "ROW_BYTES": row, "ROW_COUNT": b.problem["rows"],
             "MEAN": b.address("mean"), "RSTD": b.address("rstd"),
@@ -685,37 +688,38 @@ def _args_layernorm_bwd_stats(b):
 def _args_layernorm_bwd_apply(b):
     row = 4 * b.problem["columns"]
     return {"DX": b.address("dx"), "X": b.address("x"), "GAMMA": b.address("weight"),
-            "ROWS": b.offset_descriptor(row), "ROW_COEFS": b.address("row_coefs"),
+            "ROWS": b.row_descriptor("columns"), "ROW_COEFS": b.address("row_coefs"),
             "GAMMA_SP": b.scratchpad(), "GRADS_SP": b.scratchpad(row), "ROW_BYTES": row,
             "GRAD_WEIGHT": b.address("grad_weight"), "GRAD_BIAS": b.address("grad_bias")}
 
 
 def _args_softmax_max(b):
-    return {"MAX_ROWS": b.address("max_rows"), "ROWS": b.offset_descriptor(4 * b.problem["columns"]),
+    return {"MAX_ROWS": b.address("max_rows"), "ROWS": b.row_descriptor("columns"),
             **_row_partial_args(b), "MAX_SP": b.scratchpad(),
             "REGION_BYTES": b.problem["rows"] * SECTOR_BYTES * b.partials,
             "ROW_COUNT": b.problem["rows"]}
 
 
-def _args_softmax_expsum(b):
-    return {"Y": b.address("y"), "MAX_ROWS": b.address("max_rows"),
-            "INV_ROWS": b.address("inv_rows"), "ROWS": b.offset_descriptor(4 * b.problem["columns"]),
+def _args_softmax_expsum(b, stored=("Y", "y")):
+    word, tensor = stored
+    return {word: b.address(tensor), "MAX_ROWS": b.address("max_rows"),
+            "INV_ROWS": b.address("inv_rows"), "ROWS": b.row_descriptor("columns"),
             "SUMS_SP": b.scratchpad(), "ROW_COUNT": b.problem["rows"], **EXP_ARGUMENTS}
 
 
 def _args_softmax_scale(b):
-    return {"INV_ROWS": b.address("inv_rows"), "ROWS": b.offset_descriptor(4 * b.problem["columns"])}
+    return {"INV_ROWS": b.address("inv_rows"), "ROWS": b.row_descriptor("columns")}
 
 
 def _args_softmax_bwd_dot(b):
     return {"Y": b.address("y"), "DOT_ROWS": b.address("dot_rows"),
-            "ROWS": b.offset_descriptor(4 * b.problem["columns"]), **_row_partial_args(b),
+            "ROWS": b.row_descriptor("columns"), **_row_partial_args(b),
             "DOTS_SP": b.scratchpad(), "ROW_COUNT": b.problem["rows"]}
 
 
 def _args_softmax_bwd_apply(b):
     return {"DX": b.address("dx"), "Y": b.address("y"), "DOT_ROWS": b.address("dot_rows"),
-            "ROWS": b.offset_descriptor(4 * b.problem["columns"])}
+            "ROWS": b.row_descriptor("columns")}
 
 
 _SIGN_BIT = 0x80000000
@@ -1094,7 +1098,112 @@ def _build_kernels(specs):
     return MappingProxyType(kernels)
 
 
-KERNELS = _build_kernels(_FP32_KERNELS)
+# BF16 variants ----------------------------------------------------------------------------
+# Mixed-precision training keeps activations and their gradients in BF16; parameters,
+# statistics, optimizer state and the workspaces between phases stay FP32. A BF16 sector
+# holds 16 elements: kernels widen its halves (exactly), compute as the FP32 kernel does and
+# round each result once.
+
+def _bf16_variant(name, tensors_in_bf16, *, arguments=None, check=None, tensors=None,
+                  summary=None, order=None, trigger=None, access=None):
+    base = KERNELS_FP32[name]
+    kept = tensors if tensors is not None else base.tensors
+    converted = tuple(replace(t, dtype=DType.BF16) if t.name in tensors_in_bf16 else t for t in kept)
+    unknown = set(tensors_in_bf16) - {t.name for t in converted}
+    if unknown:
+        raise ValueError(f"{name}_bf16: no tensors {sorted(unknown)}")
+    return replace(base, name=f"{name}_bf16", source=f"{base.source.removesuffix('.s')}_bf16.s",
+                   summary=summary or f"{base.summary}, BF16", tensors=converted,
+                   arguments=arguments or base.arguments, check=check or base.check,
+                   order=order or base.order, trigger=trigger or base.trigger,
+                   access=access or base.access)
+
+
+KERNELS_FP32 = MappingProxyType({spec.name: spec for spec in _FP32_KERNELS})
+
+
+def _with(arguments, **extra):
+    """``arguments`` plus the words ``extra`` computes ({name: function of the binding})."""
+    return lambda b: {**arguments(b), **{key: value(b) for key, value in extra.items()}}
+
+
+def _row_sums_after_squares(b):
+    return b.scratchpad() + b.problem["rows"] * SECTOR_BYTES * b.partials
+
+
+def _row_sums_after_dots(b):
+    return b.scratchpad(4 * b.problem["columns"]) + b.problem["rows"] * SECTOR_BYTES * b.partials
+
+
+_SIXTEEN_CHANNELS = _multiple("channels", 16)
+_SIXTEEN_COLUMNS = _multiple("columns", 16)
+_HALVES = "; per BF16 sector the halves' terms are combined first (lo then hi, the second by FMA)"
+
+
+def _row_copies_bf16(problem):
+    return _row_copies(problem, lanes=16)
+
+
+def _bf16_kernels():
+    elementwise = {
+        "relu_fwd": ("x", "y"), "relu_bwd": ("dy", "y", "dx"), "gelu_fwd": ("x", "y"),
+        "gelu_bwd": ("dy", "x", "dx"), "tanh_fwd": ("x", "y"), "tanh_bwd": ("dy", "y", "dx"),
+        "scale_fwd": ("x", "y"), "scale_bwd": ("dy", "dx"), "dropout_fwd": ("x", "y"),
+        "dropout_bwd": ("dy", "dx"), "where_fwd": ("x", "y"), "where_bwd": ("dy", "dx"),
+        "add": ("a", "b", "y"), "axpy": ("x",),
+    }
+    specs = [_bf16_variant(name, tensors) for name, tensors in elementwise.items()]
+    specs += [
+        _bf16_variant("bias_relu", ("x", "y"), check=_SIXTEEN_CHANNELS),
+        _bf16_variant("bn_stats", ("x",), check=_both(_SIXTEEN_CHANNELS, _at_least(
+            "rows", 2, "n/(n − 1) for the running variance"))),
+        _bf16_variant("bn_apply", ("x", "y"), check=_SIXTEEN_CHANNELS),
+        _bf16_variant("bn_bwd_stats", ("dy", "x"), check=_SIXTEEN_CHANNELS),
+        _bf16_variant("bn_bwd_apply", ("dy", "x", "dx"), check=_SIXTEEN_CHANNELS),
+        replace(_bf16_variant("layernorm_stats", ("x",), check=_SIXTEEN_COLUMNS,
+                              arguments=_with(_args_layernorm_stats, SUMS_SP=_row_sums_after_squares),
+                              order=KERNELS_FP32["layernorm_stats"].order + _HALVES),
+                partials=_row_copies_bf16),
+        _bf16_variant("layernorm_apply", ("x", "y"), check=_SIXTEEN_COLUMNS),
+        replace(_bf16_variant("layernorm_bwd_stats", ("dy", "x"), check=_SIXTEEN_COLUMNS,
+                              arguments=_with(_args_layernorm_bwd_stats, SUMS_SP=_row_sums_after_dots),
+                              order=KERNELS_FP32["layernorm_bwd_stats"].order + _HALVES),
+                partials=_row_copies_bf16),
+        _bf16_variant("layernorm_bwd_apply", ("dy", "x", "dx"), check=_SIXTEEN_COLUMNS),
+        replace(_bf16_variant("softmax_max", ("x",), check=_SIXTEEN_COLUMNS),
+                partials=_row_copies_bf16),
+        _bf16_variant("softmax_expsum", ("x",), check=_SIXTEEN_COLUMNS, tensors=(
+            _fp32("x", _IN, _matrix, "rows × L, row-major"),
+            _rows_of("max_rows", _IN, 1, "from softmax_max_bf16"),
+            _fp32("exps", _OUT, _matrix, "rows × L FP32: e = exp(x − max)", True),
+            _rows_of("inv_rows", _OUT, 1, "per row: 8 × 1/Σe")),
+            arguments=lambda b: _args_softmax_expsum(b, stored=("EXPS", "exps")),
+            order=KERNELS_FP32["softmax_expsum"].order + "; e kept in FP32" + _HALVES),
+        _bf16_variant("softmax_scale", ("x", "y"), check=_SIXTEEN_COLUMNS, tensors=(
+            _fp32("x", _IN, _matrix, "rows × L (the pass over the tensor; values not used)"),
+            _fp32("exps", _IN, _matrix, "from softmax_expsum_bf16", True),
+            _rows_of("inv_rows", _IN, 1, "from softmax_expsum_bf16"),
+            _fp32("y", _OUT, _matrix, "like x")), trigger="x",
+            arguments=lambda b: {"Y": b.address("y"), "EXPS": b.address("exps"),
+                                 **_args_softmax_scale(b)},
+            order="y = bf16(e·(1/Σe)), e from the FP32 exponentials"),
+        replace(_bf16_variant("softmax_bwd_dot", ("dy", "y"), check=_SIXTEEN_COLUMNS,
+                              order=KERNELS_FP32["softmax_bwd_dot"].order + _HALVES),
+                partials=_row_copies_bf16),
+        _bf16_variant("softmax_bwd_apply", ("dy", "y", "dx"), check=_SIXTEEN_COLUMNS),
+    ]
+    for name in ("adam", "adamw", "sgd_momentum"):
+        base = KERNELS_FP32[name]
+        specs.append(_bf16_variant(
+            name, ("grad", "param_bf16"), tensors=base.tensors + (
+                _fp32("param_bf16", _OUT, layout="the updated param rounded to BF16 (the model's copy)"),),
+            arguments=_with(base.arguments, PARAM_BF16=lambda b: b.address("param_bf16")),
+            summary=f"{base.summary}, BF16 gradient, FP32 param and state",
+            order=base.order + "; the gradient widened exactly; param_bf16 = bf16(param)"))
+    return tuple(specs)
+
+
+KERNELS = _build_kernels(_FP32_KERNELS + _bf16_kernels())
 
 _MULTI_PHASE = (
     ("batchnorm_fwd", ("bn_stats", "bn_apply"), "batch-norm forward (training)"),
@@ -1104,6 +1213,8 @@ _MULTI_PHASE = (
     ("softmax_fwd", ("softmax_max", "softmax_expsum", "softmax_scale"), "softmax along rows"),
     ("softmax_bwd", ("softmax_bwd_dot", "softmax_bwd_apply"), "softmax backward"),
 )
+_MULTI_PHASE += tuple((f"{name}_bf16", tuple(f"{phase}_bf16" for phase in phases), f"{summary}, BF16")
+                      for name, phases, summary in _MULTI_PHASE)
 
 
 def _build_ops():

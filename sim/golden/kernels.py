@@ -539,3 +539,123 @@ GOLDENS = {
     "adamw": _adamw,
     "sgd_momentum": _sgd,
 }
+
+
+# BF16 variants ----------------------------------------------------------------------------
+# Activations and gradients in BF16, everything else FP32: a BF16 kernel widens its inputs
+# (exactly), computes as its FP32 kernel and rounds each BF16 result once. Reductions over
+# channels accumulate a BF16 sector's halves as the FP32 kernel does the widened tensor's
+# sectors 2s and 2s+1; reductions along rows first combine the halves of a sector.
+
+def _widened_order(order, count):
+    if order is None:
+        return None
+    return [2 * s + half for s in order for half in (0, 1)]
+
+
+def _bf16_variant(function, bf16_inputs, bf16_outputs):
+    def golden(inputs, params, problem, order=None, partials=1):
+        widened = {name: from_bf16(values) if name in bf16_inputs else values
+                   for name, values in inputs.items()}
+        sectors = None if order is None else len(order)
+        outputs = function(widened, params, problem, order=_widened_order(order, sectors),
+                           partials=partials)
+        return {name: to_bf16(values) if name in bf16_outputs else values
+                for name, values in outputs.items()}
+    return golden
+
+
+def _halves(values):
+    """(sectors, 2, 8): each BF16 sector's elements 0 … 7 and 8 … 15."""
+    return _f32(values).reshape(-1, 2, _LANES)
+
+
+def _row_accumulate_bf16(terms, problem, order, partials):
+    """Per row and copy k: Σ terms over the row's BF16 sectors in trigger order (sector s
+    updating copy s mod K); then copies in ascending order and the lanes pairwise."""
+    per_row = problem["columns"] // (2 * _LANES)
+    sums = np.zeros((problem["rows"], partials, _LANES), np.float32)
+    for s in _sector_order(order, len(terms)):
+        row, copy = s // per_row, s % partials
+        sums[row, copy] = add(sums[row, copy], terms[s])
+    total = sums[:, 0]
+    for k in range(1, partials):
+        total = add(total, sums[:, k])
+    return _pairwise(total, add)
+
+
+def _layernorm_stats_bf16(inputs, p, problem, order=None, partials=1):
+    x = _halves(from_bf16(inputs["x"]))
+    squares = _row_accumulate_bf16(fma(x[:, 1], x[:, 1], mul(x[:, 0], x[:, 0])), problem, order, partials)
+    total = _row_accumulate_bf16(add(x[:, 0], x[:, 1]), problem, order, partials)
+    length = np.float32(problem["columns"])
+    mean = div(total, length)
+    var = maximum(fma(negative(mean), mean, div(squares, length)), np.float32(0.0))
+    rstd = rsqrt(add(var, _scalar(p["eps"])))
+    return {"mean": mean, "rstd": rstd, "row_coefs": _broadcast_rows(rstd, negative(mul(mean, rstd)))}
+
+
+def _layernorm_bwd_stats_bf16(inputs, p, problem, order=None, partials=1):
+    g = _halves(mul(_per_row(from_bf16(inputs["dy"]), problem), inputs["weight"][None, :]))
+    x = _halves(from_bf16(inputs["x"]))
+    ds = _row_accumulate_bf16(fma(g[:, 1], x[:, 1], mul(g[:, 0], x[:, 0])), problem, order, partials)
+    db = _row_accumulate_bf16(add(g[:, 0], g[:, 1]), problem, order, partials)
+    mean, a = _f32(inputs["mean"]), _f32(inputs["rstd"])
+    inv_length = np.float32(1.0) / np.float32(problem["columns"])
+    b = fma(db, mean, negative(ds))
+    for _ in range(3):
+        b = mul(b, a)
+    b = mul(b, inv_length)
+    c = fma(negative(b), mean, negative(mul(mul(db, a), inv_length)))
+    return {"row_coefs": _broadcast_rows(a, b, c, negative(mul(mean, a)))}
+
+
+def _softmax_expsum_bf16(inputs, p, problem, order=None, partials=1):
+    x = _per_row(from_bf16(inputs["x"]), problem)
+    e = exp_nonpositive(sub(x, _row_values(inputs["max_rows"], problem)))
+    pairs = _halves(e)
+    total = _row_accumulate_bf16(add(pairs[:, 0], pairs[:, 1]), problem, order, 1)
+    return {"exps": e.reshape(-1), "inv_rows": _broadcast_rows(div(np.float32(1.0), total))}
+
+
+def _softmax_scale_bf16(inputs, p, problem, order=None, partials=1):
+    e = _per_row(inputs["exps"], problem)
+    return {"y": to_bf16(mul(e, _row_values(inputs["inv_rows"], problem)).reshape(-1))}
+
+
+def _softmax_bwd_dot_bf16(inputs, p, problem, order=None, partials=1):
+    dy, y = _halves(from_bf16(inputs["dy"])), _halves(from_bf16(inputs["y"]))
+    terms = fma(dy[:, 1], y[:, 1], mul(dy[:, 0], y[:, 0]))
+    return {"dot_rows": _broadcast_rows(_row_accumulate_bf16(terms, problem, order, partials))}
+
+
+def _optimizer_bf16(function):
+    def golden(inputs, params, problem=None, order=None, partials=1):
+        outputs = function({**inputs, "grad": from_bf16(inputs["grad"])}, params)
+        return {**outputs, "param_bf16": to_bf16(outputs["param"])}
+    return golden
+
+
+_BF16_TENSORS = {
+    "relu_fwd": ("x", "y"), "relu_bwd": ("dy", "y", "dx"), "gelu_fwd": ("x", "y"),
+    "gelu_bwd": ("dy", "x", "dx"), "tanh_fwd": ("x", "y"), "tanh_bwd": ("dy", "y", "dx"),
+    "scale_fwd": ("x", "y"), "scale_bwd": ("dy", "dx"), "dropout_fwd": ("x", "y"),
+    "dropout_bwd": ("dy", "dx"), "where_fwd": ("x", "y"), "where_bwd": ("dy", "dx"),
+    "add": ("a", "b", "y"), "axpy": ("x",), "bias_relu": ("x", "y"), "bn_stats": ("x",),
+    "bn_apply": ("x", "y"), "bn_bwd_stats": ("dy", "x"), "bn_bwd_apply": ("dy", "x", "dx"),
+    "layernorm_apply": ("x", "y"), "layernorm_bwd_apply": ("dy", "x", "dx"),
+    "softmax_max": ("x",), "softmax_bwd_apply": ("dy", "y", "dx"),
+}
+
+GOLDENS.update({f"{name}_bf16": _bf16_variant(GOLDENS[name], tensors, tensors)
+                for name, tensors in _BF16_TENSORS.items()})
+GOLDENS.update({
+    "layernorm_stats_bf16": _layernorm_stats_bf16,
+    "layernorm_bwd_stats_bf16": _layernorm_bwd_stats_bf16,
+    "softmax_expsum_bf16": _softmax_expsum_bf16,
+    "softmax_scale_bf16": _softmax_scale_bf16,
+    "softmax_bwd_dot_bf16": _softmax_bwd_dot_bf16,
+    "adam_bf16": _optimizer_bf16(_adam),
+    "adamw_bf16": _optimizer_bf16(_adamw),
+    "sgd_momentum_bf16": _optimizer_bf16(_sgd),
+})
