@@ -1043,8 +1043,8 @@ _FP32_KERNELS = (
                 _fp32("exp_avg_sq", _STATE)), _ADAM_PARAMS, "grad", Access.WRITE, _args_adam,
                "grad = maximize ? −grad : grad; if weight_decay: grad = fma(param, wd, grad); "
                "exp_avg = fma(w, grad − exp_avg, exp_avg) (w = f32(1 − beta1) < 0.5; else "
-               "fma(w − 1, grad − exp_avg, grad)); exp_avg_sq = exp_avg_sq·beta2 + "
-               "((1 − beta2)·grad)·grad; denom = √exp_avg_sq / f32(√(1 − beta2^step)) + eps; "
+               "fma(w − 1, grad − exp_avg, grad)); exp_avg_sq = fma((1 − beta2)·grad, grad, "
+               "exp_avg_sq·beta2); denom = √exp_avg_sq / f32(√(1 − beta2^step)) + eps; "
                "param = param + (f32(−lr/(1 − beta1^step))·exp_avg) / denom", ragged=True),
     KernelSpec("adamw", "adamw.s", "torch.optim.AdamW step on the writes of grad", _ELEMENTS,
                (_fp32("grad", _IN), _fp32("param", _STATE), _fp32("exp_avg", _STATE),

@@ -284,8 +284,9 @@ def _lerp(start, end, weight):
 
 def _adam_moments(grad, param, exp_avg, exp_avg_sq, p):
     exp_avg = _lerp(exp_avg, grad, 1 - p["beta1"])
-    exp_avg_sq = add(mul(exp_avg_sq, _scalar(p["beta2"])),
-                     mul(mul(_scalar(1 - p["beta2"]), grad), grad))
+    # addcmul_(grad, grad, value): self + (value·grad)·grad, the last multiply-add fused
+    # as PyTorch's compiled CPU kernel evaluates it
+    exp_avg_sq = fma(mul(_scalar(1 - p["beta2"]), grad), grad, mul(exp_avg_sq, _scalar(p["beta2"])))
     step = p["step"]
     step_size = p["lr"] / (1 - p["beta1"] ** step)
     bias_correction2_sqrt = (1 - p["beta2"] ** step) ** 0.5

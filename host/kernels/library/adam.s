@@ -4,7 +4,7 @@
 ;   grad = −grad if maximize
 ;   grad = grad + weight_decay·param                     (add with alpha: one rounding; if weight_decay != 0)
 ;   exp_avg.lerp_(grad, 1 − beta1)                       (fma(w, grad − exp_avg, exp_avg), or from the end)
-;   exp_avg_sq = exp_avg_sq·beta2 + ((1 − beta2)·grad)·grad
+;   exp_avg_sq = fma((1 − beta2)·grad, grad, exp_avg_sq·beta2)  (addcmul, fused as compiled)
 ;   denom = sqrt(exp_avg_sq) / sqrt(1 − beta2^step) + eps
 ;   param = param + (−step_size·exp_avg) / denom,  step_size = lr / (1 − beta1^step)
 .arg PARAM 0
@@ -33,8 +33,7 @@
     vfma    v2, v5, LERP_WEIGHT, v6
     vmul    v3, v3, BETA2
     vmul    v5, v4, ONE_MINUS_BETA2
-    vmul    v5, v5, v4
-    vadd    v3, v3, v5
+    vfma    v3, v5, v4, v3                   ; addcmul: PyTorch's compiled kernel fuses this step
     vsqrt   v5, v3
     vdiv    v5, v5, BC2_SQRT
     vadd    v5, v5, EPS

@@ -28,8 +28,7 @@
     vfma    v2, v5, LERP_WEIGHT, v6
     vmul    v3, v3, BETA2
     vmul    v5, v4, ONE_MINUS_BETA2
-    vmul    v5, v5, v4
-    vadd    v3, v3, v5
+    vfma    v3, v5, v4, v3                   ; addcmul: PyTorch's compiled kernel fuses this step
     vsqrt   v5, v3
     vdiv    v5, v5, BC2_SQRT
     vadd    v5, v5, EPS
@@ -50,8 +49,7 @@
     vfma    v2, v5, LERP_WEIGHT, v6
     vmul    v3, v3, BETA2
     vmul    v5, v4, ONE_MINUS_BETA2
-    vmul    v5, v5, v4
-    vadd    v3, v3, v5
+    vfma    v3, v5, v4, v3                   ; addcmul: PyTorch's compiled kernel fuses this step
     vsqrt   v5, v3
     vdiv    v5, v5, BC2_SQRT
     vadd    v5, v5, EPS
