@@ -256,6 +256,23 @@ class KernelSpec:
     def elements_per_sector(self):
         return SECTOR_BYTES // self.trigger_spec.dtype.itemsize
 
+    def describe(self):
+        """The kernel's metadata as plain data (names, counts, flags)."""
+        return {"name": self.name, "source": self.source, "summary": self.summary,
+                "dims": list(self.dims), "trigger": self.trigger, "access": self.access.value,
+                "trigger_dtype": self.trigger_spec.dtype.value,
+                "elements_per_sector": self.elements_per_sector,
+                "instructions_per_sector": self.instructions_per_sector,
+                "memory_accesses_per_sector": self.memory_accesses_per_sector,
+                "scratchpad_accesses_per_sector": self.scratchpad_accesses_per_sector,
+                "ordered": self.ordered, "order_independent": self.order_independent,
+                "ragged": self.ragged, "sections": [s.value for s in self.sections],
+                "tensors": [{"name": t.name, "role": t.role.value, "dtype": t.dtype.value,
+                             "layout": t.layout, "internal": t.internal} for t in self.tensors],
+                "params": [{"name": p.name, "default": p.default, "kind": p.kind.value,
+                            "doc": p.doc} for p in self.params],
+                "order": self.order}
+
     def tensor(self, name):
         for spec in self.tensors:
             if spec.name == name:
@@ -853,7 +870,7 @@ _FP32_KERNELS = (
     _elementwise("scale_fwd", "scale.s", "multiplication by a constant on the writes of x",
                  [_fp32("x", _IN), _fp32("y", _OUT)], "x", _args_scale("scale", "y"),
                  "y = x·scale", [ParamSpec("scale", 1.0, "the constant")]),
-    _elementwise("scale_bwd", "scale.s", "its gradient on the writes of dy",
+    _elementwise("scale_bwd", "scale.s", "scale gradient on the writes of dy",
                  [_fp32("dy", _IN), _fp32("dx", _OUT)], "dy", _args_scale("scale", "dx"),
                  "dx = dy·scale", [ParamSpec("scale", 1.0, "the forward's constant")]),
     _elementwise("dropout_fwd", "dropout.s", "dropout with a given mask on the writes of x",
@@ -874,7 +891,7 @@ _FP32_KERNELS = (
                   _fp32("y", _OUT)], "x", _args_where("where", "y", lambda p: p["fill"]),
                  "y = condition ? x : fill",
                  [ParamSpec("fill", float(np.finfo(np.float32).min), "the value where the condition is 0")]),
-    _elementwise("where_bwd", "where.s", "its gradient on the writes of dy",
+    _elementwise("where_bwd", "where.s", "where gradient on the writes of dy",
                  [_fp32("dy", _IN), TensorSpec("condition", _IN, DType.U8, _per_element,
                                                "the forward's condition"),
                   _fp32("dx", _OUT)], "dy", _args_where("where", "dx", lambda p: 0.0),
@@ -1038,7 +1055,7 @@ _FP32_KERNELS = (
                        _rows_of("dot_rows", _IN, 1, "from softmax_bwd_dot"),
                        _fp32("dx", _OUT, _matrix, "like dy")), (), "dy", Access.READ,
                _args_softmax_bwd_apply, "dx = (dy − Σ dy·y)·y", check=_multiple("columns", 8)),
-    KernelSpec("adam", "adam.s", "torch.optim.Adam step on the writes of grad", _ELEMENTS,
+    KernelSpec("adam", "adam.s", "an Adam step (torch.optim.Adam) on the writes of grad", _ELEMENTS,
                (_fp32("grad", _IN), _fp32("param", _STATE), _fp32("exp_avg", _STATE),
                 _fp32("exp_avg_sq", _STATE)), _ADAM_PARAMS, "grad", Access.WRITE, _args_adam,
                "grad = maximize ? −grad : grad; if weight_decay: grad = fma(param, wd, grad); "
@@ -1046,12 +1063,12 @@ _FP32_KERNELS = (
                "fma(w − 1, grad − exp_avg, grad)); exp_avg_sq = fma((1 − beta2)·grad, grad, "
                "exp_avg_sq·beta2); denom = √exp_avg_sq / f32(√(1 − beta2^step)) + eps; "
                "param = param + (f32(−lr/(1 − beta1^step))·exp_avg) / denom", ragged=True),
-    KernelSpec("adamw", "adamw.s", "torch.optim.AdamW step on the writes of grad", _ELEMENTS,
+    KernelSpec("adamw", "adamw.s", "an AdamW step (torch.optim.AdamW) on the writes of grad", _ELEMENTS,
                (_fp32("grad", _IN), _fp32("param", _STATE), _fp32("exp_avg", _STATE),
                 _fp32("exp_avg_sq", _STATE)), _ADAMW_PARAMS, "grad", Access.WRITE, _args_adamw,
                "param = param·f32(1 − lr·weight_decay); grad = maximize ? −grad : grad; then "
                "adam without its weight-decay term", ragged=True),
-    KernelSpec("sgd_momentum", "sgd_momentum.s", "torch.optim.SGD step with momentum on the writes of grad",
+    KernelSpec("sgd_momentum", "sgd_momentum.s", "an SGD step with momentum (torch.optim.SGD) on the writes of grad",
                _ELEMENTS, (_fp32("grad", _IN), _fp32("param", _STATE),
                            _fp32("momentum_buffer", _STATE)), _SGD_PARAMS, "grad", Access.WRITE,
                _args_sgd,
