@@ -38,7 +38,7 @@ from matndp.host.kernels.image import Section, section_ranges
 
 __all__ = ["SECTOR_BYTES", "DType", "Role", "Access", "TensorSpec", "ParamSpec", "KernelSpec",
            "Kind", "OpSpec", "KernelLaunch", "KERNELS", "OPS", "LibraryError", "kernel", "op",
-           "library_source", "run_on_iss", "run_op_on_iss", "EXP_ARGUMENTS", "EXPM1_ARGUMENTS"]
+           "library_source", "IssRun", "prepare_on_iss", "run_on_iss", "run_op_on_iss", "EXP_ARGUMENTS", "EXPM1_ARGUMENTS"]
 
 
 SECTOR_BYTES = 32
@@ -186,6 +186,8 @@ class KernelSpec:
     ragged:            whether the trigger tensor may end in a partial sector.
     check:             function problem -> None, raising LibraryError for shapes the
                        kernel does not support.
+    check_params:      function (kernel name, parameters) -> None, raising LibraryError
+                       for parameter values it does not support.
     """
     name: str
     source: str
@@ -202,6 +204,7 @@ class KernelSpec:
     scratchpad: object = lambda problem, partials: 0
     partials: object = lambda problem: 1
     check: object = lambda problem: None
+    check_params: object = lambda name, params: None
 
     def __post_init__(self):
         names = [t.name for t in self.tensors]
@@ -339,9 +342,7 @@ class KernelLaunch:
     partials: int
 
     def validate_parameters(self):
-        check = _PARAMETER_CHECKS.get(self.kernel.source)
-        if check is not None:
-            check(self.kernel.name, self.params)
+        self.kernel.check_params(self.kernel.name, self.params)
 
     # Tensors -----------------------------------------------------------------------------
 
@@ -512,19 +513,6 @@ def _check_sgd(name, params):
         raise LibraryError(f"{name}: lr and weight_decay must be >= 0")
     if params["nesterov"] and params["dampening"] != 0.0:
         raise LibraryError(f"{name}: Nesterov momentum requires zero dampening (as torch.optim.SGD)")
-
-
-_PARAMETER_CHECKS = {}
-
-
-def _register_checks():
-    for source, check in (("dropout", _check_dropout), ("adam", _check_adam),
-                          ("adamw", _check_adam), ("sgd_momentum", _check_sgd)):
-        for suffix in ("", "_bf16"):
-            _PARAMETER_CHECKS[f"{source}{suffix}.s"] = check
-
-
-_register_checks()
 
 
 # Shape checks ----------------------------------------------------------------------------
@@ -838,9 +826,10 @@ _ROW_REDUCE = ("finalizer per row: copies added in ascending order, then the lan
                "pairwise ((0+1), (2+3), …, then those pairwise)")
 
 
-def _elementwise(name, source, summary, tensors, trigger, arguments, order, params=()):
+def _elementwise(name, source, summary, tensors, trigger, arguments, order, params=(),
+                 check_params=KernelSpec.check_params):
     return KernelSpec(name, source, summary, _ELEMENTS, tuple(tensors), tuple(params), trigger,
-                      Access.WRITE, arguments, order, ragged=True)
+                      Access.WRITE, arguments, order, ragged=True, check_params=check_params)
 
 
 _FP32_KERNELS = (
@@ -878,13 +867,13 @@ _FP32_KERNELS = (
                                               "one byte (0 or 1) per element of x"),
                   _fp32("y", _OUT)], "x", _args_dropout("dropout", "y"),
                  "y = x·(mask ? f32(1 / f32(1 − p)) : 0)",
-                 [ParamSpec("p", 0.5, "drop probability, in [0, 1)")]),
+                 [ParamSpec("p", 0.5, "drop probability, in [0, 1)")], _check_dropout),
     _elementwise("dropout_bwd", "dropout.s", "dropout gradient on the writes of dy",
                  [_fp32("dy", _IN), TensorSpec("mask", _IN, DType.U8, _per_element,
                                                "the forward's mask, one byte per element"),
                   _fp32("dx", _OUT)], "dy", _args_dropout("dropout", "dx"),
                  "dx = dy·(mask ? f32(1 / f32(1 − p)) : 0)",
-                 [ParamSpec("p", 0.5, "the forward's drop probability")]),
+                 [ParamSpec("p", 0.5, "the forward's drop probability")], _check_dropout),
     _elementwise("where_fwd", "where.s", "select by a condition on the writes of x",
                  [_fp32("x", _IN), TensorSpec("condition", _IN, DType.U8, _per_element,
                                               "one byte (0 or 1) per element of x"),
@@ -1062,12 +1051,13 @@ _FP32_KERNELS = (
                "exp_avg = fma(w, grad − exp_avg, exp_avg) (w = f32(1 − beta1) < 0.5; else "
                "fma(w − 1, grad − exp_avg, grad)); exp_avg_sq = fma((1 − beta2)·grad, grad, "
                "exp_avg_sq·beta2); denom = √exp_avg_sq / f32(√(1 − beta2^step)) + eps; "
-               "param = param + (f32(−lr/(1 − beta1^step))·exp_avg) / denom", ragged=True),
+               "param = param + (f32(−lr/(1 − beta1^step))·exp_avg) / denom", ragged=True,
+               check_params=_check_adam),
     KernelSpec("adamw", "adamw.s", "an AdamW step (torch.optim.AdamW) on the writes of grad", _ELEMENTS,
                (_fp32("grad", _IN), _fp32("param", _STATE), _fp32("exp_avg", _STATE),
                 _fp32("exp_avg_sq", _STATE)), _ADAMW_PARAMS, "grad", Access.WRITE, _args_adamw,
                "param = param·f32(1 − lr·weight_decay); grad = maximize ? −grad : grad; then "
-               "adam without its weight-decay term", ragged=True),
+               "adam without its weight-decay term", ragged=True, check_params=_check_adam),
     KernelSpec("sgd_momentum", "sgd_momentum.s", "an SGD step with momentum (torch.optim.SGD) on the writes of grad",
                _ELEMENTS, (_fp32("grad", _IN), _fp32("param", _STATE),
                            _fp32("momentum_buffer", _STATE)), _SGD_PARAMS, "grad", Access.WRITE,
@@ -1075,7 +1065,7 @@ _FP32_KERNELS = (
                "grad = maximize ? −grad : grad; if weight_decay: grad = fma(param, wd, grad); "
                "buf = step 1 ? grad : fma(grad, 1 − dampening, buf·momentum); "
                "grad = nesterov ? fma(buf, momentum, grad) : buf; param = fma(grad, −lr, param)",
-               ragged=True),
+               ragged=True, check_params=_check_sgd),
 )
 
 
@@ -1313,12 +1303,29 @@ def _trigger_events(launch, memory, addresses, inputs, order, entry):
                          data, masks, np.full(count, launch.access is Access.WRITE))
 
 
-def run_on_iss(launch, inputs, *, order=None, memory=None, config=None):
-    """Run ``launch`` on the instruction-set simulator: place its tensors (``inputs`` by
-    name, numpy arrays of each tensor's dtype; internal tensors of an earlier phase are
-    taken from ``memory`` when given), trigger every sector in ``order`` (a permutation
-    of sector indices; address order by default) and return ({output name: array}, the
-    simulator's RunResult)."""
+@dataclass(frozen=True)
+class IssRun:
+    """A launch set up on the instruction-set simulator: its memory image, the tensors'
+    addresses, the programmed simulator (one entry, index 0) and the trigger events."""
+    launch: KernelLaunch
+    memory: object
+    addresses: dict
+    simulator: object
+    events: object
+
+    def outputs(self):
+        """{name: array} of the launch's outputs and states, as memory holds them."""
+        return {name: self.memory.read(self.addresses[name],
+                                       self.launch.kernel.tensor(name).dtype.numpy,
+                                       self.launch.elements(name))
+                for name in self.launch.outputs}
+
+
+def prepare_on_iss(launch, inputs, *, order=None, memory=None, expected=None):
+    """Place ``launch``'s tensors (``inputs`` by name, numpy arrays of each tensor's dtype;
+    a tensor already in ``memory`` — an earlier phase's — is used as it is), program an
+    entry (``expected`` µthreads; the launch's count by default) and build the trigger
+    events in ``order`` (a permutation of sector indices; address order by default)."""
     from matndp.host.kernels.iss import FilterEntry, InstructionSetSimulator, IssConfig
     from matndp.host.kernels.memory import Memory
     if memory is None:
@@ -1326,18 +1333,24 @@ def run_on_iss(launch, inputs, *, order=None, memory=None, config=None):
         memory = Memory(-(-total // SECTOR_BYTES) * SECTOR_BYTES)
     addresses = _place(memory, launch, inputs)
     scratchpad = max(launch.scratchpad_bytes, SECTOR_BYTES)
-    config = config or IssConfig(scratchpad_bytes=-(-scratchpad // SECTOR_BYTES) * SECTOR_BYTES,
-                                 watchdog=1 << 30)
+    config = IssConfig(scratchpad_bytes=-(-scratchpad // SECTOR_BYTES) * SECTOR_BYTES,
+                       watchdog=1 << 30)
     entry = FilterEntry(addresses[launch.trigger], launch.allocation(launch.trigger),
                         launch.kernel.image, launch.arguments(addresses),
-                        expected=launch.expected_triggers)
+                        expected=launch.expected_triggers if expected is None else expected)
     simulator = InstructionSetSimulator(memory, [entry], config)
-    result = simulator.run(_trigger_events(launch, memory, addresses, inputs, order, 0))
+    events = _trigger_events(launch, memory, addresses, inputs, order, 0)
+    return IssRun(launch, memory, addresses, simulator, events)
+
+
+def run_on_iss(launch, inputs, *, order=None, memory=None):
+    """Run ``launch`` on the instruction-set simulator (set up by :func:`prepare_on_iss`)
+    and return ({output name: array}, the simulator's RunResult)."""
+    run = prepare_on_iss(launch, inputs, order=order, memory=memory)
+    result = run.simulator.run(run.events)
     if result.errors:
         raise RuntimeError(f"{launch.kernel.name}: {result.errors[0]}")
-    outputs = {name: memory.read(addresses[name], launch.kernel.tensor(name).dtype.numpy,
-                                 launch.elements(name)) for name in launch.outputs}
-    return outputs, result
+    return run.outputs(), result
 
 
 def run_op_on_iss(name, problem, inputs, *, orders=None, partials=None, **params):

@@ -7,10 +7,8 @@ metadata and its errors."""
 import numpy as np
 import pytest
 
-from matndp.host.kernels import catalog
 from matndp.host.kernels.catalog import (KERNELS, OPS, Access, DType, LibraryError, Role,
-                                         kernel, op, run_on_iss, run_op_on_iss)
-from matndp.host.kernels.iss import FilterEntry, InstructionSetSimulator, IssConfig, TriggerEvents
+                                         kernel, op, prepare_on_iss, run_on_iss, run_op_on_iss)
 from matndp.host.kernels.image import Section
 from matndp.host.kernels.memory import Memory
 from matndp.sim.golden.kernels import GOLDENS, from_bf16, to_bf16
@@ -235,16 +233,10 @@ def test_instructions_per_sector_measured(name):
     spec = kernel(name)
     sizes = (BF16_SIZES if spec.trigger_spec.dtype is DType.BF16 else SIZES)[spec.dims]
     launch = spec.launch(sizes[-1])
-    inputs = random_inputs(launch, seed=1)
-    memory = Memory(sum(launch.allocation(t.name) for t in launch.tensors) + 64)
-    addresses = catalog._place(memory, launch, inputs)
-    entry = FilterEntry(addresses[launch.trigger], launch.allocation(launch.trigger),
-                        spec.image, launch.arguments(addresses), expected=0)
-    simulator = InstructionSetSimulator(memory, [entry], IssConfig(
-        scratchpad_bytes=max(32, launch.scratchpad_bytes), watchdog=1 << 30))
-    events = catalog._trigger_events(launch, memory, addresses, inputs, None, 0)
-    simulator.run(events.take(slice(0, 1)))                  # the initializer and one sector
-    rest = simulator.run(events.take(slice(1, None)))
+    run = prepare_on_iss(launch, random_inputs(launch, seed=1), expected=0)   # no finalizer
+    events = run.events
+    run.simulator.run(events.take(slice(0, 1)))              # the initializer and one sector
+    rest = run.simulator.run(events.take(slice(1, None)))
     assert rest.instructions == spec.instructions_per_sector * (len(events) - 1)
 
 
@@ -267,6 +259,10 @@ def test_every_kernel_is_well_formed():
         addresses = {t.name: 0x1000 * (i + 1) for i, t in enumerate(spec.tensors)}
         words = launch.arguments(addresses, scratchpad_base=64)
         assert len(words) == 16 and all(0 <= w < 1 << 64 for w in words)
+        # every tensor but the trigger (whose sector arrives as DATA) reaches the kernel
+        for tensor in spec.tensors:
+            if tensor.name != spec.trigger:
+                assert addresses[tensor.name] in words, f"{name}: {tensor.name} is not an argument"
         assert spec.image.name == spec.source.removesuffix(".s")
         # atomics are what makes a result depend on the trigger order (a maximum does not)
         assert spec.ordered == (not spec.order_independent or name.startswith("softmax_max"))
