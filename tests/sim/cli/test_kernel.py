@@ -46,3 +46,42 @@ def test_bad_input_is_exit_code_2_with_a_message(tmp_path, capsys, command, cont
 def test_doc_prints_the_isa_page(capsys):
     assert main(["kernel", "doc"]) == 0
     assert capsys.readouterr().out.startswith("# The NDP kernel instruction set")
+
+
+def test_list_prints_every_library_kernel_with_its_trigger_and_count(capsys):
+    from matndp.host.kernels.catalog import KERNELS
+    assert main(["kernel", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(KERNELS)
+    relu = lines[list(KERNELS).index("relu_fwd")].split()
+    assert relu[1:4] == ["write", "x", str(KERNELS["relu_fwd"].instructions_per_sector)]
+    assert "read x" in lines[list(KERNELS).index("bn_apply")]
+
+
+def test_list_ops_and_markdown(tmp_path, capsys):
+    assert main(["kernel", "list", "--ops"]) == 0
+    assert "softmax_fwd" in capsys.readouterr().out
+    page = tmp_path / "page.md"
+    page.write_text("intro\n<!-- Generated from host/kernels/catalog.py by `matndp kernel list "
+                    "--markdown --update docs/kernels.md`; do not edit by hand. -->\nold\n"
+                    "<!-- End of the generated part. -->\nafter\n")
+    assert main(["kernel", "list", "--markdown", "--update", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("intro\n") and text.endswith("after\n") and "old" not in text
+    assert "| `relu_fwd` |" in text
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--update", "x.md"], "--update goes with --markdown"),
+    (["--markdown", "--update", "missing.md"], "no such file"),
+])
+def test_list_bad_arguments_are_exit_code_2(tmp_path, capsys, arguments, message):
+    assert main(["kernel", "list", *[str(tmp_path / a) if a.endswith(".md") else a for a in arguments]]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_list_update_refuses_a_file_without_the_markers(tmp_path, capsys):
+    page = tmp_path / "plain.md"
+    page.write_text("no markers\n")
+    assert main(["kernel", "list", "--markdown", "--update", str(page)]) == 2
+    assert "no generated part" in capsys.readouterr().err
