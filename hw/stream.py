@@ -3,9 +3,9 @@
 Every part takes its payload's shape and has an input stream ``i`` and an output stream
 ``o`` (the merge: one input per source, ``i[0]`` … ``i[count - 1]``), so parts compose
 with :func:`~amaranth.lib.wiring.connect`. They keep the stream rules of AXI-Stream: a
-transfer happens in a cycle in which ``valid`` and ``ready``
-are both high; an output, once offered, stays offered and unchanged until it is taken;
-no output ``valid`` waits for its ``ready``.
+transfer happens in a cycle in which ``valid`` and ``ready`` are both high; an output,
+once offered, stays offered and unchanged until it is taken; no output ``valid`` waits
+for its ``ready``.
 
 ========================  ================  ==================  ==========================
 part                      latency (cycles)  throughput          registered outputs
@@ -75,7 +75,8 @@ class RegisterSlice(_Stage):
 
 
 class SkidBuffer(_Stage):
-    """A pipeline register whose ``i.ready`` is a register too, so neither path crosses it.
+    """A pipeline register whose ``i.ready`` comes from a register too, so neither path
+    crosses it.
 
     ``i.ready`` cannot follow ``o.ready`` in the same cycle, so a transfer may arrive in
     the cycle the output stalls: a second, skid register takes it and ``i.ready`` falls
@@ -86,18 +87,16 @@ class SkidBuffer(_Stage):
         m = Module()
         skid = Signal(self.payload_shape)
         skid_full = Signal()
-        ready = Signal(init=1)
-        m.d.comb += self.i.ready.eq(ready)
+        m.d.comb += self.i.ready.eq(~skid_full)
         with m.If(~self.o.valid | self.o.ready):
             with m.If(skid_full):
-                m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0),
-                             ready.eq(1)]
+                m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]
             with m.Else():
                 m.d.sync += self.o.valid.eq(self.i.valid)
                 with m.If(self.i.valid):
                     m.d.sync += self.o.payload.eq(self.i.payload)
         with m.Elif(self.i.valid & self.i.ready):
-            m.d.sync += [skid.eq(self.i.payload), skid_full.eq(1), ready.eq(0)]
+            m.d.sync += [skid.eq(self.i.payload), skid_full.eq(1)]
         return m
 
 
