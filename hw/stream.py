@@ -160,8 +160,9 @@ class RoundRobinMerge(wiring.Component):
         for index in range(count):
             m.d.comb += offering[index].eq(self.i[index].valid)
 
-        # ``last`` is the input taken last, one-hot; the inputs above it come first.
-        last = Signal(count, init=1 << (count - 1))
+        # ``last`` is the input taken last, one-hot (none after reset: input 0 comes
+        # first); the inputs above it come first.
+        last = Signal(count)
         after_last = Signal(count)
         for index in range(1, count):
             m.d.comb += after_last[index].eq(last[:index].any())

@@ -40,14 +40,17 @@ class Pause:
 class Source:
     """Offers items on ``stream`` in order. ``items`` is a list of ints, or a callable that
     returns the next item or None when it has none to offer this cycle (asked only while
-    nothing is offered)."""
+    nothing is offered). ``withdraw`` breaks the stream rules on purpose, to show what a
+    design does then: an offered item is withdrawn for a cycle with that probability."""
 
-    def __init__(self, stream, items, *, pause=None):
+    def __init__(self, stream, items, *, pause=None, withdraw=None):
         self.stream = stream
         self.payload = Value.cast(stream.payload)
         self._next = items if callable(items) else iter(items).__next__
         self._exhausted = False
         self.pause = pause or Pause()
+        self.withdraw = withdraw or Pause()
+        self._withdrawn = False
         self.offered = None
         self.sent = []
         self.offer_cycles = []         # when each item was first offered
@@ -72,12 +75,14 @@ class Source:
             self.offered = self._take_next()
             if self.offered is not None:
                 self.offer_cycles.append(cycle)
-        ctx.set(self.stream.valid, self.offered is not None)
+        self._withdrawn = self.offered is not None and self.withdraw()
+        ctx.set(self.stream.valid, self.offered is not None and not self._withdrawn)
         if self.offered is not None:
             ctx.set(self.payload, self.offered)
 
     def sample(self, ctx, cycle):
-        self.transfer = self.offered is not None and bool(ctx.get(self.stream.ready))
+        self.transfer = self.offered is not None and not self._withdrawn and \
+            bool(ctx.get(self.stream.ready))
         if self.transfer:
             self.sent.append(self.offered)
             self.cycles.append(cycle)
@@ -86,11 +91,12 @@ class Source:
 
 class Monitor:
     """Records the transfers of a design's output ``stream`` and checks that an offered
-    payload stays offered, unchanged, until it is taken."""
+    payload stays offered, unchanged, until it is taken (unless not ``rules``)."""
 
-    def __init__(self, stream, name):
+    def __init__(self, stream, name, *, rules=True):
         self.stream = stream
         self.name = name
+        self.rules = rules
         self.payload = Value.cast(stream.payload)
         self.items = []
         self.cycles = []
@@ -101,7 +107,7 @@ class Monitor:
         self.valid = bool(ctx.get(self.stream.valid))
         self.ready = bool(ctx.get(self.stream.ready))
         payload = ctx.get(self.payload) if self.valid else None
-        if self._waiting is not None and payload != self._waiting:
+        if self.rules and self._waiting is not None and payload != self._waiting:
             state = "withdrawn" if payload is None else f"changed to {payload:#x}"
             raise AssertionError(f"cycle {cycle}: {self.name} offered {self._waiting:#x} "
                                  f"and it was {state} before it was taken")
@@ -119,8 +125,8 @@ class Monitor:
 class Sink(Monitor):
     """Takes transfers from a design's output ``stream``, pausing at random."""
 
-    def __init__(self, stream, name, *, pause=None):
-        super().__init__(stream, name)
+    def __init__(self, stream, name, *, pause=None, rules=True):
+        super().__init__(stream, name, rules=rules)
         self.pause = pause or Pause()
 
     def drive(self, ctx, cycle):

@@ -213,14 +213,16 @@ MERGE_LAYOUT = data.StructLayout({"value": unsigned(10), "source": unsigned(3)})
 MERGE_CODEC = StructCodec(MERGE_LAYOUT)
 
 
-def _run_merge(count, per_source, *, source_pauses, sink_pause, seed):
+def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0.0):
     merge = RoundRobinMerge(MERGE_LAYOUT, count)
     rng = random.Random(seed)
     items = [[MERGE_CODEC.pack(dict(value=rng.getrandbits(10), source=k))
               for _ in range(per_source[k])] for k in range(count)]
-    sources = [Source(merge.i[k], items[k], pause=Pause(source_pauses[k], seed + 1 + k))
-               for k in range(count)]
-    sink = Sink(merge.o, "o", pause=Pause(sink_pause, seed))
+    sources = [Source(merge.i[k], items[k], pause=Pause(source_pauses[k], seed + 1 + k),
+                      withdraw=Pause(withdraw, seed + 11 + k)) for k in range(count)]
+    # An input that withdraws takes back what the output offered: then only the transfers
+    # are checked, not the rules on the output.
+    sink = Sink(merge.o, "o", pause=Pause(sink_pause, seed), rules=not withdraw)
     indices = []
 
     def check(ctx, cycle):
@@ -279,6 +281,18 @@ def test_merge_serves_an_offering_input_within_one_round(count):
                       if offered <= cycle < taken]
             assert len(others) == len(set(others)) <= count - 1, \
                 f"input {k} offered at {offered} waited for {others} until {taken}"
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_merge_takes_nothing_from_an_input_that_withdrew(count):
+    """Inputs that break the stream rules (withdrawing offers) still lose, duplicate and
+    reorder nothing, and the output transfers only what an input hands over."""
+    per_source = [80] * count
+    sources, sink, indices, items = _run_merge(
+        count, per_source, source_pauses=[0.2] * count, sink_pause=0.5, seed=12, withdraw=0.3)
+    received = [MERGE_CODEC.unpack(word) for word in sink.items]
+    for k in range(count):
+        assert [word for word, item in zip(sink.items, received) if item["source"] == k] == items[k]
 
 
 def test_merge_of_one_stream_is_a_wire():
