@@ -1,4 +1,4 @@
-"""Payload layouts and stream signatures of the GPU and memory ports (ARCHITECTURE §4.1)."""
+"""Payload layouts and stream signatures of the GPU and memory ports (docs/trigger.md)."""
 
 from amaranth.hdl import unsigned
 from amaranth.lib import data, stream, wiring

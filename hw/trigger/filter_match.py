@@ -1,13 +1,15 @@
-"""Address-range matcher of the trigger's filter table (ARCHITECTURE §4.2).
+"""Address-range matcher of the trigger's filter table (docs/trigger.md).
 
 Combinational: given one request's address and direction, find the lowest-index enabled
 entry whose range ``[base, base + size)`` holds the address and whose direction flag is
 set, and the request's offset within it.
 """
 
-from amaranth.hdl import Module, Signal, Cat, C, unsigned
+from amaranth.hdl import Module, Signal, Cat, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
+
+from ..onehot import first_one, one_hot_index, one_hot_select
 
 
 __all__ = ["filter_entry_layout", "FilterMatcher"]
@@ -81,35 +83,12 @@ class FilterMatcher(wiring.Component):
         # Lowest index wins. A one-hot winner vector and an AND-OR select keep this a few
         # logic levels deep instead of a chain of 2:1 multiplexers, one per entry.
         matched = Cat(*matches)
-        winner = self.winner
-        for index in range(count):
-            if index:
-                m.d.comb += winner[index].eq(matches[index] & ~matched[:index].any())
-            else:
-                m.d.comb += winner[index].eq(matches[index])
         for index in range(count):
             m.d.comb += self.offsets[index].eq(offsets[index])
         m.d.comb += [
+            self.winner.eq(first_one(matched)),
             self.hit.eq(matched.any()),
-            self.entry.eq(self.encode(winner)),
-            self.offset.eq(self.select(winner, self.offsets)),
+            self.entry.eq(one_hot_index(self.winner)),
+            self.offset.eq(one_hot_select(self.winner, self.offsets)),
         ]
         return m
-
-    @staticmethod
-    def encode(winner):
-        """The index of the set bit of one-hot ``winner`` (0 when none is set)."""
-        count = len(winner)
-        bits = []
-        for bit in range(max(1, (count - 1).bit_length())):
-            ones = [winner[index] for index in range(count) if (index >> bit) & 1]
-            bits.append(Cat(*ones).any() if ones else C(0, 1))
-        return Cat(*bits)
-
-    @staticmethod
-    def select(winner, values):
-        """The element of ``values`` that one-hot ``winner`` picks (0 when none)."""
-        result = 0
-        for index in range(len(winner)):
-            result = result | (values[index] & winner[index].replicate(len(values[index])))
-        return result

@@ -1,4 +1,4 @@
-"""The memory-access trigger (ARCHITECTURE §4.2).
+"""The memory-access trigger (docs/trigger.md).
 
 Sits in the GPU ↔ memory path. Every request and every read response passes through one
 register stage, unchanged and in order, at one transfer per cycle. A request that matches
@@ -11,14 +11,15 @@ memory may answer reads out of order. A read id must not be reused while outstan
 a violation is flagged (``id_reuse``) rather than silently mis-attributed.
 """
 
-from amaranth.hdl import Module, Signal, Shape, Mux, unsigned
+from amaranth.hdl import Module, Signal, unsigned
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .filter_match import FilterMatcher, filter_entry_layout
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
+from ..onehot import one_hot_index, one_hot_select
+from ..stream import Queue, RegisterSlice, RoundRobinMerge
 
 
 __all__ = ["Trigger"]
@@ -39,6 +40,37 @@ def _pending_read_layout(config):
     })
 
 
+def _staged_request_layout(config):
+    """A request in the request stage, with the match decided as it entered."""
+    return data.StructLayout({
+        "request": request_layout(config),
+        "hit":     unsigned(1),
+        "winner":  unsigned(config.trigger.filter_entries),
+        "offsets": data.ArrayLayout(unsigned(config.addr_width), config.trigger.filter_entries),
+    })
+
+
+def _staged_response_layout(config):
+    """A read response in the response stage, with its read's tag read as it entered."""
+    return data.StructLayout({
+        "response": response_layout(config),
+        "tag":      _pending_tag_layout(config),
+    })
+
+
+def _leave_unless_held(m, stage, port, payload, held, name):
+    """Connect ``stage`` to ``port``, carrying ``payload``, closed while ``held``.
+    Returns a signal that is high when a transfer leaves on ``port``."""
+    fire = Signal(name=f"{name}_fire")
+    m.d.comb += [
+        port.valid.eq(stage.valid & ~held),
+        port.payload.eq(payload),
+        stage.ready.eq(port.ready & ~held),
+        fire.eq(port.valid & port.ready),
+    ]
+    return fire
+
+
 class Trigger(wiring.Component):
     """Ports:
 
@@ -46,7 +78,8 @@ class Trigger(wiring.Component):
     events:     trigger events toward the NDP engine.
     table:      the filter entries (from the register file).
     ends:       with ``precomputed_ends``, ``base + size`` of every entry, kept in step
-                with ``table`` by its owner (see :class:`~hw.filter_match.FilterMatcher`).
+                with ``table`` by its owner (see
+                :class:`~matndp.hw.trigger.filter_match.FilterMatcher`).
     hit_pulse:  per entry, events produced this cycle (0, 1 or 2: one per source).
     produced:   events produced this cycle, all entries (the sum of ``hit_pulse``).
     stall:      a GPU request or response is held this cycle by a full event queue.
@@ -75,14 +108,13 @@ class Trigger(wiring.Component):
         m = Module()
         config = self.config
         event_layout = trigger_event_layout(config)
-        event_width = Shape.cast(event_layout).width
 
         m.submodules.matcher = matcher = FilterMatcher(
             config, precomputed_ends=self.precomputed_ends)
-        m.submodules.write_events = write_events = SyncFIFOBuffered(
-            width=event_width, depth=config.trigger.event_queue_depth)
-        m.submodules.read_events = read_events = SyncFIFOBuffered(
-            width=event_width, depth=config.trigger.event_queue_depth)
+        m.submodules.write_events = write_events = Queue(
+            event_layout, config.trigger.event_queue_depth)
+        m.submodules.read_events = read_events = Queue(
+            event_layout, config.trigger.event_queue_depth)
         m.d.comb += matcher.table.eq(self.table)
         if self.precomputed_ends:
             m.d.comb += matcher.ends.eq(self.ends)
@@ -108,42 +140,31 @@ class Trigger(wiring.Component):
         # --- request path: gpu.req -> request stage -> mem.req -----------------------------
         # The match is decided as a request enters the stage and travels with it, so that
         # reprogramming an entry cannot withdraw or alter a request already offered.
-        request = Signal(request_layout(config))
-        request_valid = Signal()
-        request_hit = Signal()
         # Which entry matched (one-hot) and every entry's offset are registered rather than
         # the winner's offset: selecting it would put a wide multiplexer behind the range
         # comparisons. The selection is made from the registers while the request waits.
-        request_winner = Signal(config.trigger.filter_entries)
-        request_offsets = Signal(data.ArrayLayout(unsigned(config.addr_width),
-                                                  config.trigger.filter_entries))
-        request_entry = FilterMatcher.encode(request_winner)
-        request_offset = FilterMatcher.select(request_winner, request_offsets)
+        m.submodules.request_stage = request_stage = RegisterSlice(_staged_request_layout(config))
         m.d.comb += [
             matcher.addr.eq(self.gpu.req.payload.addr),
             matcher.write.eq(self.gpu.req.payload.write),
+            request_stage.i.valid.eq(self.gpu.req.valid),
+            request_stage.i.payload.request.eq(self.gpu.req.payload),
+            request_stage.i.payload.hit.eq(matcher.hit),
+            request_stage.i.payload.winner.eq(matcher.winner),
+            request_stage.i.payload.offsets.eq(matcher.offsets),
+            self.gpu.req.ready.eq(request_stage.i.ready),
         ]
-        write_hit = request_hit & request.write
-        request_can_leave = ~write_hit | write_events.w_rdy
-        request_fire = Signal()
-        m.d.comb += [
-            self.mem.req.valid.eq(request_valid & request_can_leave),
-            self.mem.req.payload.eq(request),
-            request_fire.eq(self.mem.req.valid & self.mem.req.ready),
-            self.gpu.req.ready.eq(~request_valid | request_fire),
-        ]
-        with m.If(self.gpu.req.valid & self.gpu.req.ready):
-            m.d.sync += [
-                request.eq(self.gpu.req.payload),
-                request_valid.eq(1),
-                request_hit.eq(matcher.hit),
-                request_winner.eq(matcher.winner),
-                request_offsets.eq(matcher.offsets),
-            ]
-        with m.Elif(request_fire):
-            m.d.sync += request_valid.eq(0)
+        staged_request = request_stage.o.payload
+        request = staged_request.request
+        request_entry = one_hot_index(staged_request.winner)
+        request_offset = one_hot_select(staged_request.winner, staged_request.offsets)
+        write_hit = staged_request.hit & request.write
+        request_held = Signal()
+        m.d.comb += request_held.eq(write_hit & ~write_events.i.ready)
+        request_fire = _leave_unless_held(m, request_stage.o, self.mem.req, request,
+                                          request_held, "request")
 
-        write_event = data.View(event_layout, write_events.w_data)
+        write_event = write_events.i.payload
         m.d.comb += [
             write_event.entry.eq(request_entry),
             write_event.addr.eq(request.addr),
@@ -151,7 +172,7 @@ class Trigger(wiring.Component):
             write_event.data.eq(request.data),
             write_event.mask.eq(request.mask),
             write_event.write.eq(1),
-            write_events.w_en.eq(request_fire & write_hit),
+            write_events.i.valid.eq(request_fire & write_hit),
         ]
 
         issue_read = request_fire & ~request.write
@@ -162,7 +183,7 @@ class Trigger(wiring.Component):
             pending_write.en.eq(issue_read),
             tags_write.addr.eq(request.id),
             tags_write.en.eq(issue_read),
-            tag.hit.eq(request_hit),
+            tag.hit.eq(staged_request.hit),
             tag.entry.eq(request_entry),
             record.addr.eq(request.addr),
             record.offset.eq(request_offset),
@@ -170,19 +191,13 @@ class Trigger(wiring.Component):
         ]
 
         # --- response path: mem.resp -> response stage -> gpu.resp --------------------------
-        response = Signal(response_layout(config))
-        response_valid = Signal()
-        returned = data.View(pending_layout, pending_read.data)
-        returned_tag = Signal(tag_layout)
-        read_hit = returned_tag.hit
-        response_can_leave = ~read_hit | read_events.w_rdy
-        response_fire = Signal()
+        m.submodules.response_stage = response_stage = RegisterSlice(_staged_response_layout(config))
         response_accept = Signal()
         m.d.comb += [
-            self.gpu.resp.valid.eq(response_valid & response_can_leave),
-            self.gpu.resp.payload.eq(response),
-            response_fire.eq(self.gpu.resp.valid & self.gpu.resp.ready),
-            self.mem.resp.ready.eq(~response_valid | response_fire),
+            response_stage.i.valid.eq(self.mem.resp.valid),
+            response_stage.i.payload.response.eq(self.mem.resp.payload),
+            response_stage.i.payload.tag.eq(tags_read.data),
+            self.mem.resp.ready.eq(response_stage.i.ready),
             response_accept.eq(self.mem.resp.valid & self.mem.resp.ready),
             # The pending record is read as the response enters the stage, so it is on
             # the read port's output exactly while the response sits in the stage.
@@ -190,13 +205,16 @@ class Trigger(wiring.Component):
             pending_read.en.eq(response_accept),
             tags_read.addr.eq(self.mem.resp.payload.id),
         ]
-        with m.If(response_accept):
-            m.d.sync += [response.eq(self.mem.resp.payload), response_valid.eq(1),
-                         returned_tag.eq(tags_read.data)]
-        with m.Elif(response_fire):
-            m.d.sync += response_valid.eq(0)
+        response = response_stage.o.payload.response
+        returned = data.View(pending_layout, pending_read.data)
+        returned_tag = response_stage.o.payload.tag
+        read_hit = returned_tag.hit
+        response_held = Signal()
+        m.d.comb += response_held.eq(read_hit & ~read_events.i.ready)
+        response_fire = _leave_unless_held(m, response_stage.o, self.gpu.resp, response,
+                                           response_held, "response")
 
-        read_event = data.View(event_layout, read_events.w_data)
+        read_event = read_events.i.payload
         m.d.comb += [
             read_event.entry.eq(returned_tag.entry),
             read_event.addr.eq(returned.addr),
@@ -204,7 +222,7 @@ class Trigger(wiring.Component):
             read_event.data.eq(response.data),
             read_event.mask.eq(returned.mask),
             read_event.write.eq(0),
-            read_events.w_en.eq(response_fire & read_hit),
+            read_events.i.valid.eq(response_fire & read_hit),
         ]
 
         # --- outstanding-read bookkeeping -----------------------------------------------------
@@ -217,32 +235,19 @@ class Trigger(wiring.Component):
         m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
         m.d.comb += self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))
 
-        # --- merge the two queues into the event stream ---------------------------------------
-        # The choice is held while an offered event waits, so the payload never changes
-        # under a valid that has not been taken.
-        prefer_read = Signal()
-        held = Signal()
-        held_read = Signal()
-        fresh_read = Mux(write_events.r_rdy & read_events.r_rdy, prefer_read, read_events.r_rdy)
-        choose_read = Mux(held, held_read, fresh_read)
-        m.d.comb += [
-            self.events.valid.eq(write_events.r_rdy | read_events.r_rdy),
-            self.events.payload.eq(Mux(choose_read, read_events.r_data, write_events.r_data)),
-            read_events.r_en.eq(self.events.ready & choose_read),
-            write_events.r_en.eq(self.events.ready & ~choose_read),
-        ]
-        with m.If(self.events.valid & self.events.ready):
-            m.d.sync += [held.eq(0), prefer_read.eq(~choose_read)]
-        with m.Elif(self.events.valid):
-            m.d.sync += [held.eq(1), held_read.eq(choose_read)]
+        # --- the two queues into the event stream ----------------------------------------------
+        queues = (write_events, read_events)
+        m.submodules.event_merge = event_merge = RoundRobinMerge(event_layout, len(queues))
+        for queue, port in zip(queues, event_merge.i):
+            connect(m, queue.o, port)
+        connect(m, event_merge.o, flipped(self.events))
 
         # --- observation ----------------------------------------------------------------------
         for index in range(config.trigger.filter_entries):
             m.d.comb += self.hit_pulse[index].eq(
-                (write_events.w_en & request_winner[index]) +
-                (read_events.w_en & (returned_tag.entry == index)))
-        m.d.comb += self.produced.eq(write_events.w_en + read_events.w_en)
-        m.d.comb += self.stall.eq(
-            (request_valid & write_hit & ~write_events.w_rdy) |
-            (response_valid & read_hit & ~read_events.w_rdy))
+                (write_events.i.valid & staged_request.winner[index]) +
+                (read_events.i.valid & (returned_tag.entry == index)))
+        m.d.comb += self.produced.eq(write_events.i.valid + read_events.i.valid)
+        m.d.comb += self.stall.eq((request_stage.o.valid & request_held) |
+                                  (response_stage.o.valid & response_held))
         return m

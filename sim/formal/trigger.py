@@ -1,47 +1,109 @@
-"""A formal harness around the trigger: its pass-through path is exact.
+"""A formal harness around the NDP slice as it ships: its pass-through path is exact.
 
-All of the trigger's inputs are the harness's ports, so the solver drives them freely.
-Shadow state written from the handshakes alone states the properties:
+The harness instantiates :class:`~matndp.hw.ndp_slice.NDPSlice` itself, so the trigger is
+proven exactly as the slice builds it, with the range ends the slice's register wiring
+computes, behind the slice's register file. The solver drives every input freely: the GPU
+and memory streams, the event consumer and the register bus, so filter entries may be
+programmed and reprogrammed at any cycle, traffic in flight. Register reads are not
+observed (the bus's responses are left unconnected), which lets Yosys drop the read
+multiplexer and the counters, none of which can reach the pass-through path.
+
+Shadow state written from the slice's handshakes alone states the properties:
 
 - no request or response is lost, duplicated or invented; at most one of each is inside;
-- what leaves is exactly what entered (payload unchanged);
+- what leaves is exactly what entered (payload unchanged), so order is kept;
 - an empty stage always accepts (one transfer per cycle sustained);
-- a held request or response is offered unless the trigger reports a stall;
+- a held request or response is offered unless the trigger reports a stall, and a stall
+  is reported only while an event waits on ``events`` (at most one added cycle otherwise);
 - outputs obey the stream rules: an offered transfer stays offered, unchanged, until taken.
 """
 
-from amaranth.hdl import Assert, Module, Signal
+from contextlib import contextmanager
+from unittest import mock
+
+from amaranth.hdl import Assert, Fragment, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import connect, flipped
 
+from matndp.hw import ndp_slice
 from matndp.hw.trigger.trigger import Trigger
 
 
-__all__ = ["TriggerHarness"]
+__all__ = ["SlicePassThroughHarness"]
 
 
-class TriggerHarness(wiring.Component):
-    def __init__(self, config, *, break_payload=False):
+# Conditions a witness run asserts never happen, so that the solver must show they do
+# within the proof's depth: the proof is not vacuous.
+WITNESSES = ("stall", "write_event", "read_event")
+
+
+@contextmanager
+def _trigger_built_as(trigger_class):
+    """While active, the slice builds its trigger as ``trigger_class`` (with the slice's
+    own arguments); yields the list of triggers built."""
+    built = []
+
+    def build(*args, **kwargs):
+        built.append(trigger_class(*args, **kwargs))
+        return built[-1]
+
+    with mock.patch.object(ndp_slice, "Trigger", build):
+        yield built
+
+
+class SlicePassThroughHarness(wiring.Component):
+    """``trigger_class`` replaces the slice's trigger (a deliberately broken one, to show
+    the proof can fail); ``break_property`` states a wrong property instead; ``witness``
+    (one of ``WITNESSES``) asserts that condition never happens."""
+
+    def __init__(self, config, *, trigger_class=Trigger, break_property=False, witness=None):
+        if witness is not None and witness not in WITNESSES:
+            raise ValueError(f"witness must be one of {', '.join(WITNESSES)}, not {witness!r}")
         self.config = config
-        self.break_payload = break_payload      # a deliberately wrong property, to show proofs can fail
-        self.trigger = Trigger(config)
-        super().__init__(self.trigger.signature)
+        self.trigger_class = trigger_class
+        self.break_property = break_property
+        self.witness = witness
+        self.slice = ndp_slice.NDPSlice(config)
+        members = self.slice.signature.members
+        super().__init__({
+            "gpu":    members["gpu"],
+            "mem":    members["mem"],
+            "events": members["events"],
+            "csr":    members["csr"],
+        })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.trigger = trigger = self.trigger
-        connect(m, flipped(self.gpu), trigger.gpu)
-        connect(m, trigger.mem, flipped(self.mem))
-        connect(m, trigger.events, flipped(self.events))
+        with _trigger_built_as(self.trigger_class) as built:
+            m.submodules.slice = Fragment.get(self.slice, platform)
+        if len(built) != 1:
+            raise RuntimeError(f"NDPSlice built {len(built)} triggers through "
+                               f"matndp.hw.ndp_slice.Trigger, not one: the harness no longer "
+                               f"sees the trigger it proves")
+        self.trigger, = built
+        stall = self.trigger.stall
+        slice_ = self.slice
+        connect(m, flipped(self.gpu), slice_.gpu)
+        connect(m, slice_.mem, flipped(self.mem))
+        connect(m, slice_.events, flipped(self.events))
         m.d.comb += [
-            trigger.table.eq(self.table),
-            self.hit_pulse.eq(trigger.hit_pulse),
-            self.stall.eq(trigger.stall),
-            self.id_reuse.eq(trigger.id_reuse),
+            slice_.csr.addr.eq(self.csr.addr),
+            slice_.csr.w_en.eq(self.csr.w_en),
+            slice_.csr.w_data.eq(self.csr.w_data),
+            slice_.csr.r_en.eq(self.csr.r_en),
         ]
-        self._pass_through(m, self.gpu.req, self.mem.req, trigger.stall, "request")
-        self._pass_through(m, self.mem.resp, self.gpu.resp, trigger.stall, "response")
+        self._pass_through(m, self.gpu.req, self.mem.req, stall, "request")
+        self._pass_through(m, self.mem.resp, self.gpu.resp, stall, "response")
         self._stream_rules(m, self.events, "event")
+        m.d.comb += Assert(~stall | self.events.valid, "a stall while no event waits")
+        if self.witness is not None:
+            event = self.events.valid & self.events.ready
+            happens = {
+                "stall": stall,
+                "write_event": event & self.events.payload.write,
+                "read_event": event & ~self.events.payload.write,
+            }[self.witness]
+            m.d.comb += Assert(~happens, f"witness: {self.witness}")
         return m
 
     def _pass_through(self, m, source, sink, stall, what):
@@ -55,7 +117,7 @@ class TriggerHarness(wiring.Component):
             m.d.sync += held.eq(0)
         with m.If(taken):
             m.d.sync += entered.eq(source.payload)
-        expected = entered if not self.break_payload else source.payload
+        expected = source.payload if self.break_property else entered
         m.d.comb += [
             Assert(~delivered | held, f"a {what} left that never entered"),
             Assert(~(taken & held & ~delivered), f"a second {what} was taken while one is held"),

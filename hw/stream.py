@@ -1,0 +1,192 @@
+"""Reusable valid/ready stream parts over :class:`amaranth.lib.stream` signatures.
+
+Every part takes its payload's shape and has an input stream ``i`` and an output stream
+``o`` (the merge: one input per source, ``i[0]`` … ``i[count - 1]``), so parts compose
+with :func:`~amaranth.lib.wiring.connect`. They keep the stream rules of AXI-Stream: a
+transfer happens in a cycle in which ``valid`` and ``ready`` are both high; an output,
+once offered, stays offered and unchanged until it is taken; no output ``valid`` waits
+for its ``ready``.
+
+========================  ================  ==================  ==========================
+part                      latency (cycles)  throughput          registered outputs
+========================  ================  ==================  ==========================
+:class:`RegisterSlice`    1                 1 per cycle         ``o.valid``, ``o.payload``
+:class:`SkidBuffer`       1                 1 per cycle         all, ``i.ready`` included
+:class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``
+                                            depth 3
+:class:`RoundRobinMerge`  0                 1 per cycle         none
+========================  ================  ==================  ==========================
+"""
+
+from amaranth.hdl import Module, Mux, Shape, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from .onehot import first_one, one_hot_index, one_hot_select
+
+
+__all__ = ["RegisterSlice", "SkidBuffer", "Queue", "RoundRobinMerge"]
+
+
+def _checked_shape(payload_shape):
+    try:
+        Shape.cast(payload_shape)
+    except TypeError as error:
+        raise TypeError(f"payload_shape must be a shape (a width, range, enum or data "
+                        f"layout), not {payload_shape!r}: {error}") from None
+    return payload_shape
+
+
+def _checked_count(name, value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, not {value}")
+    return value
+
+
+class _Stage(wiring.Component):
+    def __init__(self, payload_shape, **members):
+        self.payload_shape = _checked_shape(payload_shape)
+        super().__init__({
+            "i": In(stream.Signature(payload_shape)),
+            "o": Out(stream.Signature(payload_shape)),
+            **members,
+        })
+
+
+class RegisterSlice(_Stage):
+    """One pipeline register: what enters on ``i`` is offered on ``o`` the next cycle.
+
+    ``i.ready`` is ``o.ready`` or an empty register, so the stage passes one transfer per
+    cycle with a single register; the ready path stays combinational through it (use a
+    :class:`SkidBuffer` to cut that too). The payload register loads only on a transfer.
+    """
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
+        with m.If(self.i.ready):
+            m.d.sync += self.o.valid.eq(self.i.valid)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += self.o.payload.eq(self.i.payload)
+        return m
+
+
+class SkidBuffer(_Stage):
+    """A pipeline register whose ``i.ready`` comes from a register too, so neither path
+    crosses it.
+
+    ``i.ready`` cannot follow ``o.ready`` in the same cycle, so a transfer may arrive in
+    the cycle the output stalls: a second, skid register takes it and ``i.ready`` falls
+    for as long as that register is full. One transfer per cycle while the output flows.
+    """
+
+    def elaborate(self, platform):
+        m = Module()
+        skid = Signal(self.payload_shape)
+        skid_full = Signal()
+        m.d.comb += self.i.ready.eq(~skid_full)
+        with m.If(~self.o.valid | self.o.ready):
+            with m.If(skid_full):
+                m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]
+            with m.Else():
+                m.d.sync += self.o.valid.eq(self.i.valid)
+                with m.If(self.i.valid):
+                    m.d.sync += self.o.payload.eq(self.i.payload)
+        with m.Elif(self.i.valid & self.i.ready):
+            m.d.sync += [skid.eq(self.i.payload), skid_full.eq(1)]
+        return m
+
+
+class Queue(_Stage):
+    """``depth`` payloads, first in, first out, in memory with a registered read (block
+    RAM on an FPGA); ``level`` is how many it holds.
+
+    ``i.ready`` is high exactly while fewer than ``depth`` are held, the one offered on
+    ``o`` included, and does not depend on ``i.valid``: a producer may offer exactly when
+    it sees room (``i.valid`` formed from ``i.ready``). A payload entering an empty queue
+    is offered two cycles later.
+    """
+
+    def __init__(self, payload_shape, depth):
+        self.depth = _checked_count("depth", depth)
+        super().__init__(payload_shape, level=Out(range(depth + 1)))
+
+    def elaborate(self, platform):
+        m = Module()
+        # SyncFIFOBuffered refuses a write while the entries behind its output register
+        # fill their memory, whether or not the output register is free: at depth 2 it
+        # would refuse with one entry held. One entry more, and the level compared here,
+        # make the room exactly ``depth``.
+        m.submodules.fifo = fifo = SyncFIFOBuffered(
+            width=Shape.cast(self.payload_shape).width, depth=self.depth + 1)
+        m.d.comb += [
+            self.level.eq(fifo.level),
+            self.i.ready.eq(fifo.level < self.depth),
+            fifo.w_en.eq(self.i.valid & self.i.ready),
+            fifo.w_data.eq(self.i.payload),
+            self.o.valid.eq(fifo.r_rdy),
+            self.o.payload.eq(fifo.r_data),
+            fifo.r_en.eq(self.o.ready),
+        ]
+        return m
+
+
+class RoundRobinMerge(wiring.Component):
+    """``count`` streams into one, without a register on the data path.
+
+    Each cycle ``o`` offers the payload of one offering input, and ``index`` says which.
+    With several offering, the first after the one taken last wins (input 0 first after
+    reset), so with all of them offering each gets one transfer in ``count``. The choice
+    is held while the offered payload waits, so ``o`` keeps the stream rules as long as
+    every input does.
+    """
+
+    def __init__(self, payload_shape, count):
+        self.count = _checked_count("count", count)
+        self.payload_shape = _checked_shape(payload_shape)
+        super().__init__({
+            "i":     In(stream.Signature(payload_shape)).array(count),
+            "o":     Out(stream.Signature(payload_shape)),
+            "index": Out(range(count)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        count = self.count
+        offering = Signal(count)
+        for index in range(count):
+            m.d.comb += offering[index].eq(self.i[index].valid)
+
+        # ``last`` is the input taken last, one-hot (none after reset: input 0 comes
+        # first); the inputs above it come first.
+        last = Signal(count)
+        after_last = Signal(count)
+        for index in range(1, count):
+            m.d.comb += after_last[index].eq(last[:index].any())
+        preferred = offering & after_last
+        candidates = Mux(preferred.any(), preferred, offering)
+
+        # The choice made while the output waited, kept until it is taken.
+        held = Signal()
+        held_grant = Signal(count)
+        grant = Signal(count)
+        m.d.comb += grant.eq(Mux(held, held_grant, first_one(candidates)))
+
+        m.d.comb += [
+            self.o.valid.eq((offering & grant).any()),
+            self.o.payload.eq(one_hot_select(grant, [port.payload for port in self.i])),
+            self.index.eq(one_hot_index(grant)[:len(self.index)]),
+        ]
+        for index in range(count):
+            m.d.comb += self.i[index].ready.eq(self.o.ready & grant[index])
+
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += [held.eq(0), last.eq(grant)]
+        with m.Elif(self.o.valid):
+            m.d.sync += [held.eq(1), held_grant.eq(grant)]
+        with m.Else():
+            m.d.sync += held.eq(0)
+        return m
