@@ -81,7 +81,7 @@ def _mask_words(config):
     wider = replace(config, trigger=replace(config.trigger, filter_entries=CSR_DATA_WIDTH + 1))
     registers = register_map(wider)
     return [(register.name, register.address)
-            for name in ("hit_done", "irq_enable")
+            for name in ("complete", "irq_enable", *(("stopped",) if config.engine else ()))
             for register, _ in registers.split_field(name)[1:]]
 
 

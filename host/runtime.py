@@ -13,7 +13,8 @@ from matndp.hw.csr_map import entry_register_name, register_map
 from matndp.hw.config import NDPConfig
 
 
-__all__ = ["FilterRange", "RangeError", "DeviceError", "WindowError", "NDPRuntime"]
+__all__ = ["FilterRange", "RangeError", "DeviceError", "WindowError", "KernelError",
+           "LoadedKernel", "NDPRuntime"]
 
 
 _WORD_BYTES = CSR_DATA_WIDTH // 8
@@ -26,6 +27,11 @@ class RangeError(ValueError):
 
 class DeviceError(RuntimeError):
     """The device is not an NDP slice, or it does not match the configuration given."""
+
+
+class KernelError(RuntimeError):
+    """The engine stopped a kernel (the first error it recorded: entry, pc, cause), or a
+    wait for completion ran out."""
 
 
 class WindowError(ValueError):
@@ -65,6 +71,8 @@ class FilterRange:
     on_write/on_read: which accesses trigger.
     kernel_pc, arg_index: the kernel entry and its argument block.
     expected:        triggers expected (e.g. the tensor's sectors); 0 for none.
+    init_pc, final_pc: the initializer and finalizer, or None (engine only).
+    ordered:         the kernel's scratchpad atomics are applied in trigger order.
     """
 
     base: int
@@ -74,18 +82,46 @@ class FilterRange:
     kernel_pc: int = 0
     arg_index: int = 0
     expected: int = 0
+    init_pc: int | None = None
+    final_pc: int | None = None
+    ordered: bool = False
 
     @property
     def end(self):
         return self.base + self.size
 
 
+@dataclass(frozen=True)
+class LoadedKernel:
+    """A kernel image placed in the instruction memory: its entry points (absolute
+    instruction indices) and whether its entries must be ordered."""
+
+    name: str
+    base: int
+    main_pc: int
+    init_pc: int | None
+    final_pc: int | None
+    ordered: bool
+    size: int
+
+    def filter_range(self, base, size, **fields):
+        """A :class:`FilterRange` that runs this kernel on ``[base, base + size)``."""
+        return FilterRange(base, size, kernel_pc=self.main_pc, init_pc=self.init_pc,
+                           final_pc=self.final_pc, ordered=self.ordered, **fields)
+
+
 class NDPRuntime:
+    """Programs one NDP slice over ``bus`` (a :class:`~.csr_bus.CSRBus`): filter entries,
+    kernels and argument blocks, and reads its status. ``config`` must be the
+    :class:`~matndp.hw.config.NDPConfig` the slice was built with (:meth:`probe` checks)."""
+
     def __init__(self, bus, config=None):
         self.bus = bus
         self.config = config or NDPConfig()
         self.registers = register_map(self.config)
         self.ranges = {}
+        self.kernels = {}
+        self._next_pc = 0
 
     # --- register access by name ------------------------------------------------------------
     def _address(self, name):
@@ -156,9 +192,18 @@ class NDPRuntime:
                              f"multiples of the {config.sector_bytes}-byte sector")
         if not (entry.on_write or entry.on_read):
             raise RangeError(f"entry {index}: triggers on neither writes nor reads")
-        for what, value, register, field in (("kernel_pc", entry.kernel_pc, "kernel_pc", "pc"),
-                                             ("arg_index", entry.arg_index, "arg_index", "index"),
-                                             ("expected count", entry.expected, "expected", "count")):
+        checked = [("kernel_pc", entry.kernel_pc, "kernel_pc", "pc"),
+                   ("arg_index", entry.arg_index, "arg_index", "index"),
+                   ("expected count", entry.expected, "expected", "count")]
+        helpers = [("init_pc", entry.init_pc, "helper_pcs", "init"),
+                   ("final_pc", entry.final_pc, "helper_pcs", "final")]
+        if self.config.engine is None:
+            if entry.ordered or any(value is not None for _, value, _, _ in helpers):
+                raise RangeError(f"entry {index}: this slice has no engine to run an "
+                                 f"initializer or finalizer or to order atomics")
+        else:
+            checked += [item for item in helpers if item[1] is not None]
+        for what, value, register, field in checked:
             width = self._field_width(index, register, field)
             if not 0 <= value < 1 << width:
                 raise RangeError(f"entry {index}: {what} {value} does not fit {width} bits")
@@ -173,7 +218,10 @@ class NDPRuntime:
 
         def name(register):
             return entry_register_name(index, register)
-        # Disable first so that no request matches a half-written range.
+        if index in self.ranges:
+            self._check_drained(index)
+        # Disable first so that no request matches a half-written range; setting ENABLE at
+        # the end arms the entry (its engine counters restart, its initializer runs).
         self.write_fields(name("ctrl"))
         self.ranges.pop(index, None)
         self._write_split(name("base"), entry.base)
@@ -182,9 +230,26 @@ class NDPRuntime:
         self.write_fields(name("arg_index"), index=entry.arg_index)
         self.write_fields(name("expected"), count=entry.expected)
         self.write_fields(name("hits"), count=0)
-        self.write_fields(name("ctrl"), enable=1, on_write=int(entry.on_write),
-                          on_read=int(entry.on_read))
+        control = {"enable": 1, "on_write": int(entry.on_write), "on_read": int(entry.on_read)}
+        if self.config.engine is not None:
+            self.write_fields(name("helper_pcs"), init=entry.init_pc or 0,
+                              final=entry.final_pc or 0)
+            control.update(ordered=int(entry.ordered), has_init=int(entry.init_pc is not None),
+                           has_final=int(entry.final_pc is not None))
+        self.write_fields(name("ctrl"), **control)
         self.ranges[index] = entry
+
+    def _check_drained(self, index):
+        """Refuse to re-program entry ``index`` while kernels it started may still run: every
+        event it counted must have ended (or the entry been stopped by an error)."""
+        if self.config.engine is None:
+            return
+        if self.stopped_mask() >> index & 1:
+            return
+        hits, completed = self.hits(index), self.completed(index)
+        if completed < hits:
+            raise RangeError(f"entry {index} is busy: {hits - completed} of its {hits} kernels "
+                             f"have not ended; wait for them before re-programming it")
 
     def disable(self, index):
         if index not in self.ranges:
@@ -203,8 +268,82 @@ class NDPRuntime:
         return self.read_fields("event_count")["count"]
 
     def done_mask(self):
-        """HIT_DONE of every entry, bit i for entry i (all its words)."""
-        return self._read_split("hit_done")
+        """COMPLETE of every entry, bit i for entry i (all its words)."""
+        return self._read_split("complete")
+
+    def stopped_mask(self):
+        """STOPPED of every entry (engine only)."""
+        return self._read_split("stopped")
+
+    def completed(self, index):
+        """Kernels of entry ``index`` that ended without error since it was armed."""
+        return self.read_fields(entry_register_name(index, "completed"))["count"]
+
+    def drained(self, index):
+        return self.read_fields(entry_register_name(index, "drained"))["count"]
+
+    def error(self):
+        """The engine's recorded error as ``(entry, pc, cause)``, or None."""
+        from matndp.hw.engine.isa import ErrorCause
+        fields = self.read_fields("error")
+        if not fields["recorded"]:
+            return None
+        return fields["entry"], self.read_fields("error_pc")["pc"], ErrorCause(fields["cause"])
+
+    def clear_error(self):
+        self.write_fields("error", recorded=1)
+
+    def set_memory_window(self, base, end):
+        """Let kernels access only ``[base, end)``."""
+        if not 0 <= base <= end <= 1 << self.config.addr_width:
+            raise WindowError(f"memory window [{base:#x}, {end:#x}) is not inside the "
+                              f"{self.config.addr_width}-bit address space")
+        self._write_split("window_base", base)
+        self._write_split("window_end", end)
+
+    def set_watchdog(self, cycles):
+        self.write_fields("watchdog", cycles=cycles)
+
+    # --- kernels and arguments --------------------------------------------------------------------
+    def load_kernel(self, image):
+        """Place ``image`` (a :class:`~.kernels.image.KernelImage`) after the kernels loaded
+        so far and write it into the instruction memory; returns its :class:`LoadedKernel`."""
+        from .kernels.image import Section
+        if self.config.engine is None:
+            raise DeviceError("this slice has no engine to load kernels into")
+        capacity = self.config.engine.instruction_words
+        base = self._next_pc
+        if base + len(image.words) > capacity:
+            raise WindowError(f"kernel {image.name!r} ({len(image.words)} instructions) does not "
+                              f"fit: {capacity - base} of {capacity} instruction words are free")
+        self.write_window("imem", 8 * base, numpy.array(image.words, dtype=numpy.uint64))
+        self._next_pc = base + len(image.words)
+
+        def entry_point(section):
+            start = image.sections.get(section)
+            return None if start is None else base + start
+        loaded = LoadedKernel(image.name, base, entry_point(Section.MAIN), entry_point(Section.INIT),
+                              entry_point(Section.FINAL), bool(image.uses_atomics), len(image.words))
+        self.kernels[image.name] = loaded
+        return loaded
+
+    def write_arguments(self, block, words):
+        """Write argument block ``block``: up to 16 64-bit words (the rest are zeroed)."""
+        from matndp.hw.engine.isa import ARGUMENT_WORDS
+        if self.config.engine is None:
+            raise DeviceError("this slice has no engine to take arguments")
+        if not 0 <= block < self.config.engine.argument_blocks:
+            raise WindowError(f"argument block {block} does not exist "
+                              f"(0..{self.config.engine.argument_blocks - 1})")
+        words = list(words)
+        if len(words) > ARGUMENT_WORDS:
+            raise WindowError(f"an argument block holds {ARGUMENT_WORDS} words, not {len(words)}")
+        for position, word in enumerate(words):
+            if not isinstance(word, numbers.Integral) or not 0 <= word < 1 << 64:
+                raise WindowError(f"argument word {position} ({word!r}) is not a 64-bit unsigned value")
+        padded = numpy.zeros(ARGUMENT_WORDS, dtype=numpy.uint64)
+        padded[:len(words)] = words
+        self.write_window("args", 8 * ARGUMENT_WORDS * block, padded)
 
     def id_reuse_flag(self):
         return bool(self.read_fields("status")["id_reuse"])

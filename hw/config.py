@@ -137,7 +137,8 @@ class NDPConfig:
     id_width:      request tag bits; a tag is unique among a channel's outstanding reads.
     counter_width: width of hit and stall counters (wrap-around).
     trigger:       the trigger's parameters (:class:`TriggerConfig`).
-    engine:        the NDP engine's parameters (:class:`EngineConfig`).
+    engine:        the NDP engine's parameters (:class:`EngineConfig`), or ``None`` for a
+                   slice of the trigger alone, whose events leave on a port.
     arbiter:       the memory-side arbiter's parameters (:class:`ArbiterConfig`).
     """
 
@@ -146,13 +147,15 @@ class NDPConfig:
     id_width: int = 8
     counter_width: int = 32
     trigger: TriggerConfig = field(default_factory=TriggerConfig)
-    engine: EngineConfig = field(default_factory=EngineConfig)
+    engine: EngineConfig | None = field(default_factory=EngineConfig)
     arbiter: ArbiterConfig = field(default_factory=ArbiterConfig)
 
     def __post_init__(self):
         _check_ints(self)
         for name, kind in (("trigger", TriggerConfig), ("engine", EngineConfig),
                            ("arbiter", ArbiterConfig)):
+            if name == "engine" and self.engine is None:
+                continue
             if not isinstance(getattr(self, name), kind):
                 raise TypeError(f"NDPConfig.{name} must be a {kind.__name__}, "
                                 f"not {getattr(self, name)!r}")
@@ -162,6 +165,12 @@ class NDPConfig:
                              f"not {self.sector_bytes}")
         _check_range(self, "id_width", 1, 12)
         _check_range(self, "counter_width", 8, 32)
+        if self.engine is None:
+            return
+        if self.lanes < 2:
+            raise ValueError(f"the engine needs sectors of at least 8 bytes (two lanes), not "
+                             f"{self.sector_bytes}; use NDPConfig(engine=None) for a slice "
+                             f"of the trigger alone")
         if self.engine.divide_units is not None and self.engine.divide_units > self.lanes:
             raise ValueError(f"EngineConfig.divide_units ({self.engine.divide_units}) exceeds the "
                              f"{self.lanes} lanes of a {self.sector_bytes}-byte sector")
@@ -187,15 +196,15 @@ class NDPConfig:
     def ndp_id_width(self):
         """Id bits of the engine's memory requests (an id names a µthread), at least the
         GPU's."""
-        return max(self.id_width, self.engine.thread_bits)
+        return max(self.id_width, self.engine.thread_bits) if self.engine else self.id_width
 
     @property
     def mem_id_width(self):
         """Id bits toward the memory controller: the wider source's, plus the bit that
-        names the source (GPU 0, engine 1)."""
-        return self.ndp_id_width + 1
+        names the source (GPU 0, engine 1); the GPU's alone in a slice without an engine."""
+        return self.ndp_id_width + 1 if self.engine else self.id_width
 
     @property
     def divide_units(self):
         """Divide / square-root units per sub-core."""
-        return self.engine.divide_units or self.lanes
+        return (self.engine.divide_units or self.lanes) if self.engine else 0

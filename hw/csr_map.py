@@ -101,50 +101,152 @@ def _global_registers(config):
 
 
 def _entry_masks(config):
-    """HIT_DONE and IRQ_ENABLE: one bit per filter entry, entries 32 and up in the _HI words."""
+    """COMPLETE, IRQ_ENABLE and STOPPED: one bit per filter entry, entries 32 and up in the
+    _HI words."""
     n = config.trigger.filter_entries
 
     def first_entry(lsb):
         return "entry i" if lsb == 0 else f"entry {lsb} + i"
-    hit_done, hit_done_split = _wide_value("hit_done", n, (
-        ("hit_done", 0x018, "Entries whose expected number of triggers has arrived."),
-        ("hit_done_hi", 0x020, f"HIT_DONE of entries {CSR_DATA_WIDTH} and up."),
-    ), "mask", Access.RO, lambda lsb, msb: f"bit i set when {first_entry(lsb)}'s expected count is "
-                                           f"non-zero and its hit count has reached it")
+    if config.engine is None:
+        meaning = "its expected count is non-zero and its hit count has reached it"
+    else:
+        meaning = ("its expected count is non-zero, that many of its kernels have ended "
+                   "without error and its finalizer (if it names one) has ended")
+    complete, complete_split = _wide_value("complete", n, (
+        ("complete", 0x018, "Entries whose expected work is done."),
+        ("complete_hi", 0x020, f"COMPLETE of entries {CSR_DATA_WIDTH} and up."),
+    ), "mask", Access.RO, lambda lsb, msb: f"bit i set when {first_entry(lsb)}: {meaning}")
     irq_enable, irq_enable_split = _wide_value("irq_enable", n, (
-        ("irq_enable", 0x01C, "Interrupt enables; irq = OR(HIT_DONE & IRQ_ENABLE) over all words."),
+        ("irq_enable", 0x01C, "Interrupt enables; irq = OR(COMPLETE & IRQ_ENABLE) over all words."),
         ("irq_enable_hi", 0x024, f"IRQ_ENABLE of entries {CSR_DATA_WIDTH} and up."),
-    ), "mask", Access.RW, lambda lsb, msb: f"bit i lets {first_entry(lsb)}'s HIT_DONE bit raise "
+    ), "mask", Access.RW, lambda lsb, msb: f"bit i lets {first_entry(lsb)}'s COMPLETE bit raise "
                                            f"the interrupt line")
-    registers = sorted([*hit_done, *irq_enable], key=lambda register: register.address)
-    return registers, (hit_done_split, irq_enable_split)
+    registers = [*complete, *irq_enable]
+    splits = [complete_split, irq_enable_split]
+    if config.engine is not None:
+        stopped, stopped_split = _wide_value("stopped", n, (
+            ("stopped", 0x028, "Entries an error stopped (until they are armed again)."),
+            ("stopped_hi", 0x02C, f"STOPPED of entries {CSR_DATA_WIDTH} and up."),
+        ), "mask", Access.RO, lambda lsb, msb: f"bit i set when an error stopped "
+                                               f"{first_entry(lsb)}'s kernels")
+        registers += stopped
+        splits.append(stopped_split)
+    return sorted(registers, key=lambda register: register.address), tuple(splits)
+
+
+def _engine_registers(config):
+    """The engine's global registers (none without an engine)."""
+    engine = config.engine
+    if engine is None:
+        return [], ()
+    cw = config.counter_width
+    window_base, base_split = _wide_value("window_base", config.addr_width, (
+        ("window_base_lo", 0x040, "Lowest address kernels may access, lo word."),
+        ("window_base_hi", 0x044, "Lowest address kernels may access, hi word."),
+    ), "address", Access.RW, lambda lsb, msb: f"window base, address bits {msb}:{lsb}")
+    end_width = config.addr_width + 1
+    window_end, end_split = _wide_value("window_end", end_width, (
+        ("window_end_lo", 0x048, "One past the highest address kernels may access, lo word."),
+        ("window_end_hi", 0x04C, "One past the highest address kernels may access, hi word."),
+        ("window_end_top", 0x050, "Bit 64 of the window end (64-bit addresses only)."),
+    ), "address", Access.RW, lambda lsb, msb: f"window end, bits {msb}:{lsb}")
+    # The window is the whole address space after reset.
+    end_init = 1 << config.addr_width
+    window_end = [
+        Register(register.name, register.address, tuple(
+            Field(field.name, field.lsb, field.width, field.access, field.doc,
+                  init=(end_init >> (CSR_DATA_WIDTH * index)) & ((1 << field.width) - 1))
+            for field in register.fields), register.doc)
+        for index, register in enumerate(window_end)]
+    registers = [
+        Register("error", 0x030, (
+            Field("recorded", 0, 1, Access.W1C,
+                  "an error was recorded; write 1 to clear, so that the next one is recorded"),
+            Field("cause", 4, 3, Access.RO, "ErrorCause of the recorded error (docs/isa.md)"),
+            Field("entry", 8, 6, Access.RO, "filter entry whose kernel failed"),
+        ), "The first error since it was last cleared."),
+        Register("error_pc", 0x034, (
+            Field("pc", 0, engine.pc_bits, Access.RO, "instruction of the recorded error"),
+        ), "Where the recorded error happened."),
+        Register("watchdog", 0x038, (
+            Field("cycles", 0, 32, Access.RW, "cycles a µthread may live before it is stopped",
+                  init=engine.watchdog_cycles),
+        ), "The µthread watchdog."),
+        Register("engine_config", 0x03C, (
+            Field("sub_cores", 0, 4, Access.CONST, "sub-cores", value=engine.sub_cores),
+            Field("slots", 4, 7, Access.CONST, "µthread slots per sub-core", value=engine.slots),
+            Field("instruction_words_log2", 11, 5, Access.CONST, "log2 of the instruction words",
+                  value=engine.instruction_words.bit_length() - 1),
+            Field("argument_blocks_log2", 16, 4, Access.CONST, "log2 of the argument blocks",
+                  value=engine.argument_blocks.bit_length() - 1),
+            Field("scratchpad_log2", 20, 5, Access.CONST, "log2 of the scratchpad bytes",
+                  value=engine.scratchpad_bytes.bit_length() - 1),
+        ), "The engine's build-time parameters."),
+        *window_base,
+        *window_end,
+        Register("instructions", 0x058, (
+            Field("count", 0, cw, Access.LOAD, "instructions the engine dispatched"),
+        ), "Engine instruction counter."),
+        Register("ndp_requests", 0x05C, (
+            Field("count", 0, cw, Access.LOAD, "memory requests the engine issued"),
+        ), "Engine memory-request counter."),
+    ]
+    return registers, (base_split, end_split)
+
 
 
 def _entry_registers(config):
     """The registers of one filter entry, and the split fields of its base and size."""
     cw = config.counter_width
+    engine = config.engine
+    # Without an engine the fields keep the widths software saw before there was one.
+    pc_bits = 16 if engine is None else engine.pc_bits
+    arg_bits = 8 if engine is None else max(1, (engine.argument_blocks - 1).bit_length())
     base, base_split = _range_words("base", 0x04, config, "range base, address")
     size, size_split = _range_words("size", 0x0C, config, "range size in bytes,")
     return [
         Register("ctrl", 0x00, (
-            Field("enable", 0, 1, Access.RW, "the entry matches requests"),
+            Field("enable", 0, 1, Access.RW,
+                  "the entry matches requests" + ("" if config.engine is None else
+                                                  "; setting it arms the entry")),
             Field("on_write", 1, 1, Access.RW, "writes in range trigger"),
             Field("on_read", 2, 1, Access.RW, "reads in range trigger (when their response returns)"),
+            *(() if config.engine is None else (
+                Field("ordered", 3, 1, Access.RW,
+                      "the kernel's scratchpad atomics are applied in trigger order"),
+                Field("has_init", 4, 1, Access.RW, "arming runs the initializer at INIT_PC"),
+                Field("has_final", 5, 1, Access.RW,
+                      "reaching the expected count runs the finalizer at FINAL_PC"),
+            )),
         ), "Entry control."),
         *base,
         *size,
         Register("kernel_pc", 0x14, (
-            Field("pc", 0, 16, Access.RW, "entry point of the kernel the trigger runs"),
+            Field("pc", 0, pc_bits, Access.RW, "entry point of the kernel the trigger runs"),
         ), "Kernel entry."),
         Register("arg_index", 0x18, (
-            Field("index", 0, 8, Access.RW, "argument block the kernel receives"),
+            Field("index", 0, arg_bits, Access.RW, "argument block the kernel receives"),
         ), "Kernel argument block."),
         Register("expected", 0x1C, (
-            Field("count", 0, cw, Access.RW, "triggers expected for this entry; 0 disables HIT_DONE"),
+            Field("count", 0, cw, Access.RW, "triggers expected for this entry; 0 leaves COMPLETE clear"),
         ), "Expected trigger count."),
         Register("hits", 0x20, (
             Field("count", 0, cw, Access.LOAD, "trigger events of this entry"),
         ), "Hit counter."),
+        *(() if config.engine is None else (
+            Register("helper_pcs", 0x24, (
+                Field("init", 0, pc_bits, Access.RW, "entry point of the initializer"),
+                Field("final", 16, pc_bits, Access.RW, "entry point of the finalizer"),
+            ), "Initializer and finalizer entry points."),
+            Register("completed", 0x28, (
+                Field("count", 0, cw, Access.RO,
+                      "this entry's kernels that ended without error since it was armed"),
+            ), "Completion counter."),
+            Register("drained", 0x2C, (
+                Field("count", 0, cw, Access.RO,
+                      "events of this entry dropped since an error stopped it"),
+            ), "Drained events."),
+        )),
     ], (base_split, size_split)
 
 
@@ -178,10 +280,12 @@ def _windows(config):
 def register_map(config):
     global_registers = _global_registers(config)
     masks, mask_splits = _entry_masks(config)
+    engine_registers, engine_splits = _engine_registers(config)
     entry_registers, entry_splits = _entry_registers(config)
     return RegisterMap([
-        RegisterBlock(GLOBAL_BLOCK, 0x000, [*global_registers, *masks], split_fields=mask_splits),
+        RegisterBlock(GLOBAL_BLOCK, 0x000, [*global_registers, *masks, *engine_registers],
+                      split_fields=(*mask_splits, *engine_splits)),
         RegisterArray(ENTRY_ARRAY, ENTRY_BLOCK_BASE, ENTRY_STRIDE, config.trigger.filter_entries,
                       entry_registers, split_fields=entry_splits),
-        *_windows(config),
+        *(_windows(config) if config.engine is not None else ()),
     ])

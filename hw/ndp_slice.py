@@ -1,21 +1,28 @@
-"""One NDP slice: the top level beside one GPU memory channel (ARCHITECTURE §2, §4.1).
+"""One NDP slice: the top level beside one GPU memory channel (docs/architecture.md).
 
-For now the slice is the trigger, its register file and counters; trigger events leave on
-the ``events`` stream, which the NDP engine will consume. The register bus goes through a
-:class:`~.bus.decoder.BusDecoder`, which answers accesses to the engine's windows with
-``err`` while no engine stands behind them.
+The GPU's requests pass through the trigger toward memory; accesses to registered ranges
+become events, on which the NDP engine runs kernels; the engine's own memory accesses join
+the GPU's below the trigger, in the arbiter. The register bus reaches the register file
+and, through the decoder's windows, the engine's instruction memory, argument blocks and
+scratchpad. ``irq`` is ``OR(COMPLETE & IRQ_ENABLE)``.
+
+``NDPConfig(engine=None)`` builds the trigger alone: its events leave on the ``events``
+port, no arbiter stands on the memory side, and an entry is complete when its hits reach
+the expected count.
 """
 
-from amaranth.hdl import Module, Signal, Cat
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from .config import NDPConfig
-from .bus.action import Counter, Status, StickyFlag
+from .arbiter import MemoryArbiter, with_id_width
+from .bus.action import ClearableStatus, Counter, Status, StickyFlag
 from .bus.decoder import BusDecoder
 from .bus.register_file import RegisterFile
 from .bus.signature import CSRBusSignature
-from .csr_map import register_map, entry_register_name
+from .config import NDPConfig
+from .csr_map import (ARGS_WINDOW, IMEM_WINDOW, SCRATCHPAD_WINDOW, entry_register_name,
+                      register_map)
 from .layouts import MemoryPortSignature, trigger_event_layout
 from .trigger import Trigger
 
@@ -24,33 +31,40 @@ __all__ = ["NDPSlice"]
 
 
 class NDPSlice(wiring.Component):
+    """Ports: ``gpu`` (target, the GPU's requests), ``mem`` (initiator, toward the memory
+    controller; ids of :attr:`~.config.NDPConfig.mem_id_width` bits), ``csr`` (the register
+    bus), ``irq``; without an engine, ``events`` (the trigger's events)."""
+
     def __init__(self, config=None):
         self.config = config = config or NDPConfig()
         self.register_map = register_map(config)
-        super().__init__({
-            "gpu":    In(MemoryPortSignature(config)),
-            "mem":    Out(MemoryPortSignature(config)),
-            "csr":    In(CSRBusSignature(self.register_map.addr_width)),
-            "events": Out(stream.Signature(trigger_event_layout(config))),
-            "irq":    Out(1),
-        })
+        members = {
+            "gpu": In(MemoryPortSignature(config)),
+            "mem": Out(MemoryPortSignature(with_id_width(config, config.mem_id_width))),
+            "csr": In(CSRBusSignature(self.register_map.addr_width)),
+            "irq": Out(1),
+        }
+        if config.engine is None:
+            members["events"] = Out(stream.Signature(trigger_event_layout(config)))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.decoder = decoder = BusDecoder(self.register_map, windows=())
+        entries = config.trigger.filter_entries
+        has_engine = config.engine is not None
+        m.submodules.decoder = decoder = BusDecoder(
+            self.register_map, windows=None if has_engine else ())
         m.submodules.registers = registers = RegisterFile(self.register_map)
         m.submodules.trigger = trigger = Trigger(config, precomputed_ends=True)
 
         connect(m, flipped(self.csr), decoder.bus)
         connect(m, decoder.registers, registers.bus)
         connect(m, flipped(self.gpu), trigger.gpu)
-        connect(m, trigger.mem, flipped(self.mem))
-        connect(m, trigger.events, flipped(self.events))
 
         attach = registers.attach
-        hit_done = Signal(config.trigger.filter_entries)
-        for index in range(config.trigger.filter_entries):
+        hit_done = Signal(entries)
+        for index in range(entries):
             def entry_storage(register, name):
                 return registers.storage(entry_register_name(index, register), name)
             table_entry = trigger.table[index]
@@ -81,16 +95,94 @@ class NDPSlice(wiring.Component):
         event_count = attach("event_count", "count",
                              Counter(config.counter_width, increment_width=len(trigger.produced)))
         id_reuse = attach("status", "id_reuse", StickyFlag())
-        lsb = 0
-        for register, field in self.register_map.split_field("hit_done"):
-            done = attach(register.name, field.name, Status(field.width))
-            m.d.comb += done.status.eq(hit_done[lsb:lsb + field.width])
-            lsb += field.width
-        irq_enable = Cat(storage.data for storage in registers.split_storage("irq_enable"))
         m.d.comb += [
             stall_cycles.increment.eq(trigger.stall),
             event_count.increment.eq(trigger.produced),
             id_reuse.set.eq(trigger.id_reuse),
-            self.irq.eq((hit_done & irq_enable).any()),
         ]
+
+        if has_engine:
+            complete = self._engine(m, registers, decoder, trigger)
+        else:
+            connect(m, trigger.mem, flipped(self.mem))
+            connect(m, trigger.events, flipped(self.events))
+            complete = hit_done
+
+        self._show_mask(m, registers, "complete", complete)
+        irq_enable = Cat(storage.data for storage in registers.split_storage("irq_enable"))
+        m.d.comb += self.irq.eq((complete & irq_enable).any())
         return m
+
+    def _show_mask(self, m, registers, name, mask):
+        """Drive the ``RO`` split field ``name`` (one bit per entry) from ``mask``."""
+        lsb = 0
+        for register, field in self.register_map.split_field(name):
+            shown = registers.attach(register.name, field.name, Status(field.width))
+            m.d.comb += shown.status.eq(mask[lsb:lsb + field.width])
+            lsb += field.width
+
+    def _engine(self, m, registers, decoder, trigger):
+        """The engine, the arbiter and their registers; returns the COMPLETE mask."""
+        from .engine.engine import Engine
+
+        config = self.config
+        entries = config.trigger.filter_entries
+        attach = registers.attach
+        m.submodules.engine = engine = Engine(config)
+        m.submodules.arbiter = arbiter = MemoryArbiter(config)
+        connect(m, trigger.events, engine.events)
+        connect(m, trigger.mem, arbiter.gpu)
+        connect(m, engine.mem, arbiter.ndp)
+        connect(m, arbiter.mem, flipped(self.mem))
+        connect(m, getattr(decoder.windows, IMEM_WINDOW), engine.imem_bus)
+        connect(m, getattr(decoder.windows, ARGS_WINDOW), engine.args_bus)
+        connect(m, getattr(decoder.windows, SCRATCHPAD_WINDOW), engine.scratchpad_bus)
+
+        complete = Signal(entries)
+        stopped = Signal(entries)
+        for index in range(entries):
+            def entry_storage(register, name):
+                return registers.storage(entry_register_name(index, register), name)
+            enable = entry_storage("ctrl", "enable")
+            entry_config = engine.entry_config[index]
+            status = engine.status[index]
+            m.d.comb += [
+                entry_config.main_pc.eq(entry_storage("kernel_pc", "pc").data),
+                entry_config.init_pc.eq(entry_storage("helper_pcs", "init").data),
+                entry_config.final_pc.eq(entry_storage("helper_pcs", "final").data),
+                entry_config.has_init.eq(entry_storage("ctrl", "has_init").data),
+                entry_config.has_final.eq(entry_storage("ctrl", "has_final").data),
+                entry_config.ordered.eq(entry_storage("ctrl", "ordered").data),
+                entry_config.arg_block.eq(entry_storage("arg_index", "index").data),
+                entry_config.expected.eq(entry_storage("expected", "count").data),
+                # Setting ENABLE arms the entry.
+                engine.arm[index].eq(enable.next & ~enable.data),
+                complete[index].eq(status.complete),
+                stopped[index].eq(status.stopped),
+            ]
+            for register in ("completed", "drained"):
+                shown = attach(entry_register_name(index, register), "count",
+                               Status(config.counter_width))
+                m.d.comb += shown.status.eq(getattr(status, register))
+        self._show_mask(m, registers, "stopped", stopped)
+
+        recorded = attach("error", "recorded", ClearableStatus())
+        cause = attach("error", "cause", Status(3))
+        entry = attach("error", "entry", Status(6))
+        error_pc = attach("error_pc", "pc", Status(config.engine.pc_bits))
+        instructions = attach("instructions", "count",
+                              Counter(config.counter_width, increment_width=len(engine.issued)))
+        ndp_requests = attach("ndp_requests", "count", Counter(config.counter_width))
+        m.d.comb += [
+            recorded.status.eq(engine.error_recorded),
+            engine.clear_error.eq(recorded.clear),
+            cause.status.eq(engine.first_error.cause),
+            entry.status.eq(engine.first_error.entry),
+            error_pc.status.eq(engine.first_error.pc),
+            engine.window_base.eq(Cat(s.data for s in registers.split_storage("window_base"))),
+            engine.window_end.eq(Cat(s.data for s in registers.split_storage("window_end"))),
+            engine.watchdog.eq(registers.storage("watchdog", "cycles").data),
+            instructions.increment.eq(engine.issued),
+            ndp_requests.increment.eq(arbiter.ndp.req.valid & arbiter.ndp.req.ready),
+        ]
+        return complete

@@ -26,10 +26,13 @@ from .runner import build_root, write_if_changed
 
 
 __all__ = ["ndp_slice_verilog", "MemoryPortFIFOs", "memory_port_fifos_verilog",
-           "CONFIG_VARIABLE", "config_environment", "config_from_environment", "config_from_json"]
+           "CONFIG_VARIABLE", "TRIGGER_SLICE", "config_environment", "config_from_environment", "config_from_json"]
 
 
 CONFIG_VARIABLE = "MATNDP_CONFIG"
+# The slice of the trigger alone, at the default parameters: the trigger's own testbench
+# watches its events port.
+TRIGGER_SLICE = NDPConfig(engine=None)
 
 
 # Exporting the slice takes seconds, and a test process asks for the same few designs
@@ -106,8 +109,13 @@ def _build(cls, values, where):
     types = typing.get_type_hints(cls)
     arguments = {}
     for name, value in values.items():
-        kind = types[name]
-        arguments[name] = _build(kind, value, f"{where}.{name}") if is_dataclass(kind) else value
+        # A field typed ``SomeConfig | None`` holds a configuration or None.
+        kinds = [kind for kind in typing.get_args(types[name]) or (types[name],)
+                 if is_dataclass(kind)]
+        if kinds and value is not None:
+            arguments[name] = _build(kinds[0], value, f"{where}.{name}")
+        else:
+            arguments[name] = value
     return cls(**arguments)
 
 
@@ -121,7 +129,10 @@ def config_from_json(text, where=CONFIG_VARIABLE):
     return _build(NDPConfig, values, where)
 
 
-def config_from_environment():
-    """The configuration the launching side put in the environment, or the default."""
+def config_from_environment(default=None):
+    """The configuration the launching side put in the environment, or ``default`` (the
+    default configuration when that is None)."""
     text = os.environ.get(CONFIG_VARIABLE)
-    return NDPConfig() if text is None else config_from_json(text)
+    if text is None:
+        return default or NDPConfig()
+    return config_from_json(text)

@@ -31,7 +31,7 @@ def run_flagship(output, *, simulator="verilator", tiles=8, seed=1, pressure="ra
     from .gtkwave import write_save_file
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    config = NDPConfig()
+    config = NDPConfig(engine=None)
     verilog = ndp_slice_verilog(config)
     wave = output / "ndp_slice.fst"
     measurements_path = output / "measurements.json"

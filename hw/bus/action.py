@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 from .map import Access
 
 
-__all__ = ["FieldPort", "FieldAction", "Status", "Counter", "StickyFlag"]
+__all__ = ["FieldPort", "FieldAction", "Status", "Counter", "StickyFlag", "ClearableStatus"]
 
 
 class FieldPort(wiring.PureInterface):
@@ -126,4 +126,22 @@ class StickyFlag(FieldAction):
         cleared = Mux(self.port.w_stb, self.port.w_data, 0)
         m.d.sync += self.flags.eq((self.flags & ~cleared) | self.set)
         m.d.comb += self.port.r_data.eq(self.flags)
+        return m
+
+
+class ClearableStatus(FieldAction):
+    """A ``W1C`` field whose flags hardware keeps: reads ``status``; a bus write pulses
+    ``clear`` with the bits written as 1, for the hardware to clear them (a latched error,
+    for one, that records nothing new until it is cleared)."""
+
+    def __init__(self, width=1):
+        _check_width("ClearableStatus", width)
+        super().__init__(width, Access.W1C, {"status": In(width), "clear": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += [
+            self.port.r_data.eq(self.status),
+            self.clear.eq(Mux(self.port.w_stb, self.port.w_data, 0)),
+        ]
         return m

@@ -7,7 +7,7 @@ then division passes of 1.0 by their results. One instruction at a time; the uni
 ready while it works, so the sub-core replays other instructions for it.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 
 from ..fp.divide import FPDivide
 from ..fp.sqrt import FPSqrt
@@ -59,6 +59,15 @@ class VectorDivide(VectorUnit):
             return vector_signal.as_value().word_select(group * units + unit, 32)
 
         m.d.comb += [self.result.payload.slot.eq(slot), self.result.payload.value.eq(result)]
+        # The operands of the group in progress, offered to the units whenever they issue.
+        reciprocal = opcode == Opcode.VRSQRT
+        for unit, (divider, root) in enumerate(zip(dividers, roots)):
+            m.d.comb += [
+                root.operands.payload.as_value().eq(lane(a, unit)),
+                divider.operands.payload.as_value().eq(Cat(
+                    Mux(reciprocal, _ONE, lane(a, unit)),
+                    Mux(reciprocal, lane(result, unit), lane(b, unit)))),
+            ]
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += self.request.ready.eq(1)
@@ -70,16 +79,9 @@ class VectorDivide(VectorUnit):
                     m.next = "ISSUE"
             with m.State("ISSUE"):
                 # Every unit is idle here, so all take their operands in this cycle.
-                reciprocal = opcode == Opcode.VRSQRT
-                for unit, (divider, root) in enumerate(zip(dividers, roots)):
-                    m.d.comb += [
-                        root.operands.valid.eq(rooting),
-                        root.operands.payload.a.eq(lane(a, unit)),
-                        divider.operands.valid.eq(~rooting),
-                        divider.operands.payload.a.eq(Mux(reciprocal, _ONE, lane(a, unit))),
-                        divider.operands.payload.b.eq(Mux(reciprocal, lane(result, unit),
-                                                          lane(b, unit))),
-                    ]
+                for divider, root in zip(dividers, roots):
+                    m.d.comb += [root.operands.valid.eq(rooting),
+                                 divider.operands.valid.eq(~rooting)]
                 m.d.sync += got.eq(0)
                 m.next = "WAIT"
             with m.State("WAIT"):

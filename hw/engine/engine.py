@@ -106,19 +106,25 @@ class Engine(wiring.Component):
             release_sources=sub_cores + 1)
         m.submodules.load_store = load_store = LoadStoreUnit(config)
         m.submodules.scratchpad = scratchpad = Scratchpad(config)
-        m.submodules.memory_merge = memory_merge = RoundRobinMerge(memory_op_layout(config),
-                                                                   sub_cores)
-        m.submodules.scratchpad_merge = spad_merge = RoundRobinMerge(
-            scratchpad_op_layout(config), sub_cores)
+        if sub_cores > 1:
+            m.submodules.memory_merge = memory_merge = RoundRobinMerge(memory_op_layout(config),
+                                                                       sub_cores)
+            m.submodules.scratchpad_merge = spad_merge = RoundRobinMerge(
+                scratchpad_op_layout(config), sub_cores)
+            memory_ops, spad_ops = memory_merge.o, spad_merge.o
+            memory_inputs, spad_inputs = memory_merge.i, spad_merge.i
+        else:
+            memory_ops = memory_inputs = spad_ops = spad_inputs = None
 
         connect(m, flipped(self.events), spawner.events)
-        connect(m, memory_merge.o, load_store.ops)
-        connect(m, spad_merge.o, scratchpad.ops)
+        if sub_cores > 1:
+            connect(m, memory_ops, load_store.ops)
+            connect(m, spad_ops, scratchpad.ops)
         connect(m, load_store.mem, flipped(self.mem))
         connect(m, flipped(self.scratchpad_bus), scratchpad.host)
 
         m.d.comb += [
-            control.config.eq(self.entry_config),
+            control.entry_config.eq(self.entry_config),
             control.arm.eq(self.arm),
             control.clear_error.eq(self.clear_error),
             self.status.eq(control.status),
@@ -148,8 +154,12 @@ class Engine(wiring.Component):
         active = 0
         for index, core in enumerate(cores):
             connect(m, spawner.spawn[index], core.spawn)
-            connect(m, core.memory_ops, memory_merge.i[index])
-            connect(m, core.scratchpad_ops, spad_merge.i[index])
+            if sub_cores > 1:
+                connect(m, core.memory_ops, memory_inputs[index])
+                connect(m, core.scratchpad_ops, spad_inputs[index])
+            else:
+                connect(m, core.memory_ops, load_store.ops)
+                connect(m, core.scratchpad_ops, scratchpad.ops)
             connect(m, load_store.completions[index], core.memory_done)
             connect(m, scratchpad.completions[index], core.scratchpad_done)
             m.d.comb += [

@@ -36,7 +36,7 @@ class Phase(enum.Enum, shape=3):
 class EntryControl(wiring.Component):
     """Ports:
 
-    config:        per entry, the kernel entry points and counts (register file).
+    entry_config:  per entry, the kernel entry points and counts (register file).
     arm:           per entry, a pulse that (re)starts it.
     retire_valid / retire:  µthreads that ended, ``retire_ports`` of them per cycle.
     release:       per source, per entry pulses handing the ticket on.
@@ -61,7 +61,7 @@ class EntryControl(wiring.Component):
         entries = config.trigger.filter_entries
         entry = unsigned(config.trigger.entry_bits)
         super().__init__({
-            "config":         In(data.ArrayLayout(entry_config_layout(config), entries)),
+            "entry_config":   In(data.ArrayLayout(entry_config_layout(config), entries)),
             "arm":            In(entries),
             "retire_valid":   In(retire_ports),
             "retire":         In(data.ArrayLayout(retire_layout(config), retire_ports)),
@@ -98,7 +98,7 @@ class EntryControl(wiring.Component):
                 m.d.sync += [self.first_error.eq(self.error[port]), self.error_recorded.eq(1)]
 
         for index in range(entries):
-            config_e = self.config[index]
+            config_e = self.entry_config[index]
             status = self.status[index]
             phase = Signal(Phase, name=f"phase{index}")
             finalized = Signal(name=f"finalized{index}")

@@ -31,7 +31,7 @@ from matndp.hw.layouts import request_layout, response_layout, trigger_event_lay
 from matndp.host.runtime import FilterRange, NDPRuntime
 from matndp.host.csr_bus import CSRAccessError
 from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
-from matndp.sim.designs import config_from_environment
+from matndp.sim.designs import TRIGGER_SLICE, config_from_environment
 from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.packing import StructCodec
@@ -250,7 +250,7 @@ def _word_addresses(registers):
 async def csr_map_and_bus_errors(dut):
     """Identity registers, read-back of a programmed entry, and bus errors for unmapped,
     misaligned and read-only accesses."""
-    config = config_from_environment()
+    config = config_from_environment(TRIGGER_SLICE)
     bench = SliceBench(dut, config, pressure="none", seed=1)
     await bench.start()
     runtime = bench.runtime
@@ -301,7 +301,7 @@ async def csr_map_and_bus_errors(dut):
         error = await bench.csr.write(address, 0xFFFF_FFFF)
         assert error, f"write to unmapped address {address:#x} was not flagged"
     read_only = [register for register in registers if not register.writable]
-    assert {"id", "config", "hit_done"} <= {register.name for register in read_only}
+    assert {"id", "config", "complete"} <= {register.name for register in read_only}
     for register in read_only:
         before, _ = await bench.csr.read(register.address)
         assert await bench.csr.write(register.address, 0x5555_5555), f"write to read-only {register.name} not flagged"
@@ -323,7 +323,7 @@ async def dnn_stream(dut):
     exact and in order, events appear exactly for in-range accesses, counters agree, the
     stall counter counts the held cycles. Without back-pressure it also measures the added
     latency and the sustained rate."""
-    config = config_from_environment()
+    config = config_from_environment(TRIGGER_SLICE)
     seed = _env("MATNDP_SEED", 1)
     pressure = os.environ.get("MATNDP_PRESSURE", "none")
     scenario = build_scenario(config, tiles=_env("MATNDP_TILES", 2), seed=seed)
@@ -380,7 +380,7 @@ async def dnn_stream(dut):
         hits = await call_runtime(runtime.hits, index)
         assert hits == golden.hits[index], f"entry {index}: {hits} hits, golden {golden.hits[index]}"
     assert await call_runtime(runtime.event_count) == len(bench.events.items)
-    assert await call_runtime(runtime.done_mask) == _pack(bench.registers["hit_done"],
+    assert await call_runtime(runtime.done_mask) == _pack(bench.registers["complete"],
                                                           mask=sum(1 << i for i in scenario.entries))
     assert not await call_runtime(runtime.id_reuse_flag)
     stall_cycles = await bench.check_stall_counter()
@@ -410,7 +410,7 @@ async def dnn_stream(dut):
         assert span == len(scenario.requests) + idle + refused, \
             f"{len(scenario.requests)} requests took {span} cycles ({idle} waiting for a free read tag, " \
             f"{refused} offered and held)"
-        if config == NDPConfig():
+        if config == TRIGGER_SLICE:
             assert set(request_delay) == {0}, f"request path latency {sorted(set(request_delay))} + 1 cycles"
             assert set(response_delay) == {0}, f"response path latency {sorted(set(response_delay))} + 1 cycles"
             assert span == len(scenario.requests), f"{len(scenario.requests)} requests took {span} cycles"
@@ -440,7 +440,7 @@ async def full_event_queue_stalls_only_the_gpu(dut):
     """With the event consumer stopped, the slice takes exactly as many triggering writes
     as its queue holds plus the one in its register stage, then holds the GPU; the stall
     counter counts exactly the held cycles; nothing is lost once the consumer resumes."""
-    config = config_from_environment()
+    config = config_from_environment(TRIGGER_SLICE)
     bench = SliceBench(dut, config, pressure="none", seed=3)
     await bench.start()
     sector = config.sector_bytes
@@ -476,7 +476,7 @@ async def stall_counter_under_random_back_pressure(dut):
     and reads triggering: both event queues fill, and memory holds requests back too.
     STALL_CYCLES must count the cycles held for a full queue, and only those: here they
     differ from the cycles in which the GPU offers a request the slice does not take."""
-    config = config_from_environment()
+    config = config_from_environment(TRIGGER_SLICE)
     seed = _env("MATNDP_SEED", 1)
     bench = SliceBench(dut, config, pressure="random", seed=seed,
                        event_pause=BurstyPause(mean_pause=12, mean_active=6))
@@ -519,7 +519,7 @@ async def stall_counter_under_random_back_pressure(dut):
 async def reused_read_id_is_flagged(dut):
     """Two reads with one tag outstanding at once set the sticky ID_REUSE flag (write 1
     clears it); responses still pass through."""
-    config = config_from_environment()
+    config = config_from_environment(TRIGGER_SLICE)
     bench = SliceBench(dut, config, pressure="none", seed=4, unique_read_tags=False,
                        memory_timing=MemoryTiming(latency=20))
     await bench.start()

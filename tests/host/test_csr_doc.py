@@ -13,7 +13,7 @@ def test_docs_csr_md_is_generated_from_the_register_map():
 
 def test_every_register_is_documented():
     text = render_csr_markdown(NDPConfig())
-    for name in ("ID", "VERSION", "CONFIG", "STATUS", "STALL_CYCLES", "EVENT_COUNT", "HIT_DONE",
+    for name in ("ID", "VERSION", "CONFIG", "STATUS", "STALL_CYCLES", "EVENT_COUNT", "COMPLETE",
                  "IRQ_ENABLE", "CTRL", "BASE_LO", "BASE_HI", "SIZE_LO", "SIZE_HI", "KERNEL_PC",
                  "ARG_INDEX", "EXPECTED", "HITS"):
         assert f"**{name}**" in text
@@ -39,4 +39,4 @@ def test_the_windows_and_the_address_map_are_documented():
                 "| `0x108000` | `0x200000` | 0xf8000 | unmapped |"):
         assert row in text, row
     assert "21 address bits" in text
-    assert "HIT_DONE_HI (`0x020`) and IRQ_ENABLE_HI (`0x024`)" in text
+    assert "COMPLETE_HI (`0x020`) and IRQ_ENABLE_HI (`0x024`)" in text

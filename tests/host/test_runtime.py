@@ -66,7 +66,7 @@ def test_counters_and_flags_are_read_by_field():
     bus.values[registers["entry2.hits"].address] = 41
     bus.values[registers["stall_cycles"].address] = 7
     bus.values[registers["event_count"].address] = 0xFFFF_FFFF
-    bus.values[registers["hit_done"].address] = 0b1010
+    bus.values[registers["complete"].address] = 0b1010
     assert (runtime.hits(2), runtime.stall_cycles(), runtime.event_count(), runtime.done_mask()) == \
         (41, 7, 0xFFFF_FFFF, 0b1010)
     assert not runtime.id_reuse_flag()
@@ -82,7 +82,7 @@ def test_the_register_model_keeps_what_the_hardware_keeps():
     runtime, bus = make_runtime()
     ctrl = runtime.registers["entry0.ctrl"].address
     bus.write(ctrl, 0xFFFF_FFFF)
-    assert bus.values[ctrl] == 0b111
+    assert bus.values[ctrl] == 0b111111     # enable, on_write, on_read, ordered, has_init, has_final
     bus.write(runtime.registers["irq_enable"].address, 0xFFFF_FFFF)
     assert bus.values[runtime.registers["irq_enable"].address] == 0xFFFF
     with pytest.raises(ValueError, match="does not fit a 32-bit register"):
@@ -153,8 +153,8 @@ def test_narrow_addresses_and_many_entries():
         [0b011, 0xFFFF_0000, None, 0x1_0000, None, 3, 0, 2, 0]
     with pytest.raises(RangeError, match="leaves the 32-bit address space"):
         runtime.program(0, FilterRange(0xFFFF_FFE0, 0x40))
-    bus.values[runtime.registers["hit_done"].address] = 0x8000_0001
-    bus.values[runtime.registers["hit_done_hi"].address] = 0x8000_0002
+    bus.values[runtime.registers["complete"].address] = 0x8000_0001
+    bus.values[runtime.registers["complete_hi"].address] = 0x8000_0002
     assert runtime.done_mask() == 1 << 63 | 1 << 33 | 1 << 31 | 1
 
 

@@ -26,7 +26,7 @@ def test_register_map_keeps_the_documented_layout():
     """The addresses and bits software relies on, written out independently of the map."""
     registers = register_map(NDPConfig())
     addresses = {"id": 0x000, "version": 0x004, "config": 0x008, "status": 0x00C,
-                 "stall_cycles": 0x010, "event_count": 0x014, "hit_done": 0x018, "irq_enable": 0x01C,
+                 "stall_cycles": 0x010, "event_count": 0x014, "complete": 0x018, "irq_enable": 0x01C,
                  "entry0.ctrl": 0x100, "entry0.hits": 0x120, "entry5.base_lo": 0x244,
                  "entry15.kernel_pc": 0x4D4, "entry15.hits": 0x4E0}
     assert {name: registers[name].address for name in addresses} == addresses
@@ -73,11 +73,11 @@ def test_a_ranges_base_and_size_take_the_words_their_width_needs(addr_width, wor
 def test_the_entry_masks_take_a_word_per_32_entries(entries):
     registers = register_map(NDPConfig(trigger=TriggerConfig(filter_entries=entries)))
     words = [min(32, entries), entries - 32][:1 + (entries > 32)]
-    for name, addresses in (("hit_done", (0x018, 0x020)), ("irq_enable", (0x01C, 0x024))):
+    for name, addresses in (("complete", (0x018, 0x020)), ("irq_enable", (0x01C, 0x024))):
         parts = registers.split_field(name)
         assert [(register.name, register.address, field.width) for register, field in parts] == \
             list(zip((name, f"{name}_hi"), addresses, words))
-    assert registers["hit_done"].field("mask").access is Access.RO
+    assert registers["complete"].field("mask").access is Access.RO
     assert registers["irq_enable_hi" if entries > 32 else "irq_enable"].field("mask").access is Access.RW
     last = registers.array(ENTRY_ARRAY)[entries - 1]
     assert last.base == ENTRY_BLOCK_BASE + (entries - 1) * ENTRY_STRIDE

@@ -15,13 +15,14 @@ from tests.hw.bus.models import Initiator
 
 SIMULATORS = ["verilator", "icarus"]
 CONFIGS = {
-    "default": NDPConfig(),
+    "default": NDPConfig(engine=None),
     # Wide sectors, few entries, a small tag space.
-    "wide": NDPConfig(sector_bytes=64, id_width=4, trigger=TriggerConfig(filter_entries=4)),
+    "wide": NDPConfig(sector_bytes=64, id_width=4, trigger=TriggerConfig(filter_entries=4),
+                      engine=None),
     # One entry, narrow sectors, four tags, short event queues, a longer address and
     # short counters.
     "narrow": NDPConfig(addr_width=48, sector_bytes=16, id_width=2, counter_width=16,
-                        trigger=TriggerConfig(filter_entries=1, event_queue_depth=3)),
+                        trigger=TriggerConfig(filter_entries=1, event_queue_depth=3), engine=None),
 }
 # (configuration, simulator) pairs the behaviour tests run on.
 RUNS = [("default", "verilator"), ("default", "icarus"), ("wide", "verilator"), ("narrow", "verilator")]
@@ -64,7 +65,7 @@ def test_dnn_stream_long(simulator, seed):
 def test_windows_without_targets_answer_with_errors():
     """In Amaranth's simulator: the slice's decoder refuses every access to the windows,
     which have no target in the slice, and still answers registers after one cycle."""
-    config = NDPConfig(trigger=TriggerConfig(filter_entries=2))
+    config = NDPConfig(trigger=TriggerConfig(filter_entries=2), engine=None)
     dut = NDPSlice(config)
     registers = dut.register_map
     initiator = Initiator(dut.csr)
@@ -90,7 +91,7 @@ def test_entries_beyond_32_reach_the_high_mask_words():
     """In Amaranth's simulator, 40 entries and 32-bit addresses: entry 37's range takes one
     word each for base and size, its HIT_DONE and IRQ_ENABLE bits are bit 5 of the _HI words,
     and a write in its range raises the interrupt."""
-    config = NDPConfig(addr_width=32, trigger=TriggerConfig(filter_entries=40))
+    config = NDPConfig(addr_width=32, trigger=TriggerConfig(filter_entries=40), engine=None)
     dut = NDPSlice(config)
     registers = dut.register_map
     initiator = Initiator(dut.csr)
@@ -105,7 +106,7 @@ def test_entries_beyond_32_reach_the_high_mask_words():
         assert await initiator.write(ctx, registers[entry + "ctrl"].address + 8, 1)   # no BASE_HI
         assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xFF)
         assert await initiator.read(ctx, registers["irq_enable_hi"].address) == (0xFF, False)
-        assert await initiator.read(ctx, registers["hit_done_hi"].address) == (0, False)
+        assert await initiator.read(ctx, registers["complete_hi"].address) == (0, False)
         assert not ctx.get(dut.irq)
         ctx.set(dut.gpu.req.payload, {"addr": 0xFFFF_0040, "write": 1, "data": 7, "mask": 0xF, "id": 0})
         ctx.set(dut.gpu.req.valid, 1)
@@ -115,8 +116,8 @@ def test_entries_beyond_32_reach_the_high_mask_words():
                 break
         ctx.set(dut.gpu.req.valid, 0)
         await initiator.idle(ctx, 8)
-        assert await initiator.read(ctx, registers["hit_done_hi"].address) == (1 << 5, False)
-        assert await initiator.read(ctx, registers["hit_done"].address) == (0, False)
+        assert await initiator.read(ctx, registers["complete_hi"].address) == (1 << 5, False)
+        assert await initiator.read(ctx, registers["complete"].address) == (0, False)
         assert await initiator.read(ctx, registers[entry + "hits"].address) == (1, False)
         assert ctx.get(dut.irq)
         assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xDF)

@@ -17,7 +17,7 @@ def test_flagship_writes_waveform_save_file_and_report(tmp_path):
         assert group in save
     assert "ndp_slice.events__valid" in save and "ndp_slice.gpu__req__payload[" in save
 
-    config = NDPConfig()
+    config = NDPConfig(engine=None)
     scenario = build_scenario(config, tiles=1, seed=3)
     golden = golden_replay(scenario)
     expected_events = len(golden.write_events) + len(golden.read_events)

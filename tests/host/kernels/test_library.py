@@ -11,16 +11,11 @@ from matndp.host.kernels.catalog import (KERNELS, OPS, Access, DType, LibraryErr
                                          kernel, op, prepare_on_iss, run_on_iss, run_op_on_iss)
 from matndp.host.kernels.image import Section
 from matndp.host.kernels.memory import Memory
+from matndp.host.kernels.inputs import random_inputs
 from matndp.sim.golden.kernels import GOLDENS, from_bf16, to_bf16
 
 
 # Inputs -----------------------------------------------------------------------------------
-
-# Values every element-wise kernel meets in some lanes: zeros of both signs, infinities,
-# NaN, subnormals, the largest finite values.
-SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 3e38, -3e38, 1e-20,
-                     -7.5, 12.0], dtype=np.float32)
-POSITIVE = {"exp_avg_sq", "invstd", "rstd", "running_var", "weight", "inv_rows"}
 
 SIZES = {
     ("elements",): [{"elements": 1}, {"elements": 77}, {"elements": 1037}],
@@ -36,43 +31,6 @@ BF16_SIZES = {
     ("rows", "columns"): [{"rows": 1, "columns": 16}, {"rows": 5, "columns": 48},
                           {"rows": 7, "columns": 64}],
 }
-
-
-def _is_elementwise(spec):
-    return spec.order_independent and spec.source.split("_bf16")[0].split(".")[0] not in (
-        "adam", "adamw", "sgd_momentum")
-
-
-def _fp32_values(launch, spec, rng):
-    if spec.row_sectors:
-        per_row = rng.standard_normal((launch.problem["rows"], spec.row_sectors)).astype(np.float32)
-        if spec.name in POSITIVE:
-            per_row = np.abs(per_row)
-        return np.repeat(per_row[:, :, None], 8, axis=2).reshape(-1)
-    values = rng.standard_normal(launch.elements(spec.name)).astype(np.float32)
-    if spec.name in POSITIVE:
-        values = np.abs(values) + np.float32(0.5)
-    if launch.kernel.name.startswith("softmax_scale"):
-        values = np.abs(values)
-    if _is_elementwise(launch.kernel) and spec.name == launch.trigger and values.size >= 16:
-        values[rng.choice(values.size, SPECIALS.size, replace=False)] = SPECIALS
-    return values
-
-
-def random_inputs(launch, seed):
-    """Random values for every tensor a launch reads (seeded)."""
-    rng = np.random.default_rng(seed)
-    inputs = {}
-    for spec in launch.tensors:
-        if spec.role is Role.OUTPUT:
-            continue
-        if spec.dtype is DType.U8:
-            inputs[spec.name] = rng.integers(0, 2, launch.elements(spec.name)).astype(np.uint8)
-        elif spec.dtype is DType.BF16:
-            inputs[spec.name] = to_bf16(_fp32_values(launch, spec, rng))
-        else:
-            inputs[spec.name] = _fp32_values(launch, spec, rng)
-    return inputs
 
 
 def _bits(values):

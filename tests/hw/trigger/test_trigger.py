@@ -31,7 +31,7 @@ from tests.hw.stream_bench import Pause, Sink, Source, run
 from tests.hw.trigger.reference import entry, matching_entry
 
 
-SMALL = NDPConfig(addr_width=16, sector_bytes=4, id_width=3,
+SMALL = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
                   trigger=TriggerConfig(filter_entries=4, event_queue_depth=2))
 DEFAULT = NDPConfig()
 ENDS = [False, True]
@@ -344,7 +344,7 @@ def test_default_configuration(precomputed_ends):
 def test_one_transfer_per_cycle_one_cycle_late_without_back_pressure():
     """Every write triggers, no read does: up to one event per cycle, which a queue of
     three or more and the merge keep up with, so nothing may stall."""
-    config = NDPConfig(addr_width=16, sector_bytes=4, id_width=3,
+    config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
                        trigger=TriggerConfig(filter_entries=4, event_queue_depth=3))
     table = [entry(0, 1 << 15, on_read=0)] + [entry(0, 0, enable=0)] * 3
     bench = Bench(config, table, precomputed_ends=True, count=200, pressure=0.0, writes=0.6,
@@ -404,7 +404,7 @@ def test_a_reused_read_id_is_flagged_exactly_when_it_happens(pressure):
     """Reads may reuse ids of reads still in memory: each such issue pulses ``id_reuse``
     and pass-through stays exact; which read a reused id's response is attributed to is
     not specified, so no read triggers here."""
-    config = NDPConfig(addr_width=16, sector_bytes=4, id_width=1,
+    config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=1,
                        trigger=TriggerConfig(filter_entries=2, event_queue_depth=2))
     # No read triggers, so whether a response may leave does not depend on the attribution.
     table = [entry(0x0, 0x8000, on_read=0), entry(0x8000, 0x8000, on_read=0)]

@@ -22,7 +22,7 @@ from matndp.sim.formal.trigger import WITNESSES, SlicePassThroughHarness
 # Small enough for the solver, large enough to fill the event queues and reuse ids. The
 # register map splits addresses into two words, so 33 address bits is the least it takes.
 CONFIG = NDPConfig(addr_width=33, sector_bytes=4, id_width=2, counter_width=8,
-                   trigger=TriggerConfig(filter_entries=2, event_queue_depth=2))
+                   trigger=TriggerConfig(filter_entries=2, event_queue_depth=2), engine=None)
 DEPTH = 20
 
 

@@ -1,0 +1,147 @@
+"""Run one library kernel end to end through the RTL: the slice with its engine under a
+simulator, driven like hardware by the host runtime.
+
+:func:`run_kernel_rtl` places a launch's tensors (random values from a seed, the same the
+instruction-set simulator and the goldens get) in the memory model, has the runtime load
+the kernel, write its argument block and program filter entry 0, issues the triggering
+accesses from the GPU side (with unrelated traffic mixed in), waits for the entry's
+completion and reads the outputs back. The testbench is ``sim/tb/engine_tb.py``.
+"""
+
+from dataclasses import asdict, dataclass, field
+import json
+import os
+import pathlib
+import tempfile
+
+import numpy as np
+
+from matndp.hw.config import EngineConfig, NDPConfig
+from matndp.host.kernels.catalog import Access, Role, kernel as library_kernel
+from matndp.host.kernels.inputs import random_inputs
+from .designs import ndp_slice_verilog
+from .runner import build_root, run_cocotb
+
+
+__all__ = ["KernelRun", "run_kernel_rtl", "KERNEL_CONFIG", "launch_layout"]
+
+
+# The slice the library's kernels run on: the default parameters, with the scratchpad large
+# enough for every kernel's accumulators at test sizes.
+KERNEL_CONFIG = NDPConfig(engine=EngineConfig())
+
+_TENSOR_BASE = 0x10_0000
+_UNRELATED_BASE = 0x0F_0000
+
+
+@dataclass
+class KernelRun:
+    """What one RTL run gave: the output tensors by name, and the measurements."""
+    kernel: str
+    problem: dict
+    inputs: dict
+    outputs: dict
+    addresses: dict
+    complete: bool
+    error: object
+    cycles: int
+    measurements: dict = field(default_factory=dict)
+
+
+def launch_layout(launch, base=_TENSOR_BASE, sector_bytes=32):
+    """Byte addresses of a launch's tensors, one after the other from ``base``, each
+    starting on a sector."""
+    addresses = {}
+    address = base
+    for tensor in launch.tensors:
+        addresses[tensor.name] = address
+        size = launch.allocation(tensor.name)
+        address += -(-size // sector_bytes) * sector_bytes
+    return addresses, address
+
+
+def _raw(values):
+    return np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+
+
+def run_kernel_rtl(name, problem, *, seed=1, simulator="verilator", pressure=0.0,
+                   memory_latency=20, reorder=False, unrelated_per_access=0, params=None,
+                   config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000, inputs=None,
+                   watchdog=1 << 24):
+    """Run kernel ``name`` of the library on ``problem`` (its sizes) through the RTL;
+    returns a :class:`KernelRun`. ``pressure`` is the probability of a pause on every
+    stream each cycle; ``reorder`` lets memory answer reads out of order."""
+    spec = library_kernel(name)
+    launch = spec.launch(problem, **(params or {}))
+    inputs = random_inputs(launch, seed) if inputs is None else inputs
+    addresses, end = launch_layout(launch, sector_bytes=config.sector_bytes)
+    sector = config.sector_bytes
+    directory = pathlib.Path(tempfile.mkdtemp(prefix=f"kernel-{name}-", dir=_runs_root()))
+
+    place, read_back = [], []
+    trigger = launch.trigger
+    write_triggered = launch.access is Access.WRITE
+    for tensor in launch.tensors:
+        tensor_name = tensor.name
+        gpu_written = tensor_name == trigger and write_triggered
+        if tensor.role is not Role.OUTPUT and not gpu_written:
+            file = f"in-{tensor_name}.npy"
+            np.save(directory / file, _raw(inputs[tensor_name]))
+            place.append({"addr": addresses[tensor_name], "file": file})
+        if tensor.role is not Role.INPUT or tensor_name in launch.outputs:
+            read_back.append({"addr": addresses[tensor_name], "bytes": launch.nbytes(tensor_name),
+                              "file": f"out-{tensor_name}.npy", "tensor": tensor_name})
+
+    trigger_bytes = np.zeros(launch.allocation(trigger), dtype=np.uint8)
+    if write_triggered:
+        raw = _raw(inputs[trigger])
+        trigger_bytes[:raw.size] = raw
+    accesses = []
+    for offset, mask in launch.trigger_accesses():
+        data = int.from_bytes(trigger_bytes[offset:offset + sector].tobytes(), "little")
+        accesses.append({"addr": addresses[trigger] + offset, "write": write_triggered,
+                         "data": hex(data if write_triggered else 0),
+                         "mask": mask if write_triggered else (1 << sector) - 1})
+
+    image = spec.image
+    job = {
+        "config": asdict(config),
+        "seed": seed,
+        "pressure": pressure,
+        "memory_latency": memory_latency,
+        "reorder": reorder,
+        "kernel": {"name": image.name, "words": [int(word) for word in image.words],
+                   "sections": {section.name: start for section, start in image.sections.items()},
+                   "uses_atomics": bool(image.uses_atomics)},
+        "arguments": [int(word) for word in launch.arguments(addresses)],
+        "entry": {"base": addresses[trigger], "size": launch.allocation(trigger),
+                  "on_write": write_triggered, "on_read": not write_triggered,
+                  "expected": launch.expected_triggers},
+        "watchdog": watchdog,
+        "place": place,
+        "read_back": read_back,
+        "accesses": accesses,
+        "unrelated_per_access": unrelated_per_access,
+        "unrelated_base": _UNRELATED_BASE,
+        "cycle_limit": cycle_limit,
+    }
+    (directory / "job.json").write_text(json.dumps(job))
+    run_cocotb(sources=[ndp_slice_verilog(config)], toplevel="ndp_slice",
+               test_module="matndp.sim.tb.engine_tb", simulator=simulator, waves=waves,
+               wave_file=directory / "waves.fst" if waves else None,
+               extra_env={"MATNDP_JOB": str(directory)},
+               log_file=directory / "simulator.log")
+    result = json.loads((directory / "result.json").read_text())
+    outputs = {}
+    for region in read_back:
+        tensor = launch.kernel.tensor(region["tensor"])
+        raw = np.load(directory / region["file"])
+        outputs[region["tensor"]] = raw.view(tensor.dtype.numpy)[:launch.elements(region["tensor"])]
+    return KernelRun(name, dict(problem), inputs, outputs, addresses, result["complete"],
+                     result["error"], result["cycles"], result)
+
+
+def _runs_root():
+    root = build_root() / "kernel_runs"
+    root.mkdir(parents=True, exist_ok=True)
+    return root

@@ -1,0 +1,177 @@
+"""cocotb test of the NDP slice with its engine: one kernel launch, end to end.
+
+The launching side (:mod:`matndp.sim.kernel_run`) writes a job directory and names it in
+``MATNDP_JOB``: ``job.json`` (the configuration, the kernel's instruction words and entry
+points, the argument words, the filter range, the regions to place and to read back, the
+timing and back-pressure to use) and one ``.npy`` file per region to place. The test
+places the regions in the memory model, has the runtime load the kernel, write the
+arguments and program the entry over the register bus, issues the triggering GPU
+accesses (with unrelated traffic mixed in when asked), waits for the entry's COMPLETE bit
+(or an error, or a cycle limit), and writes ``result.json`` and one ``.npy`` file per
+region read back.
+"""
+
+import json
+import os
+import pathlib
+import random
+import time
+
+import numpy as np
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles as WaitCycles, RisingEdge
+
+from matndp.hw.arbiter import with_id_width
+from matndp.hw.layouts import request_layout, response_layout
+from matndp.host.kernels.image import KernelImage, Section
+from matndp.host.runtime import FilterRange, NDPRuntime
+from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.designs import config_from_json
+from matndp.sim.drivers.csr import CSRDriver
+from matndp.sim.drivers.memory_port import ReadTagGate
+from matndp.sim.drivers.packing import StructCodec
+from matndp.sim.drivers.pause import NoPause, RandomPause
+from matndp.sim.drivers.stream import ClockCycles, CycleLoop, StreamMonitor, StreamSink, StreamSource
+from matndp.sim.memory_model import MemoryModel, MemoryTiming
+
+
+CLOCK_NS = 10
+
+
+def _pause(probability):
+    return RandomPause(probability) if probability else NoPause()
+
+
+@cocotb.test()
+async def kernel_launch(dut):
+    job_dir = pathlib.Path(os.environ["MATNDP_JOB"])
+    job = json.loads((job_dir / "job.json").read_text())
+    config = config_from_json(json.dumps(job["config"]), "job.json config")
+    seed = job["seed"]
+    pressure = job["pressure"]
+
+    cycles = ClockCycles(CLOCK_NS)
+    loop = CycleLoop(dut.clk, cycles, reset=dut.rst)
+    requests = StructCodec(request_layout(config))
+    responses = StructCodec(response_layout(config))
+    gpu = loop.add(StreamSource(dut, "gpu__req", codec=requests, pause=_pause(pressure), seed=seed))
+    gpu_responses = loop.add(StreamSink(dut, "gpu__resp", codec=responses, pause=_pause(pressure),
+                                        seed=seed + 1))
+    gpu.gate = loop.add(ReadTagGate(gpu, gpu_responses))
+    timing = MemoryTiming(latency=job["memory_latency"], request_pause=_pause(pressure),
+                          response_pause=_pause(pressure), reorder=job["reorder"])
+    memory = loop.add(MemoryModel(dut, with_id_width(config, config.mem_id_width), timing,
+                                  seed=seed + 3))
+    monitors = [loop.add(StreamMonitor(dut, prefix, record=False)) for prefix in ("mem__req", "gpu__resp")]
+    csr = CSRDriver(dut, dut.clk)
+    runtime = NDPRuntime(SimulatedCSRBus(csr), config)
+
+    for region in job["place"]:
+        memory.store.load(region["addr"], np.load(job_dir / region["file"]))
+
+    cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
+    dut.rst.value = 1
+    await WaitCycles(dut.clk, 3)
+    dut.rst.value = 0
+    await RisingEdge(dut.clk)
+    cocotb.start_soon(loop.run())
+
+    await call_runtime(runtime.probe)
+    kernel = job["kernel"]
+    image = KernelImage(kernel["name"], tuple(kernel["words"]),
+                        {Section[name]: start for name, start in kernel["sections"].items()},
+                        uses_atomics=kernel["uses_atomics"])
+    loaded = await call_runtime(runtime.load_kernel, image)
+    await call_runtime(runtime.write_arguments, 0, job["arguments"])
+    await call_runtime(runtime.set_watchdog, job["watchdog"])
+    entry = job["entry"]
+    await call_runtime(runtime.program, 0, loaded.filter_range(
+        entry["base"], entry["size"], on_write=entry["on_write"], on_read=entry["on_read"],
+        expected=entry["expected"]))
+    await call_runtime(runtime.write_fields, "irq_enable", mask=1)
+    armed_cycle = cycles.now()
+
+    rng = random.Random(seed + 5)
+    items = []
+    tag = 0
+    # Unrelated traffic: reads and writes of a region no entry watches; what each read must
+    # return follows from the writes before it in request order (memory keeps that order).
+    unrelated = {}
+    expected_reads = {}
+    for access in job["accesses"]:
+        for _ in range(job["unrelated_per_access"]):
+            write = rng.random() < 0.5
+            addr = job["unrelated_base"] + rng.randrange(64) * config.sector_bytes
+            data = rng.getrandbits(8 * config.sector_bytes) if write else 0
+            if write:
+                unrelated[addr] = data
+            else:
+                expected_reads.setdefault(tag, []).append(unrelated.get(addr, 0))
+            items.append({"addr": addr, "write": int(write), "data": data,
+                          "mask": (1 << config.sector_bytes) - 1 if write else 0, "id": tag})
+            tag = (tag + 1) % (1 << config.id_width)
+        if not access["write"]:
+            expected_reads.setdefault(tag, []).append(None)     # a triggering read
+        items.append({"addr": access["addr"], "write": int(access["write"]),
+                      "data": int(access["data"], 16), "mask": access["mask"], "id": tag})
+        tag = (tag + 1) % (1 << config.id_width)
+    started = time.time()
+    gpu.send_nowait(items)
+    reads = sum(1 for item in items if not item["write"])
+
+    limit = job["cycle_limit"]
+    complete = False
+    error = None
+    while cycles.now() - armed_cycle < limit:
+        await WaitCycles(dut.clk, 64)
+        if int(dut.irq.value):
+            complete = True
+            break
+        error = await call_runtime(runtime.error)
+        if error is not None:
+            break
+    completed_cycle = cycles.now()
+    for _ in range(20_000):
+        if len(gpu_responses.items) >= reads and memory.idle:
+            break
+        await RisingEdge(dut.clk)
+    await WaitCycles(dut.clk, 16)
+    counters = {
+        "hits": await call_runtime(runtime.hits, 0),
+        "completed": await call_runtime(runtime.completed, 0),
+        "drained": await call_runtime(runtime.drained, 0),
+        "stall_cycles": await call_runtime(runtime.stall_cycles),
+        "instructions": (await call_runtime(runtime.read_fields, "instructions"))["count"],
+        "ndp_requests": (await call_runtime(runtime.read_fields, "ndp_requests"))["count"],
+    }
+    for region in job["read_back"]:
+        data = bytearray()
+        for offset in range(0, region["bytes"], config.sector_bytes):
+            data += memory.store.read(region["addr"] + offset).to_bytes(config.sector_bytes, "little")
+        np.save(job_dir / region["file"], np.frombuffer(bytes(data[:region["bytes"]]), dtype=np.uint8))
+    # Every unrelated read returned what request order says; responses of one tag come
+    # back in issue order (a tag is reused only after its response).
+    unrelated_mismatches = 0
+    seen = {}
+    for item in gpu_responses.items:
+        index = seen.get(item["id"], 0)
+        seen[item["id"]] = index + 1
+        wanted = expected_reads.get(item["id"], [])
+        if index < len(wanted) and wanted[index] is not None and item["data"] != wanted[index]:
+            unrelated_mismatches += 1
+    gpu_requests = sum(1 for request in memory.requests if not request["id"] >> (config.mem_id_width - 1))
+    result = {
+        "complete": complete,
+        "error": None if error is None else [error[0], error[1], error[2].name],
+        "cycles": completed_cycle - armed_cycle,
+        "gpu_requests": gpu_requests,
+        "ndp_memory_requests": len(memory.requests) - gpu_requests,
+        "gpu_responses": len(gpu_responses.items),
+        "unrelated_read_mismatches": unrelated_mismatches,
+        "stream_rule_violations": sum(len(monitor.violations) for monitor in monitors),
+        "wall_s": time.time() - started,
+        **counters,
+    }
+    (job_dir / "result.json").write_text(json.dumps(result, indent=2))
