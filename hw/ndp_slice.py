@@ -155,11 +155,14 @@ class NDPSlice(wiring.Component):
                 entry_config.ordered.eq(entry_storage("ctrl", "ordered").data),
                 entry_config.arg_block.eq(entry_storage("arg_index", "index").data),
                 entry_config.expected.eq(entry_storage("expected", "count").data),
-                # Setting ENABLE arms the entry.
-                engine.arm[index].eq(enable.next & ~enable.data),
                 complete[index].eq(status.complete),
                 stopped[index].eq(status.stopped),
             ]
+            # Setting ENABLE arms the entry, a cycle after the write, when the fields written
+            # with ENABLE (HAS_INIT, ORDERED, ...) hold their new values too.
+            arm = Signal(name=f"arm{index}")
+            m.d.sync += arm.eq(enable.next & ~enable.data)
+            m.d.comb += engine.arm[index].eq(arm)
             for register in ("completed", "drained"):
                 shown = attach(entry_register_name(index, register), "count",
                                Status(config.counter_width))
