@@ -13,7 +13,7 @@ from math import ceil
 import numpy as np
 
 
-__all__ = ["ConvLayer", "RESNET50_LAYERS", "SectorAccess", "LayerStream", "conv_output_write_stream",
+__all__ = ["ConvLayer", "RESNET50_LAYERS", "SectorAccess", "LayerStream", "conv_output", "conv_output_write_stream",
            "sector_words"]
 
 
@@ -80,24 +80,19 @@ def sector_words(values, sector_bytes):
             for i in range(0, raw.size, sector_bytes)]
 
 
-def conv_output_write_stream(layer, *, batch=1, base=0x10_0000_0000, tile=(128, 64),
-                             sector_bytes=32, max_tiles=None, seed=0):
-    """The sector writes of ``layer``'s output, tile by tile, with the real output values.
-
-    ``max_tiles`` keeps the first tiles only (a slice of the layer for short runs).
-    """
+def _layer(layer):
     if isinstance(layer, str):
         try:
-            layer = RESNET50_LAYERS[layer]
+            return RESNET50_LAYERS[layer]
         except KeyError:
             raise ValueError(f"unknown layer {layer!r}; known: {', '.join(RESNET50_LAYERS)}") from None
-    tile_m, tile_n = tile
-    floats_per_sector = sector_bytes // 4
-    if tile_n % floats_per_sector or layer.out_channels % floats_per_sector:
-        raise ValueError(f"tile width {tile_n} and C_out {layer.out_channels} must be multiples of "
-                         f"{floats_per_sector} floats (one sector)")
-    if base % sector_bytes:
-        raise ValueError(f"base {base:#x} is not sector-aligned")
+    return layer
+
+
+def conv_output(layer, *, batch=1, seed=0):
+    """``layer``'s output for seeded inputs, channels innermost: (batch × pixels, C_out)
+    float32, computed by im2col and a matrix product in float32."""
+    layer = _layer(layer)
     rng = np.random.default_rng(seed)
     # Post-ReLU activations in, He-initialized weights: realistic magnitudes and signs.
     x = np.maximum(rng.standard_normal((batch, layer.in_size, layer.in_size, layer.in_channels),
@@ -105,7 +100,24 @@ def conv_output_write_stream(layer, *, batch=1, base=0x10_0000_0000, tile=(128, 
     fan_in = layer.kernel * layer.kernel * layer.in_channels
     weights = (rng.standard_normal((fan_in, layer.out_channels), dtype=np.float32)
                * np.float32(np.sqrt(2.0 / fan_in)))
-    output = (_im2col(x, layer.kernel, layer.stride, layer.padding) @ weights).astype(np.float32)
+    return (_im2col(x, layer.kernel, layer.stride, layer.padding) @ weights).astype(np.float32)
+
+
+def conv_output_write_stream(layer, *, batch=1, base=0x10_0000_0000, tile=(128, 64),
+                             sector_bytes=32, max_tiles=None, seed=0):
+    """The sector writes of ``layer``'s output, tile by tile, with the real output values.
+
+    ``max_tiles`` keeps the first tiles only (a slice of the layer for short runs).
+    """
+    layer = _layer(layer)
+    tile_m, tile_n = tile
+    floats_per_sector = sector_bytes // 4
+    if tile_n % floats_per_sector or layer.out_channels % floats_per_sector:
+        raise ValueError(f"tile width {tile_n} and C_out {layer.out_channels} must be multiples of "
+                         f"{floats_per_sector} floats (one sector)")
+    if base % sector_bytes:
+        raise ValueError(f"base {base:#x} is not sector-aligned")
+    output = conv_output(layer, batch=batch, seed=seed)
     rows, columns = output.shape
 
     full_mask = (1 << sector_bytes) - 1

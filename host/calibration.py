@@ -9,8 +9,11 @@ simulation) looks like::
      "kernels": {"relu_fwd": {"cycles_per_packet": 10.4, "fixed_cycles": 40}, ...}}
 
 ``cycles_per_packet`` is the steady-state cost of one trigger packet (one sector,
-``NDPConfig.sector_bytes``) on one NDP slice (all µthread slots busy); ``fixed_cycles`` is the once-per-launch cost (initializer,
-finalizer). Kernels the file does not list keep their defaults, and the report names them.
+``NDPConfig.sector_bytes``) on one NDP slice (all µthread slots busy), all phases of the op
+together; ``after_cycles_per_packet`` (optional) the part of it spent in the phases that
+run after the producer (an op's apply phases), else the defaults' split is kept;
+``fixed_cycles`` is the once-per-launch cost (initializer, finalizer). ``matndp bench
+kernel_rtl`` writes the file from RTL runs of the kernel library. Kernels the file does not list keep their defaults, and the report names them.
 """
 
 import json
@@ -179,11 +182,17 @@ def load_calibration(path=None, hardware=None):
         if total == 0:
             raise ValueError(f"{where}.cycles_per_packet must be positive")
         fixed = _positive_number(entry.get("fixed_cycles", 0), f"{where}.fixed_cycles")
-        default = DEFAULT_KERNELS[name]
-        # a measured total keeps the default split between the streaming and after phases
-        stream_share = default.stream_cycles / default.cycles_per_packet
-        kernels[name] = KernelCost(total * stream_share, total * (1 - stream_share), fixed,
-                                   measured=True)
+        if "after_cycles_per_packet" in entry:
+            after = _positive_number(entry["after_cycles_per_packet"],
+                                     f"{where}.after_cycles_per_packet")
+            if after >= total:
+                raise ValueError(f"{where}.after_cycles_per_packet ({after:g}) must be less "
+                                 f"than cycles_per_packet ({total:g})")
+        else:
+            # a measured total keeps the default split between the streaming and after phases
+            default = DEFAULT_KERNELS[name]
+            after = total * default.after_cycles / default.cycles_per_packet
+        kernels[name] = KernelCost(total - after, after, fixed, measured=True)
         measured.append(name)
     return Calibration(MappingProxyType(kernels), hardware, str(path), tuple(measured),
                        tuple(unknown))

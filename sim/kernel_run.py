@@ -5,12 +5,13 @@ simulator, driven like hardware by the host runtime.
 instruction-set simulator and the goldens get) in the memory model, has the runtime load
 the kernel, write its argument block and program filter entry 0, issues the triggering
 accesses from the GPU side (with unrelated traffic mixed in), waits for the entry's
-completion and reads the outputs back. The testbench is ``sim/tb/engine_tb.py``.
+completion and reads the outputs back. :func:`run_launches_rtl` does the same for several
+launches at once, one filter entry each, their triggering accesses interleaved. The testbench is ``sim/tb/engine_tb.py``.
 """
 
 from dataclasses import asdict, dataclass, field
+from itertools import zip_longest
 import json
-import os
 import pathlib
 import tempfile
 
@@ -23,7 +24,7 @@ from .designs import ndp_slice_verilog
 from .runner import build_root, run_cocotb
 
 
-__all__ = ["KernelRun", "run_kernel_rtl", "KERNEL_CONFIG", "launch_layout"]
+__all__ = ["KernelRun", "Launch", "run_kernel_rtl", "run_launches_rtl", "KERNEL_CONFIG", "launch_layout"]
 
 
 # The slice the library's kernels run on: the default parameters, with the scratchpad large
@@ -46,6 +47,7 @@ class KernelRun:
     error: object
     cycles: int
     measurements: dict = field(default_factory=dict)
+    directory: pathlib.Path = None
 
 
 def launch_layout(launch, base=_TENSOR_BASE, sector_bytes=32):
@@ -64,62 +66,71 @@ def _raw(values):
     return np.ascontiguousarray(values).reshape(-1).view(np.uint8)
 
 
-def run_kernel_rtl(name, problem, *, seed=1, simulator="verilator", pressure=0.0,
-                   memory_latency=20, reorder=False, unrelated_per_access=0, params=None,
-                   config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000, inputs=None,
-                   watchdog=1 << 24):
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a run: library kernel ``name`` on ``problem``; ``inputs`` by
+    tensor name (seeded random values when None); ``params`` its scalars."""
+    name: str
+    problem: dict
+    params: dict = None
+    inputs: dict = None
+
+
+def run_kernel_rtl(name, problem, *, seed=1, params=None, inputs=None, **options):
     """Run kernel ``name`` of the library on ``problem`` (its sizes) through the RTL;
-    returns a :class:`KernelRun`. ``pressure`` is the probability of a pause on every
-    stream each cycle; ``reorder`` lets memory answer reads out of order."""
-    spec = library_kernel(name)
-    launch = spec.launch(problem, **(params or {}))
-    inputs = random_inputs(launch, seed) if inputs is None else inputs
-    addresses, end = launch_layout(launch, sector_bytes=config.sector_bytes)
+    returns a :class:`KernelRun`. The options are :func:`run_launches_rtl`'s."""
+    return run_launches_rtl([Launch(name, problem, params, inputs)], seed=seed, **options)[0]
+
+
+def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
+                     memory_latency=20, reorder=False, unrelated_per_access=0,
+                     config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000,
+                     watchdog=1 << 24, directory=None):
+    """Run several launches at once through the RTL, launch *i* on filter entry *i* and
+    argument block *i*, the GPU interleaving their triggering accesses one by one; returns
+    one :class:`KernelRun` per launch (the run's measurements shared). ``pressure`` is the
+    probability of a pause on every stream each cycle; ``reorder`` lets memory answer reads
+    out of order; ``waves`` records ``waves.fst`` in the run's directory."""
+    if not launches:
+        raise ValueError("run_launches_rtl needs at least one launch")
+    if len(launches) > config.trigger.filter_entries:
+        raise ValueError(f"{len(launches)} launches need as many filter entries; the "
+                         f"configuration has {config.trigger.filter_entries}")
     sector = config.sector_bytes
-    directory = pathlib.Path(tempfile.mkdtemp(prefix=f"kernel-{name}-", dir=_runs_root()))
+    if directory is None:
+        names = "-".join(launch.name for launch in launches)
+        directory = pathlib.Path(tempfile.mkdtemp(prefix=f"kernel-{names}-", dir=_runs_root()))
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
 
-    place, read_back = [], []
-    trigger = launch.trigger
-    write_triggered = launch.access is Access.WRITE
-    for tensor in launch.tensors:
-        tensor_name = tensor.name
-        gpu_written = tensor_name == trigger and write_triggered
-        if tensor.role is not Role.OUTPUT and not gpu_written:
-            file = f"in-{tensor_name}.npy"
-            np.save(directory / file, _raw(inputs[tensor_name]))
-            place.append({"addr": addresses[tensor_name], "file": file})
-        if tensor.role is not Role.INPUT or tensor_name in launch.outputs:
-            read_back.append({"addr": addresses[tensor_name], "bytes": launch.nbytes(tensor_name),
-                              "file": f"out-{tensor_name}.npy", "tensor": tensor_name})
+    base = _TENSOR_BASE
+    scratchpad = 0
+    prepared, jobs, streams = [], [], []
+    for index, request in enumerate(launches):
+        spec = library_kernel(request.name)
+        launch = spec.launch(request.problem, **(request.params or {}))
+        inputs = random_inputs(launch, seed + index) if request.inputs is None else request.inputs
+        addresses, base = launch_layout(launch, base, sector_bytes=sector)
+        job, accesses = _launch_job(index, spec, launch, inputs, addresses, scratchpad,
+                                    directory, sector)
+        scratchpad += -(-launch.scratchpad_bytes // sector) * sector
+        if scratchpad > config.engine.scratchpad_bytes:
+            raise ValueError(f"the launches need {scratchpad} B of scratchpad; the engine has "
+                             f"{config.engine.scratchpad_bytes} B")
+        prepared.append((request, launch, inputs, addresses))
+        jobs.append(job)
+        streams.append(accesses)
+    # The GPU interleaves the launches' triggering accesses, one of each in turn.
+    accesses = [access for group in zip_longest(*streams) for access in group if access]
 
-    trigger_bytes = np.zeros(launch.allocation(trigger), dtype=np.uint8)
-    if write_triggered:
-        raw = _raw(inputs[trigger])
-        trigger_bytes[:raw.size] = raw
-    accesses = []
-    for offset, mask in launch.trigger_accesses():
-        data = int.from_bytes(trigger_bytes[offset:offset + sector].tobytes(), "little")
-        accesses.append({"addr": addresses[trigger] + offset, "write": write_triggered,
-                         "data": hex(data if write_triggered else 0),
-                         "mask": mask if write_triggered else (1 << sector) - 1})
-
-    image = spec.image
     job = {
         "config": asdict(config),
         "seed": seed,
         "pressure": pressure,
         "memory_latency": memory_latency,
         "reorder": reorder,
-        "kernel": {"name": image.name, "words": [int(word) for word in image.words],
-                   "sections": {section.name: start for section, start in image.sections.items()},
-                   "uses_atomics": bool(image.uses_atomics)},
-        "arguments": [int(word) for word in launch.arguments(addresses)],
-        "entry": {"base": addresses[trigger], "size": launch.allocation(trigger),
-                  "on_write": write_triggered, "on_read": not write_triggered,
-                  "expected": launch.expected_triggers},
+        "launches": jobs,
         "watchdog": watchdog,
-        "place": place,
-        "read_back": read_back,
         "accesses": accesses,
         "unrelated_per_access": unrelated_per_access,
         "unrelated_base": _UNRELATED_BASE,
@@ -132,13 +143,62 @@ def run_kernel_rtl(name, problem, *, seed=1, simulator="verilator", pressure=0.0
                extra_env={"MATNDP_JOB": str(directory)},
                log_file=directory / "simulator.log")
     result = json.loads((directory / "result.json").read_text())
-    outputs = {}
-    for region in read_back:
-        tensor = launch.kernel.tensor(region["tensor"])
-        raw = np.load(directory / region["file"])
-        outputs[region["tensor"]] = raw.view(tensor.dtype.numpy)[:launch.elements(region["tensor"])]
-    return KernelRun(name, dict(problem), inputs, outputs, addresses, result["complete"],
-                     result["error"], result["cycles"], result)
+    runs = []
+    for index, (request, launch, inputs, addresses) in enumerate(prepared):
+        outputs = {}
+        for region in jobs[index]["read_back"]:
+            tensor = launch.kernel.tensor(region["tensor"])
+            raw = np.load(directory / region["file"])
+            outputs[region["tensor"]] = raw.view(tensor.dtype.numpy)[:launch.elements(region["tensor"])]
+        entry = result["entries"][index]
+        measurements = {**result, **entry}
+        runs.append(KernelRun(request.name, dict(request.problem), inputs, outputs, addresses,
+                              entry["complete"], entry["error"], entry["cycles"], measurements,
+                              directory))
+    return runs
+
+
+def _launch_job(index, spec, launch, inputs, addresses, scratchpad_base, directory, sector):
+    """The job's part for launch ``index``: regions to place and read back, kernel,
+    arguments (its scratchpad region at ``scratchpad_base``) and entry; and its triggering
+    accesses."""
+    place, read_back = [], []
+    trigger = launch.trigger
+    write_triggered = launch.access is Access.WRITE
+    for tensor in launch.tensors:
+        tensor_name = tensor.name
+        gpu_written = tensor_name == trigger and write_triggered
+        if tensor.role is not Role.OUTPUT and not gpu_written:
+            file = f"in{index}-{tensor_name}.npy"
+            np.save(directory / file, _raw(inputs[tensor_name]))
+            place.append({"addr": addresses[tensor_name], "file": file})
+        if tensor.role is not Role.INPUT or tensor_name in launch.outputs:
+            read_back.append({"addr": addresses[tensor_name], "bytes": launch.nbytes(tensor_name),
+                              "file": f"out{index}-{tensor_name}.npy", "tensor": tensor_name})
+
+    trigger_bytes = np.zeros(launch.allocation(trigger), dtype=np.uint8)
+    if write_triggered:
+        raw = _raw(inputs[trigger])
+        trigger_bytes[:raw.size] = raw
+    accesses = []
+    for offset, mask in launch.trigger_accesses():
+        data = int.from_bytes(trigger_bytes[offset:offset + sector].tobytes(), "little")
+        accesses.append({"addr": addresses[trigger] + offset, "write": write_triggered,
+                         "data": hex(data if write_triggered else 0),
+                         "mask": mask if write_triggered else (1 << sector) - 1})
+    image = spec.image
+    job = {
+        "kernel": {"name": image.name, "words": [int(word) for word in image.words],
+                   "sections": {section.name: start for section, start in image.sections.items()},
+                   "uses_atomics": bool(image.uses_atomics)},
+        "arguments": [int(word) for word in launch.arguments(addresses, scratchpad_base)],
+        "entry": {"base": addresses[trigger], "size": launch.allocation(trigger),
+                  "on_write": write_triggered, "on_read": not write_triggered,
+                  "expected": launch.expected_triggers},
+        "place": place,
+        "read_back": read_back,
+    }
+    return job, accesses
 
 
 def _runs_root():

@@ -4,7 +4,11 @@ Sits in the GPU ↔ memory path. Every request and every read response passes th
 register stage, unchanged and in order, at one transfer per cycle. A request that matches
 a filter entry produces a trigger event: a write at once (with the written data), a read
 when its response comes back (with the returned data). Events wait in one queue per
-source; the GPU path is held only while the queue an access needs is full.
+source. A triggering write is held while the write queue is full. A triggering read
+reserves its place in the read queue as it leaves for memory and is held while every
+place is taken or reserved, so its response never waits: the memory's response stream,
+which also carries the NDP engine's responses, is never held by the trigger (holding it
+while the engine waits for its own loads would deadlock).
 
 Reads are matched when issued and remembered by id until their response returns, so
 memory may answer reads out of order. A read id must not be reused while outstanding;
@@ -159,8 +163,14 @@ class Trigger(wiring.Component):
         request_entry = one_hot_index(staged_request.winner)
         request_offset = one_hot_select(staged_request.winner, staged_request.offsets)
         write_hit = staged_request.hit & request.write
+        read_hit = staged_request.hit & ~request.write
+        # Places in the read queue taken or reserved by triggering reads in memory.
+        read_places = Signal(range(config.trigger.event_queue_depth + 1))
+        read_queue_full = Signal()
+        m.d.comb += read_queue_full.eq(read_places == config.trigger.event_queue_depth)
         request_held = Signal()
-        m.d.comb += request_held.eq(write_hit & ~write_events.i.ready)
+        m.d.comb += request_held.eq((write_hit & ~write_events.i.ready) |
+                                    (read_hit & read_queue_full))
         request_fire = _leave_unless_held(m, request_stage.o, self.mem.req, request,
                                           request_held, "request")
 
@@ -208,9 +218,11 @@ class Trigger(wiring.Component):
         response = response_stage.o.payload.response
         returned = data.View(pending_layout, pending_read.data)
         returned_tag = response_stage.o.payload.tag
-        read_hit = returned_tag.hit
+        returned_hit = returned_tag.hit
+        # Never true while read ids are unique: the read reserved its place when it left.
+        # Reused ids (flagged by ``id_reuse``) can attribute a response to the wrong read.
         response_held = Signal()
-        m.d.comb += response_held.eq(read_hit & ~read_events.i.ready)
+        m.d.comb += response_held.eq(returned_hit & ~read_events.i.ready)
         response_fire = _leave_unless_held(m, response_stage.o, self.gpu.resp, response,
                                            response_held, "response")
 
@@ -222,7 +234,7 @@ class Trigger(wiring.Component):
             read_event.data.eq(response.data),
             read_event.mask.eq(returned.mask),
             read_event.write.eq(0),
-            read_events.i.valid.eq(response_fire & read_hit),
+            read_events.i.valid.eq(response_fire & returned_hit),
         ]
 
         # --- outstanding-read bookkeeping -----------------------------------------------------
@@ -234,6 +246,17 @@ class Trigger(wiring.Component):
             m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)
         m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
         m.d.comb += self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))
+
+        reserve = Signal()
+        release = Signal()
+        m.d.comb += [
+            reserve.eq(issue_read & staged_request.hit),
+            release.eq(read_events.o.valid & read_events.o.ready),
+        ]
+        with m.If(reserve & ~release):
+            m.d.sync += read_places.eq(read_places + 1)
+        with m.Elif(release & ~reserve & (read_places != 0)):
+            m.d.sync += read_places.eq(read_places - 1)
 
         # --- the two queues into the event stream ----------------------------------------------
         queues = (write_events, read_events)

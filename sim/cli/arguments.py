@@ -10,7 +10,7 @@ import argparse
 import math
 
 
-__all__ = ["integer", "number", "name_in", "names_in", "numbers"]
+__all__ = ["integer", "number", "fraction", "name_in", "names_in", "numbers"]
 
 
 def integer(minimum, maximum=None):
@@ -41,6 +41,19 @@ def number(what="", *, above=0.0, unit=""):
             raise argparse.ArgumentTypeError(f"{subject} a number, got {text!r}") from None
         if not (math.isfinite(value) and value > above):
             raise argparse.ArgumentTypeError(f"{subject} > {above:g}{unit}, got {value}")
+        return value
+    return parse
+
+
+def fraction(*, below=1.0):
+    """A number in ``0 <= value < below`` (a probability, a share)."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number in [0, {below:g}), got {text!r}") from None
+        if not 0.0 <= value < below:
+            raise argparse.ArgumentTypeError(f"must be a number in [0, {below:g}), got {text!r}")
         return value
     return parse
 

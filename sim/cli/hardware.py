@@ -50,14 +50,19 @@ def run_sim(args):
     run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                           pressure=args.pressure)
     print((pathlib.Path(args.output) / "report.md").read_text())
-    return 0
+    from ..flagship_engine import run_engine_flagship
+    engine = run_engine_flagship(args.output, simulator=args.simulator, seed=args.seed)
+    print((pathlib.Path(args.output) / "engine_report.md").read_text())
+    return 0 if engine["passed"] else 1
 
 
 def _register_sim(subparsers):
     sim = subparsers.add_parser("sim", help="the flagship waveform run (DNN stream through the RTL)",
                                 description="Run a ResNet-50 layer's output stream, mixed with other "
-                                            "traffic, through the NDP slice; write an FST waveform, a "
-                                            "GTKWave save file and a report.")
+                                            "traffic, through the NDP slice's trigger; then two of the "
+                                            "layer's output tensors through the slice with its engine, "
+                                            "bias + ReLU and batch-norm statistics computed in flight. "
+                                            "Writes FST waveforms, GTKWave save files and reports.")
     sim.add_argument("--simulator", choices=["verilator", "icarus"], default="verilator")
     sim.add_argument("--output", default="build/sim")
     sim.add_argument("--tiles", type=int, default=8, help="output tiles of the layer (128x64 each)")

@@ -1,10 +1,14 @@
 """``matndp kernel``: assemble and disassemble NDP kernels; render docs/isa.md; list the
-kernel library (and render the generated part of docs/kernels.md)."""
+kernel library (and render the generated part of docs/kernels.md); run a library kernel
+through the RTL or the instruction-set simulator and check it bit for bit."""
 
+import json
 import pathlib
+import shutil
 import sys
 
 from matndp.sim.cli import UsageError, emit_text
+from matndp.sim.cli.arguments import fraction, integer
 
 
 def _readable(path):
@@ -166,6 +170,149 @@ def run_list(args):
     return 0
 
 
+# Problem sizes a run uses when none are given, by the kernel's dimensions.
+DEFAULT_SIZES = {"elements": 77, "rows": 7, "channels": 16, "columns": 32}
+SIMULATORS = ("verilator", "icarus", "iss")
+
+
+def _launch(args):
+    from matndp.host.kernels.catalog import LibraryError, kernel
+    try:
+        spec = kernel(args.name)
+    except LibraryError as error:
+        raise UsageError(str(error)) from None
+    given = {dim: getattr(args, dim) for dim in DEFAULT_SIZES if getattr(args, dim) is not None}
+    if len(spec.dims) == 2 and "elements" in given:
+        # A two-dimensional kernel given only its element count: rows of the default width.
+        rows, width = spec.dims
+        if rows in given or width in given:
+            raise UsageError(f"kernel {spec.name}: give --elements or --{rows}/--{width}, not both")
+        columns = DEFAULT_SIZES[width]
+        if given["elements"] % columns:
+            raise UsageError(f"kernel {spec.name} is sized by {rows} × {width}: --elements "
+                             f"{given['elements']} must be a multiple of {width} {columns} "
+                             f"(or give --{rows} and --{width})")
+        given = {rows: given["elements"] // columns, width: columns}
+    extra = sorted(set(given) - set(spec.dims))
+    if extra:
+        raise UsageError(f"kernel {spec.name} is sized by {', '.join(spec.dims)}, "
+                         f"not {', '.join(extra)}")
+    problem = {dim: given.get(dim, DEFAULT_SIZES[dim]) for dim in spec.dims}
+    try:
+        return spec, problem, spec.launch(problem)
+    except LibraryError as error:
+        raise UsageError(str(error)) from None
+
+
+def _mismatches(got, expected):
+    """{output: elements that differ} over the outputs of ``expected``."""
+    import numpy as np
+    found = {}
+    for name, values in expected.items():
+        a, b = np.asarray(got[name]), np.asarray(values)
+        unsigned = np.uint32 if a.dtype.itemsize == 4 else np.uint16
+        differing = int(np.count_nonzero(a.view(unsigned) != b.view(unsigned)))
+        if differing:
+            found[name] = differing
+    return found
+
+
+def _dump(directory, inputs, outputs, params, report):
+    import numpy as np
+    for folder, tensors in (("inputs", inputs), ("outputs", outputs)):
+        (directory / folder).mkdir(exist_ok=True)
+        for name, values in tensors.items():
+            np.save(directory / folder / f"{name}.npy", np.asarray(values))
+    (directory / "params.json").write_text(json.dumps(params, indent=2) + "\n")
+    (directory / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def run_run(args):
+    from matndp.host.kernels.catalog import run_on_iss
+    from matndp.host.kernels.inputs import random_inputs
+    from matndp.sim.golden.kernels import GOLDENS
+    spec, problem, launch = _launch(args)
+    if args.waves and not args.dump:
+        raise UsageError("--waves needs --dump DIR to write the waveform into")
+    dump = pathlib.Path(args.dump) if args.dump else None
+    if dump is not None:
+        try:
+            dump.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"{dump}: cannot create ({error.strerror})") from None
+
+    inputs = random_inputs(launch, args.seed)
+    iss_outputs, iss_result = run_on_iss(launch, inputs)
+    golden = GOLDENS[spec.name](inputs, dict(launch.params), dict(launch.problem),
+                                partials=launch.partials)
+    report = {"kernel": spec.name, "problem": problem,
+              "elements": launch.elements(launch.trigger), "simulator": args.sim,
+              "seed": args.seed, "triggers": launch.expected_triggers}
+    if args.sim == "iss":
+        outputs = iss_outputs
+        report.update(complete=True, error=None, instructions=iss_result.instructions)
+    else:
+        from matndp.sim.kernel_run import run_kernel_rtl
+        run = run_kernel_rtl(spec.name, problem, seed=args.seed, simulator=args.sim,
+                             pressure=args.pressure, reorder=args.reorder,
+                             memory_latency=args.memory_latency,
+                             unrelated_per_access=args.unrelated, inputs=inputs,
+                             waves=args.waves)
+        outputs = run.outputs
+        measured = run.measurements
+        report.update(complete=run.complete, error=run.error, cycles=run.cycles,
+                      pressure=args.pressure, reorder=args.reorder,
+                      memory_latency_cycles=args.memory_latency,
+                      instructions=measured["instructions"],
+                      gpu_requests=measured["gpu_requests"],
+                      ndp_requests=measured["ndp_memory_requests"],
+                      gpu_stall_cycles=measured["stall_cycles"],
+                      completed=measured["completed"], drained=measured["drained"],
+                      mismatches_against_iss=_mismatches(outputs, iss_outputs))
+        if dump is not None and args.waves:
+            shutil.copy2(run.directory / "waves.fst", dump / "waves.fst")
+    report["mismatches"] = _mismatches(outputs, golden)
+    report["passed"] = bool(report["complete"] and report["error"] is None
+                            and not report["mismatches"]
+                            and not report.get("mismatches_against_iss"))
+    if dump is not None:
+        _dump(dump, inputs, outputs, dict(launch.params), report)
+
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(_summary(report, dump))
+    return 0 if report["passed"] else 1
+
+
+def _summary(report, dump):
+    sizes = ", ".join(f"{dim} {value}" for dim, value in report["problem"].items())
+    lines = [f"{report['kernel']} ({sizes}) on {report['simulator']}, seed {report['seed']}: "
+             f"{report['triggers']} triggers"]
+    if report["simulator"] != "iss":
+        state = ("complete" if report["complete"] else
+                 f"stopped: entry {report['error'][0]}, pc {report['error'][1]}, "
+                 f"{report['error'][2]}" if report["error"] else "not complete")
+        lines.append(f"  {state} after {report['cycles']} cycles; {report['instructions']} "
+                     f"instructions, {report['gpu_requests']} GPU and {report['ndp_requests']} "
+                     f"NDP memory requests, {report['gpu_stall_cycles']} GPU stall cycles")
+        lines.append("  outputs against the ISS: " + _verdict(report["mismatches_against_iss"]))
+    else:
+        lines.append(f"  {report['instructions']} instructions")
+    lines.append("  outputs against the golden: " + _verdict(report["mismatches"]))
+    if dump:
+        lines.append(f"  wrote {dump}/: inputs/, outputs/, params.json, report.json"
+                     + (", waves.fst" if (dump / "waves.fst").exists() else ""))
+    lines.append("PASS" if report["passed"] else "FAIL")
+    return "\n".join(lines)
+
+
+def _verdict(mismatches):
+    if not mismatches:
+        return "bit-exact"
+    return "differ: " + ", ".join(f"{name} in {count} elements" for name, count in mismatches.items())
+
+
 def register(subparsers):
     from matndp.host.kernels.assembler import DEFAULT_INSTRUCTION_WORDS
     parser = subparsers.add_parser("kernel", help="NDP kernels: assemble, disassemble, list the library",
@@ -191,3 +338,35 @@ def register(subparsers):
     listing.add_argument("--update", metavar="FILE",
                          help="with --markdown: replace the generated part of FILE")
     listing.set_defaults(func=run_list)
+    run = commands.add_parser(
+        "run", help="run a library kernel through the RTL (or the ISS) on random inputs and "
+                    "check its outputs bit for bit against the ISS and the golden model",
+        description="Run library kernel NAME on seeded random inputs: under a simulator the "
+                    "slice with its engine, driven by the host runtime, with back-pressure "
+                    "and unrelated GPU traffic if asked. Exit code 0 when the outputs are "
+                    "bit-exact, 1 when not.")
+    run.add_argument("name", help="a library kernel (`matndp kernel list`)")
+    for dim, default in DEFAULT_SIZES.items():
+        run.add_argument(f"--{dim}", type=integer(1, 1 << 24), metavar="N",
+                         help=f"problem size, where the kernel has it (default {default}); "
+                              f"a two-dimensional kernel given only --elements gets rows of "
+                              f"the default width" if dim == "elements" else
+                              f"problem size, where the kernel has it (default {default})")
+    run.add_argument("--sim", choices=SIMULATORS, default="verilator",
+                     help="where to run it (default %(default)s)")
+    run.add_argument("--seed", type=integer(0), default=1,
+                     help="seed of the inputs and of the timing (default %(default)s)")
+    run.add_argument("--pressure", type=fraction(below=1.0), default=0.0,
+                     help="probability of a pause on every stream each cycle (default %(default)s)")
+    run.add_argument("--memory-latency", type=integer(1, 10_000), default=20, metavar="CYCLES",
+                     help="memory read latency (default %(default)s cycles)")
+    run.add_argument("--reorder", action="store_true",
+                     help="let memory answer reads out of order")
+    run.add_argument("--unrelated", type=integer(0, 64), default=0, metavar="N",
+                     help="unrelated GPU accesses mixed in per triggering one (default %(default)s)")
+    run.add_argument("--dump", metavar="DIR",
+                     help="write DIR/inputs/NAME.npy, DIR/outputs/NAME.npy, DIR/params.json "
+                          "and DIR/report.json (tensor and scalar names as in docs/kernels.md)")
+    run.add_argument("--waves", action="store_true", help="with --dump: record DIR/waves.fst")
+    run.add_argument("--json", action="store_true", help="print the report as JSON")
+    run.set_defaults(func=run_run)

@@ -1,14 +1,14 @@
-"""cocotb test of the NDP slice with its engine: one kernel launch, end to end.
+"""cocotb test of the NDP slice with its engine: kernel launches, end to end.
 
 The launching side (:mod:`matndp.sim.kernel_run`) writes a job directory and names it in
-``MATNDP_JOB``: ``job.json`` (the configuration, the kernel's instruction words and entry
-points, the argument words, the filter range, the regions to place and to read back, the
-timing and back-pressure to use) and one ``.npy`` file per region to place. The test
-places the regions in the memory model, has the runtime load the kernel, write the
-arguments and program the entry over the register bus, issues the triggering GPU
-accesses (with unrelated traffic mixed in when asked), waits for the entry's COMPLETE bit
-(or an error, or a cycle limit), and writes ``result.json`` and one ``.npy`` file per
-region read back.
+``MATNDP_JOB``: ``job.json`` (the configuration; per launch the kernel's instruction words
+and entry points, the argument words, the filter range, the regions to place and to read
+back; the GPU's accesses; the timing and back-pressure to use) and one ``.npy`` file per
+region to place. The test places the regions in the memory model, has the runtime load
+each kernel, write its arguments (launch *i* in block *i*) and program entry *i* over the
+register bus, issues the GPU accesses (with unrelated traffic mixed in when asked), waits
+until every entry is complete (or an error, or a cycle limit), and writes ``result.json``
+and one ``.npy`` file per region read back.
 """
 
 import json
@@ -33,7 +33,8 @@ from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.packing import StructCodec
 from matndp.sim.drivers.pause import NoPause, RandomPause
-from matndp.sim.drivers.stream import ClockCycles, CycleLoop, StreamMonitor, StreamSink, StreamSource
+from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, StreamMonitor,
+                                       StreamSink, StreamSource)
 from matndp.sim.memory_model import MemoryModel, MemoryTiming
 
 
@@ -42,6 +43,19 @@ CLOCK_NS = 10
 
 def _pause(probability):
     return RandomPause(probability) if probability else NoPause()
+
+
+class RisingWatch(Participant):
+    """The first cycle in which ``signal`` is high, exactly (polling over the register bus
+    would see it only to the poll's period)."""
+
+    def __init__(self, signal):
+        self.signal = signal
+        self.cycle = None
+
+    def sample(self, now):
+        if self.cycle is None and int(self.signal.value):
+            self.cycle = now
 
 
 @cocotb.test()
@@ -68,8 +82,11 @@ async def kernel_launch(dut):
     csr = CSRDriver(dut, dut.clk)
     runtime = NDPRuntime(SimulatedCSRBus(csr), config)
 
-    for region in job["place"]:
-        memory.store.load(region["addr"], np.load(job_dir / region["file"]))
+    irq = loop.add(RisingWatch(dut.irq))
+    launches = job["launches"]
+    for launch in launches:
+        for region in launch["place"]:
+            memory.store.load(region["addr"], np.load(job_dir / region["file"]))
 
     cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
     dut.rst.value = 1
@@ -79,19 +96,24 @@ async def kernel_launch(dut):
     cocotb.start_soon(loop.run())
 
     await call_runtime(runtime.probe)
-    kernel = job["kernel"]
-    image = KernelImage(kernel["name"], tuple(kernel["words"]),
-                        {Section[name]: start for name, start in kernel["sections"].items()},
-                        uses_atomics=kernel["uses_atomics"])
-    loaded = await call_runtime(runtime.load_kernel, image)
-    await call_runtime(runtime.write_arguments, 0, job["arguments"])
     await call_runtime(runtime.set_watchdog, job["watchdog"])
-    entry = job["entry"]
-    await call_runtime(runtime.program, 0, loaded.filter_range(
-        entry["base"], entry["size"], on_write=entry["on_write"], on_read=entry["on_read"],
-        expected=entry["expected"]))
-    await call_runtime(runtime.write_fields, "irq_enable", mask=1)
-    armed_cycle = cycles.now()
+    await call_runtime(runtime.write_fields, "irq_enable", mask=(1 << len(launches)) - 1)
+    loaded = []
+    for index, launch in enumerate(launches):
+        kernel = launch["kernel"]
+        image = KernelImage(kernel["name"], tuple(kernel["words"]),
+                            {Section[name]: start for name, start in kernel["sections"].items()},
+                            uses_atomics=kernel["uses_atomics"])
+        loaded.append(await call_runtime(runtime.load_kernel, image))
+        await call_runtime(runtime.write_arguments, index, launch["arguments"])
+    armed = []
+    for index, launch in enumerate(launches):
+        entry = launch["entry"]
+        await call_runtime(runtime.program, index, loaded[index].filter_range(
+            entry["base"], entry["size"], on_write=entry["on_write"], on_read=entry["on_read"],
+            expected=entry["expected"], arg_index=index))
+        armed.append(cycles.now())
+    armed_cycle = armed[-1]
 
     rng = random.Random(seed + 5)
     items = []
@@ -122,31 +144,49 @@ async def kernel_launch(dut):
     reads = sum(1 for item in items if not item["write"])
 
     limit = job["cycle_limit"]
-    complete = False
+    everyone = (1 << len(launches)) - 1
+    done_at = [None] * len(launches)
     error = None
     while cycles.now() - armed_cycle < limit:
         await WaitCycles(dut.clk, 64)
         if int(dut.irq.value):
-            complete = True
-            break
+            done = await call_runtime(runtime.done_mask)
+            for index in range(len(launches)):
+                if done >> index & 1 and done_at[index] is None:
+                    done_at[index] = cycles.now()
+            if done & everyone == everyone:
+                break
         error = await call_runtime(runtime.error)
         if error is not None:
             break
+    if error is None:
+        error = await call_runtime(runtime.error)
+    if len(launches) == 1 and done_at[0] is not None:
+        done_at[0] = irq.cycle
     completed_cycle = cycles.now()
     for _ in range(20_000):
         if len(gpu_responses.items) >= reads and memory.idle:
             break
         await RisingEdge(dut.clk)
     await WaitCycles(dut.clk, 16)
+    entries = []
+    for index in range(len(launches)):
+        entries.append({
+            "complete": done_at[index] is not None,
+            "error": (None if error is None or error[0] != index else
+                      [error[0], error[1], error[2].name]),
+            # Exact for one launch (the cycle irq rose), else to the 64-cycle poll.
+            "cycles": (done_at[index] if done_at[index] is not None else completed_cycle) - armed[index],
+            "hits": await call_runtime(runtime.hits, index),
+            "completed": await call_runtime(runtime.completed, index),
+            "drained": await call_runtime(runtime.drained, index),
+        })
     counters = {
-        "hits": await call_runtime(runtime.hits, 0),
-        "completed": await call_runtime(runtime.completed, 0),
-        "drained": await call_runtime(runtime.drained, 0),
         "stall_cycles": await call_runtime(runtime.stall_cycles),
         "instructions": (await call_runtime(runtime.read_fields, "instructions"))["count"],
         "ndp_requests": (await call_runtime(runtime.read_fields, "ndp_requests"))["count"],
     }
-    for region in job["read_back"]:
+    for region in (region for launch in launches for region in launch["read_back"]):
         data = bytearray()
         for offset in range(0, region["bytes"], config.sector_bytes):
             data += memory.store.read(region["addr"] + offset).to_bytes(config.sector_bytes, "little")
@@ -163,11 +203,13 @@ async def kernel_launch(dut):
             unrelated_mismatches += 1
     gpu_requests = sum(1 for request in memory.requests if not request["id"] >> (config.mem_id_width - 1))
     result = {
-        "complete": complete,
+        "entries": entries,
+        "complete": all(entry["complete"] for entry in entries),
         "error": None if error is None else [error[0], error[1], error[2].name],
         "cycles": completed_cycle - armed_cycle,
         "gpu_requests": gpu_requests,
         "ndp_memory_requests": len(memory.requests) - gpu_requests,
+        "gpu_reads": reads,
         "gpu_responses": len(gpu_responses.items),
         "unrelated_read_mismatches": unrelated_mismatches,
         "stream_rule_violations": sum(len(monitor.violations) for monitor in monitors),

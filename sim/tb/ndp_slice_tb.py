@@ -13,7 +13,7 @@ Register addresses and field positions come from the register map
 (:func:`matndp.hw.csr_map.register_map`), never from numbers written here.
 """
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from dataclasses import asdict
 import json
 import os
@@ -85,10 +85,11 @@ class StallObserver(Participant):
     - a request is in the slice's stage (the GPU handed it over; it has not reached memory)
       and the slice does not offer it to memory, or a read response is in the stage (memory
       handed it over; it has not reached the GPU) and the slice does not offer it to the GPU;
-    - per the spec that happens exactly when the access triggers and the event queue it
-      needs is full; each queue's occupancy is modelled from the transfers (a write event
-      enters as its write leaves for memory, a read event as its response leaves for the
-      GPU; either leaves on the ``events`` stream), against ``event_queue_depth``.
+    - per the spec a triggering write is held exactly when the write queue is full, a
+      triggering read exactly when every place of the read queue is taken or reserved, and
+      a read response never; the queues are modelled from the transfers (a write event
+      enters as its write leaves for memory; a read reserves its place as it leaves for
+      memory; either event leaves on the ``events`` stream), against ``event_queue_depth``.
 
     ``count`` is the number of held cycles (``request_held`` and ``response_held`` per
     path; a cycle in which both are held counts once in ``count``); ``mismatches`` lists
@@ -106,10 +107,8 @@ class StallObserver(Participant):
         self.response_held = 0
         self.mismatches = []
         self._seen = defaultdict(int)                   # log name -> entries consumed
-        self._read_triggers = defaultdict(deque)        # tag -> triggers?, per read issued
-        self._response_triggers = []                    # per response taken from memory
         self._write_queue = 0
-        self._read_queue = 0
+        self._read_places = 0
 
     def _new(self, name, cycles, now):
         """Indices of the entries of a transfer log made at edges before cycle ``now``."""
@@ -131,16 +130,14 @@ class StallObserver(Participant):
             if request["write"]:
                 self._write_queue += self._triggers(request)
             else:
-                self._read_triggers[request["id"]].append(self._triggers(request))
-        for k in self._new("returned", memory.response_cycles, now):
-            self._response_triggers.append(self._read_triggers[memory.responses[k]["id"]].popleft())
-        for k in self._new("answered", bench.gpu_responses.transfer_cycles, now):
-            self._read_queue += self._response_triggers[k]
+                self._read_places += self._triggers(request)
+        self._new("returned", memory.response_cycles, now)
+        self._new("answered", bench.gpu_responses.transfer_cycles, now)
         for k in self._new("events", bench.events.transfer_cycles, now):
             if bench.events.items[k]["write"]:
                 self._write_queue -= 1
             else:
-                self._read_queue -= 1
+                self._read_places -= 1
         self._new("accepted", bench.gpu.transfer_cycles, now)
         requests_in, requests_out = self._seen["accepted"], self._seen["issued"]
         responses_in, responses_out = self._seen["returned"], self._seen["answered"]
@@ -148,17 +145,17 @@ class StallObserver(Participant):
         withheld = False
         if requests_in > requests_out:
             head = bench.gpu.items[requests_out]
-            must_hold = head["write"] and self._triggers(head) and self._write_queue >= self.depth
+            places = self._write_queue if head["write"] else self._read_places
+            must_hold = self._triggers(head) and places >= self.depth
             held = not int(self._mem_req_valid.value)
             if held != must_hold:
-                self.mismatches.append((now, "request", held, self._write_queue))
+                self.mismatches.append((now, "request", held, places))
             self.request_held += held
             withheld |= held
         if responses_in > responses_out:
-            must_hold = self._response_triggers[responses_out] and self._read_queue >= self.depth
             held = not int(self._gpu_resp_valid.value)
-            if held != must_hold:
-                self.mismatches.append((now, "response", held, self._read_queue))
+            if held:
+                self.mismatches.append((now, "response", held, self._read_places))
             self.response_held += held
             withheld |= held
         self.count += withheld

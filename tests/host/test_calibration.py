@@ -40,8 +40,20 @@ def test_calibration_file_replaces_measured_kernels_and_names_the_rest(tmp_path)
     assert "relu_fwd" not in described["default_kernels"]
 
 
+def test_a_measured_split_between_streaming_and_after_phases_is_kept(tmp_path):
+    path = tmp_path / "ndp_kernels.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "kernels": {
+        "batchnorm_fwd": {"cycles_per_packet": 9.5, "after_cycles_per_packet": 2.0,
+                          "phases": ["bn_stats", "bn_apply"]}}}))
+    cost = load_calibration(path).cost("batchnorm_fwd")
+    assert (cost.stream_cycles, cost.after_cycles) == (7.5, 2.0) and cost.measured
+
+
 @pytest.mark.parametrize("document, message", [
     ("{not json", "not valid JSON"),
+    (json.dumps({"schema": SCHEMA, "kernels": {"adam": {"cycles_per_packet": 3,
+                                                        "after_cycles_per_packet": 3}}}),
+     r"after_cycles_per_packet \(3\) must be less than cycles_per_packet \(3\)"),
     (json.dumps({"kernels": {}}), "schema"),
     (json.dumps({"schema": SCHEMA, "kernels": []}), "kernels"),
     (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {}}}), "relu_fwd.*cycles_per_packet"),

@@ -3,9 +3,11 @@
 
 - requests and read responses pass unchanged and in order, through one register stage
   each (one added cycle; a stage accepts whenever it is empty or emptying);
-- a held request or response is held exactly when the event queue it needs already holds
-  ``event_queue_depth`` events (an event taken from a queue frees its place the next
-  cycle), and ``stall`` is high exactly in the cycles something is held;
+- a triggering write is held exactly when the write queue already holds
+  ``event_queue_depth`` events, a triggering read exactly when as many places of the read
+  queue are taken or reserved (a read reserves its place as it leaves for memory; an
+  event taken from a queue frees its place the next cycle), a read response is never
+  held, and ``stall`` is high exactly in the cycles something is held;
 - events exactly for matching accesses: a write's when it leaves for memory, with its
   data; a read's when its response leaves for the GPU, with the returned data, so memory
   may answer out of order; the lowest matching entry wins, decided as the request enters;
@@ -171,6 +173,7 @@ class Model:
         self.response_stage = deque()
         self.outstanding = {}             # id -> (request, match): sent to memory, unanswered
         self.queued = {1: deque(), 0: deque()}   # by the write flag: events not yet taken
+        self.read_places = 0              # read-queue places taken or reserved
         self.held_cycles = 0
         self.stall_cycles = 0
         self.id_reuses = 0
@@ -181,17 +184,19 @@ class Model:
         return dict(entry=index, addr=request["addr"], offset=offset, data=data,
                     mask=request["mask"], write=request["write"])
 
-    def _check_stage(self, ctx, where, name, stage, inbound, outbound, queue):
-        """A register stage offers its item, unchanged, unless the item triggers and
-        ``queue`` is full, and accepts exactly when empty or emptying. Returns whether
-        it holds an item back."""
+    def _check_stage(self, ctx, where, name, stage, inbound, outbound, taken):
+        """A register stage offers its item, unchanged, unless the item needs a place in
+        an event queue (``taken(item)`` gives how many of its places are taken, or None if
+        it needs none) and none is free; it accepts exactly when empty or emptying.
+        Returns whether it holds an item back."""
         get = ctx.get
         valid = get(outbound.valid)
         if stage:
-            word, _, triggers = stage[0]
-            blocked = triggers and len(queue) == self.depth
+            word = stage[0][0]
+            places = taken(stage[0])
+            blocked = places is not None and places == self.depth
             assert valid == (not blocked), \
-                f"{where}: {name} {'offered' if valid else 'held'} with {len(queue)} events queued"
+                f"{where}: {name} {'offered' if valid else 'held'} with {places} places taken"
             if valid:
                 assert get(outbound.payload.as_value()) == word, f"{where}: {name} changed"
         else:
@@ -211,10 +216,21 @@ class Model:
         where = f"cycle {cycle}"
 
         produced = []
+        def request_places(item):
+            _, match, write = item
+            if match is None:
+                return None
+            return len(self.queued[1]) if write else self.read_places
+
+        def response_places(item):
+            return len(self.queued[0]) if item[2] else None
+
         held = self._check_stage(ctx, where, "request", self.request_stage, dut.gpu.req,
-                                 dut.mem.req, self.queued[1])
+                                 dut.mem.req, request_places)
         held |= self._check_stage(ctx, where, "response", self.response_stage, dut.mem.resp,
-                                  dut.gpu.resp, self.queued[0])
+                                  dut.gpu.resp, response_places)
+        assert not (self.response_stage and not get(dut.gpu.resp.valid)), \
+            f"{where}: a read response held"
         assert get(dut.stall) == held, f"{where}: stall {get(dut.stall)}, held {held}"
         self.held_cycles += held
         self.stall_cycles += get(dut.stall)
@@ -226,6 +242,8 @@ class Model:
             assert queue, f"{where}: event {got} was never produced (or was produced twice)"
             expected = queue.popleft()
             assert got == expected, f"{where}: event {got}, expected {expected}"
+            if not got["write"]:
+                self.read_places -= 1
 
         # --- what crosses the edge ------------------------------------------------------------
         issued_read = None
@@ -234,6 +252,7 @@ class Model:
             request = self.requests.unpack(word)
             if not request["write"]:
                 issued_read = (request, match)
+                self.read_places += match is not None
             elif match is not None:
                 produced.append(self._event(request, match, request["data"]))
         reuse = issued_read is not None and issued_read[0]["id"] in self.outstanding
@@ -256,7 +275,7 @@ class Model:
             word = get(dut.gpu.req.payload.as_value())
             request = self.requests.unpack(word)
             match = matching_entry(self.table.table, request["addr"], request["write"])
-            self.request_stage.append((word, match, match is not None and bool(request["write"])))
+            self.request_stage.append((word, match, bool(request["write"])))
             if not request["write"]:
                 self.traffic.waiting_ids.add(request["id"])
 

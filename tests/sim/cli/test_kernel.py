@@ -85,3 +85,55 @@ def test_list_update_refuses_a_file_without_the_markers(tmp_path, capsys):
     page.write_text("no markers\n")
     assert main(["kernel", "list", "--markdown", "--update", str(page)]) == 2
     assert "no generated part" in capsys.readouterr().err
+
+
+def test_run_on_the_iss_dumps_tensors_with_pytorch_names(tmp_path, capsys):
+    import json
+    import numpy as np
+    assert main(["kernel", "run", "adam", "--elements", "40", "--seed", "4", "--sim", "iss",
+                 "--dump", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["kernel"], report["elements"], report["mismatches"]) == ("adam", 40, {})
+    assert sorted(p.name for p in (tmp_path / "inputs").iterdir()) == \
+        ["exp_avg.npy", "exp_avg_sq.npy", "grad.npy", "param.npy"]
+    assert sorted(p.name for p in (tmp_path / "outputs").iterdir()) == \
+        ["exp_avg.npy", "exp_avg_sq.npy", "param.npy"]
+    params = json.loads((tmp_path / "params.json").read_text())
+    assert {"lr", "beta1", "beta2", "eps", "weight_decay", "step"} <= set(params)
+    # The dumped update is Adam's, recomputed here in float64 and rounded: within 1 ulp.
+    grad, param, m, v = (np.load(tmp_path / "inputs" / f"{n}.npy").astype(np.float64)
+                         for n in ("grad", "param", "exp_avg", "exp_avg_sq"))
+    b1, b2, step = params["beta1"], params["beta2"], params["step"]
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad * grad
+    denom = np.sqrt(v) / np.sqrt(1 - b2 ** step) + params["eps"]
+    expected = (param - params["lr"] / (1 - b1 ** step) * m / denom).astype(np.float32)
+    got = np.load(tmp_path / "outputs" / "param.npy")
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - expected.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1
+
+
+def test_run_text_summary_says_what_was_checked(capsys):
+    assert main(["kernel", "run", "bn_apply", "--rows", "3", "--sim", "iss"]) == 0
+    out = capsys.readouterr().out
+    assert "bn_apply (rows 3, channels 16) on iss" in out and "bit-exact" in out
+    assert out.rstrip().endswith("PASS")
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["nope"], "no library kernel 'nope'"),
+    (["bn_apply", "--elements", "65"], "must be a multiple of channels 16"),
+    (["bn_apply", "--elements", "64", "--rows", "4"], "not both"),
+    (["relu_fwd", "--rows", "4"], "sized by elements, not rows"),
+    (["bn_apply", "--channels", "12"], "channels = 12 must be a multiple of 8"),
+    (["relu_fwd", "--elements", "0"], "must be an integer in 1..16777216, got '0'"),
+    (["relu_fwd", "--pressure", "1"], "must be a number in [0, 1), got '1'"),
+    (["relu_fwd", "--seed", "-1"], "must be an integer >= 0"),
+    (["relu_fwd", "--sim", "modelsim"], "invalid choice: 'modelsim'"),
+    (["relu_fwd", "--waves"], "--waves needs --dump"),
+])
+def test_run_bad_input_is_exit_code_2(capsys, arguments, message):
+    from tests.sim.cli.commands import exit_code
+    assert exit_code(["kernel", "run", *arguments]) == 2
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error

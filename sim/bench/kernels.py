@@ -1,0 +1,115 @@
+"""Throughput of the kernel library on the RTL, and the calibration file the host model
+prices NDP work from (``build/calibration/ndp_kernels.json``, :mod:`matndp.host.calibration`).
+
+Every phase kernel of the ops the host model offloads runs through the slice with its
+engine (:func:`matndp.sim.kernel_run.run_kernel_rtl`) at two problem sizes, the GPU
+issuing one triggering access per cycle with no back-pressure, so the engine is the
+bottleneck. From the cycles between arming the entry and its completion:
+
+- cycles per packet (one trigger sector) = the slope between the two sizes, which leaves
+  out the once-per-launch cost (initializer, finalizer, the pipeline filling);
+- fixed cycles = what the smaller run took beyond ``slope × its packets``.
+
+Beside each measurement, two bounds: issue (the ISS's instructions per packet over the
+sub-cores, each issuing one instruction per cycle) and memory (the triggering access
+plus the engine's own requests per packet share one memory port, one request per cycle).
+``efficiency`` is the larger bound over the measurement. And the latency sensitivity: the
+same run at memory latencies of 10 and 100 cycles (the slots hide the engine's own loads).
+"""
+
+import json
+import pathlib
+
+from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, SCHEMA
+from matndp.host.kernels.catalog import KERNELS, OPS, kernel, run_on_iss
+from matndp.host.kernels.inputs import random_inputs
+from matndp.sim.kernel_run import KERNEL_CONFIG, run_kernel_rtl
+
+
+__all__ = ["bench_kernels_rtl", "SIZES"]
+
+
+# (smaller, larger) problems by the kernels' dimensions: 32 and 128 FP32 packets.
+SIZES = {
+    ("elements",): ({"elements": 256}, {"elements": 1024}),
+    ("rows", "channels"): ({"rows": 16, "channels": 16}, {"rows": 64, "channels": 16}),
+    ("rows", "columns"): ({"rows": 4, "columns": 64}, {"rows": 16, "columns": 64}),
+}
+QUICK_OPS = ("relu_fwd", "batchnorm_fwd", "adam")
+
+
+def _measure(name, problem, seed):
+    launch = kernel(name).launch(problem)
+    inputs = random_inputs(launch, seed)
+    run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs)
+    if run.error is not None or not run.complete:
+        raise RuntimeError(f"{name} {problem}: the RTL run did not complete ({run.error})")
+    _, iss = run_on_iss(launch, inputs)
+    return {"packets": launch.expected_triggers, "cycles": run.cycles,
+            "instructions": run.measurements["instructions"], "iss_instructions": iss.instructions,
+            "ndp_memory_requests": run.measurements["ndp_memory_requests"]}
+
+
+def bench_phase(name, seed=1):
+    """One phase kernel at the two sizes: its slope, fixed cost and bounds."""
+    small, large = (_measure(name, problem, seed) for problem in SIZES[KERNELS[name].dims])
+    packets = large["packets"] - small["packets"]
+    slope = (large["cycles"] - small["cycles"]) / packets
+    sub_cores = KERNEL_CONFIG.engine.sub_cores
+    issue = (large["iss_instructions"] - small["iss_instructions"]) / packets / sub_cores
+    memory = 1 + (large["ndp_memory_requests"] - small["ndp_memory_requests"]) / packets
+    bound = max(issue, memory)
+    return {"kernel": name, "cycles_per_packet": round(slope, 3),
+            "fixed_cycles": round(max(small["cycles"] - slope * small["packets"], 0.0), 1),
+            "issue_bound_cycles_per_packet": round(issue, 3),
+            "memory_bound_cycles_per_packet": round(memory, 3),
+            "efficiency": round(bound / slope, 3) if slope > 0 else None,
+            "runs": [small, large]}
+
+
+def latency_sensitivity(name, latencies=(10, 100), seed=1):
+    """Cycles of the larger problem of ``name`` at each memory latency, and their ratio to
+    the first: how well the µthread slots hide the engine's own memory latency."""
+    problem = SIZES[KERNELS[name].dims][1]
+    launch = kernel(name).launch(problem)
+    inputs = random_inputs(launch, seed)
+    cycles = {}
+    for latency in latencies:
+        run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, memory_latency=latency)
+        if run.error is not None or not run.complete:
+            raise RuntimeError(f"{name} at latency {latency}: the RTL run did not complete")
+        cycles[latency] = run.cycles
+    first = cycles[latencies[0]]
+    return {"kernel": name, "packets": launch.expected_triggers,
+            "cycles_by_memory_latency": {str(k): v for k, v in cycles.items()},
+            "slowdown": {str(k): round(v / first, 3) for k, v in cycles.items()}}
+
+
+def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
+    """Every phase of every host-model op (three ops with ``quick``); writes the
+    calibration file and returns the per-phase and per-op figures."""
+    ops = QUICK_OPS if quick else tuple(DEFAULT_KERNELS)
+    phases = {}
+    entries = {}
+    for op in ops:
+        for phase in OPS[op].phases:
+            if phase not in phases:
+                phases[phase] = bench_phase(phase)
+        measured = [phases[phase] for phase in OPS[op].phases]
+        # The first phase runs on the producer's accesses; the others afterwards.
+        entries[op] = {"cycles_per_packet": round(sum(m["cycles_per_packet"] for m in measured), 3),
+                       "after_cycles_per_packet": round(sum(m["cycles_per_packet"] for m in measured[1:]), 3),
+                       "fixed_cycles": round(sum(m["fixed_cycles"] for m in measured), 1),
+                       "phases": list(OPS[op].phases)}
+    document = {"schema": SCHEMA,
+                "source": "matndp bench kernel_rtl: RTL runs of the kernel library",
+                "engine": {"sub_cores": KERNEL_CONFIG.engine.sub_cores,
+                           "slots": KERNEL_CONFIG.engine.slots,
+                           "sector_bytes": KERNEL_CONFIG.sector_bytes},
+                "kernels": entries}
+    path = pathlib.Path(calibration)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    sensitivity = [latency_sensitivity(name) for name in ("adam",) + (() if quick else ("bn_stats",))]
+    return {"calibration_file": str(path), "ops": entries, "phases": list(phases.values()),
+            "memory_latency_sensitivity": sensitivity}
