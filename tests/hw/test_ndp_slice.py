@@ -5,6 +5,7 @@ them under Icarus; and its register bus in Amaranth's simulator."""
 import pytest
 from amaranth.sim import Simulator
 
+from matndp.hw.bus.signature import CSR_DATA_WIDTH
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.csr_map import MAGIC
 from matndp.hw.ndp_slice import NDPSlice
@@ -100,10 +101,12 @@ def test_entries_beyond_32_reach_the_high_mask_words():
     async def bench(ctx):
         ctx.set(dut.mem.req.ready, 1)
         ctx.set(dut.events.ready, 1)
+        ctrl = registers[entry + "ctrl"].pack(enable=1, on_write=1)
         for name, value in (("base_lo", 0xFFFF_0000), ("size_lo", 0x100), ("expected", 1),
-                            ("ctrl", 0b011)):
+                            ("ctrl", ctrl)):
             assert not await initiator.write(ctx, registers[entry + name].address, value)
-        assert await initiator.write(ctx, registers[entry + "ctrl"].address + 8, 1)   # no BASE_HI
+        # Where BASE_HI would be, the word after BASE_LO, nothing is mapped.
+        assert await initiator.write(ctx, registers[entry + "base_lo"].address + CSR_DATA_WIDTH // 8, 1)
         assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xFF)
         assert await initiator.read(ctx, registers["irq_enable_hi"].address) == (0xFF, False)
         assert await initiator.read(ctx, registers["complete_hi"].address) == (0, False)
