@@ -36,7 +36,7 @@ EQUIVALENT_MUTANTS = {
 
 _MUTMUT_CONFIG = {
     "source_paths": ["matndp/host"],
-    "also_copy": ["docs"],
+    "also_copy": ["docs", "Makefile"],
     "pytest_add_cli_args": ["-p", "no:cacheprovider", "-W", "error"],
     "pytest_add_cli_args_test_selection": TEST_SELECTION,
 }
@@ -58,6 +58,7 @@ def stage(repository, directory):
     shutil.copytree(repository / "host", directory / "matndp" / "host", ignore=ignore)
     shutil.copytree(repository / "tests", directory / "tests", ignore=ignore)
     shutil.copytree(repository / "docs", directory / "docs", ignore=ignore)
+    shutil.copy2(repository / "Makefile", directory / "Makefile")   # tests read its targets
     text = (repository / "pyproject.toml").read_text()
     text += "\n[tool.mutmut]\n" + "".join(f"{key} = {_toml_value(value)}\n"
                                          for key, value in _MUTMUT_CONFIG.items())
@@ -73,7 +74,7 @@ set_mutant_under_test("mutant_generation")
 os.makedirs("mutants", exist_ok=True)
 copy_src_dir()
 copy_also_copy_files()
-create_mutants(1)
+create_mutants(int(os.environ["MUTATE_CHILDREN"]))
 """
 
 
@@ -81,10 +82,11 @@ def _meta_files(directory):
     return sorted((pathlib.Path(directory) / "mutants" / "matndp" / "host").rglob("*.py.meta"))
 
 
-def mutant_names(directory):
-    """Generate the mutants in the staging tree; every mutant's name, sorted."""
+def mutant_names(directory, children=1):
+    """Generate the mutants in the staging tree (``children`` processes); every mutant's
+    name, sorted."""
     subprocess.run([sys.executable, "-c", _GENERATE], cwd=directory, check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env={**os.environ, "MUTATE_CHILDREN": str(children)})
     names = []
     for meta in _meta_files(directory):
         names += json.loads(meta.read_text())["exit_code_by_key"]
@@ -126,7 +128,7 @@ def run(repository, directory, *, size, seed, children, command):
     from mutmut.stats import status_by_exit_code
 
     directory = stage(repository, directory)
-    names = mutant_names(directory)
+    names = mutant_names(directory, children)
     chosen = sample(names, size, seed)
     print(f"host: {len(names)} mutants, running {len(chosen)} (seed {seed}); "
           f"log in {directory / 'mutmut.log'}", flush=True)
