@@ -48,6 +48,7 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
         cycle = 0
         expected = sum(1 for r in gpu_requests + ndp_requests if not r["write"])
         answered = 0
+        waiting = None            # a request offered and not taken: it must stay as it is
         ctx.set(dut.gpu.resp.ready, 1)
         while done["sources"] < 2 or reads or answered < expected:
             cycle += 1
@@ -67,9 +68,13 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
                 dut.mem.req.valid, dut.mem.req.payload, dut.mem.resp.ready,
                 dut.gpu.resp.valid, dut.gpu.resp.payload, dut.ndp.resp.valid, dut.ndp.resp.payload,
                 dut.gpu.req.valid, dut.ndp.req.valid, dut.ndp.req.ready)
+            request = {key: int(getattr(payload, key)) for key in ("addr", "write", "data", "mask", "id")}
+            if waiting is not None:
+                assert valid and request == waiting, \
+                    f"cycle {cycle}: the request offered toward memory was withdrawn or changed"
+            waiting = request if valid and not ready else None
             if valid and ready:
-                seen.append((cycle, {key: int(getattr(payload, key)) for key in
-                                     ("addr", "write", "data", "mask", "id")}))
+                seen.append((cycle, request))
                 if not payload.write:
                     reads.append((int(payload.id), rng.getrandbits(256)))
             if offered is not None and resp_ready:
