@@ -20,6 +20,10 @@ HAND_WORKED = [
     ("fma", (0x1A7FFFFF, 0x19800001, 0x00000000), 0x00000001),
     ("fma", (0x1A7FFFFF, 0x19800001, 0x80000000), 0x00000001),
     ("fma", (0x1A7FFFFF, 0x19800001, 0x00000002), 0x00000003),   # 2 + 1/2 + a hair: 3
+    # (1 + 2^-23)^2 2^-128 = 2^-149 (2^21 + 1/2 + 2^-25): above the tie only by the product's
+    # last bit, which the one-bit shift into the subnormal form (top-bit exponent 0) pushes out
+    ("mul", (0x1F800001, 0x1F800001), 0x00200001),
+    ("fma", (0x1F800001, 0x1F800001, 0x80000000), 0x00200001),
     ("mul", (0x7F800000, 0x00000000), CANONICAL_NAN),
     ("fma", (0x3F800001, 0x3F800001, 0xBF800002), 0x28800000),   # exact 2^-46
     ("fma", (0x40400000, 0x40A00000, 0xC1700000), 0x00000000),   # 3*5 - 15 = +0
