@@ -56,9 +56,10 @@ _NO_HDL_SIMULATOR = ("-k", "not verilator and not icarus")
 
 
 def _fp(*ops):
-    """The FP tests of ``ops`` in Amaranth's simulator: the hand-worked vectors, then the
-    directed tables and the random vectors under back-pressure."""
-    return ("tests/hw/fp/test_hand_worked.py",
+    """The FP tests of ``ops`` in Amaranth's simulator: the shared building blocks on their
+    own, the hand-worked vectors, then the directed tables and the random vectors under
+    back-pressure."""
+    return ("tests/hw/fp/test_float32.py", "tests/hw/fp/test_hand_worked.py",
             *(f"tests/hw/fp/test_ops.py::test_directed[amaranth-{op}]" for op in ops),
             *(f"tests/hw/fp/test_ops.py::test_random[amaranth-random-pressure-{op}]" for op in ops))
 
