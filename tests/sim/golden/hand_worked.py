@@ -24,6 +24,10 @@ HAND_WORKED = [
     # last bit, which the one-bit shift into the subnormal form (top-bit exponent 0) pushes out
     ("mul", (0x1F800001, 0x1F800001), 0x00200001),
     ("fma", (0x1F800001, 0x1F800001, 0x80000000), 0x00200001),
+    # 1 - 1.5 * 1.5 2^-26 = 1 - 1.125 2^-25: below the midpoint 1 - 2^-25, so 1 - 2^-24; the
+    # product's top bit lies just below the addend's last bit, where the sum must keep it
+    ("fma", (0xBFC00000, 0x32C00000, 0x3F800000), 0x3F7FFFFF),
+    ("fma", (0x3FC00000, 0x32C00000, 0xBF800000), 0xBF7FFFFF),
     ("mul", (0x7F800000, 0x00000000), CANONICAL_NAN),
     ("fma", (0x3F800001, 0x3F800001, 0xBF800002), 0x28800000),   # exact 2^-46
     ("fma", (0x40400000, 0x40A00000, 0xC1700000), 0x00000000),   # 3*5 - 15 = +0
