@@ -76,7 +76,7 @@ FP_SELECT = ("tests/hw/fp/test_select.py", *_NO_HDL_SIMULATOR)
 FP_SQRT = ("tests/hw/fp/test_sqrt.py", *_NO_HDL_SIMULATOR)
 FP_DIVIDE = ("tests/hw/fp/test_divide.py", *_NO_HDL_SIMULATOR)
 ENGINE_UNITS = ("tests/hw/engine/test_vector_units.py",)
-ENGINE_SUB_CORE = ("tests/hw/engine/test_sub_core.py",)
+ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
 
 
 def _m(id, file, snippet, replacement, tests, **kwargs):
@@ -122,6 +122,9 @@ MUTANTS = (
        TRIGGER),
     _m("trigger-read-event-offset", _TRIGGER, "read_event.offset.eq(returned.offset)",
        "read_event.offset.eq(returned.addr)", TRIGGER),
+    _m("trigger-read-event-mask", _TRIGGER, "record.mask.eq(request.mask)", "record.mask.eq(0)", TRIGGER),
+    _m("trigger-pending-read-every-cycle", _TRIGGER, "pending_read.en.eq(response_accept)",
+       "pending_read.en.eq(1)", TRIGGER),
     _m("trigger-issue-read-on-write", _TRIGGER, "issue_read = request_fire & ~request.write",
        "issue_read = request_fire", TRIGGER),
     _m("trigger-tag-ignores-hit", _TRIGGER, "tag.hit.eq(staged_request.hit)", "tag.hit.eq(1)", TRIGGER),
@@ -230,6 +233,9 @@ MUTANTS = (
        ARBITER),
     _m("arbiter-waited-not-reset", _ARBITER, "m.d.sync += waited.eq(0)", "m.d.sync += waited.eq(waited)",
        ARBITER),
+    _m("arbiter-slot-without-gpu", _ARBITER,
+       "self.ndp_slot.eq(ndp.req.valid & ndp.req.ready & gpu.req.valid)",
+       "self.ndp_slot.eq(ndp.req.valid & ndp.req.ready)", ARBITER),
     _m("arbiter-gpu-response-ready", _ARBITER, "mem.resp.ready.eq(Mux(to_ndp, 1, gpu.resp.ready))",
        "mem.resp.ready.eq(1)", ARBITER),
     # --- FP: shared building blocks and the back end -----------------------------------------
@@ -295,7 +301,9 @@ MUTANTS = (
        "\"zero_sign\": s3[\"product_sign\"],", FP_FMA),
     _m("fma-larger-sign", "hw/fp/fma.py",
        "\"sign\": Mux(subtract & addend_larger, s3[\"addend_sign\"], s3[\"product_sign\"]),",
-       "\"sign\": Mux(addend_larger, s3[\"addend_sign\"], s3[\"product_sign\"]),", FP_FMA),
+       "\"sign\": Mux(addend_larger, s3[\"addend_sign\"], s3[\"product_sign\"]),", FP_FMA,
+       equivalent="without a subtraction the product and the addend have the same sign, so "
+                  "which of the two is taken cannot matter"),
     _m("fma-inf-minus-inf", "hw/fp/fma.py", "| (product_inf & c.inf & (product_sign ^ c.sign)))",
        ")", FP_FMA),
     # --- FP: the one-cycle units and the iterative ones --------------------------------------
@@ -316,6 +324,10 @@ MUTANTS = (
        "rounded = (record.a + 0x8000)[16:32]", FP_CONVERT),
     _m("convert-widen-nan-kept", "hw/fp/convert.py", "widened_value = Mux(widened.nan, CANONICAL_NAN, widened_bits)",
        "widened_value = widened_bits", FP_CONVERT),
+    _m("convert-tie-bit", "hw/fp/convert.py", "rounded = (record.a + 0x7FFF + record.a[16])[16:32]",
+       "rounded = (record.a + 0x7FFF + record.a[15])[16:32]", FP_CONVERT),
+    _m("compare-magnitude-bits", "hw/fp/compare.py", "magnitude_below = a[0:31] < b[0:31]",
+       "magnitude_below = a[0:30] < b[0:30]", FP_COMPARE),
     _m("select-mask-bit", "hw/fp/select.py", "value = Mux(record.c[0], record.a, record.b)",
        "value = Mux(record.c[1], record.a, record.b)", FP_SELECT),
     _m("divide-fits-bound", "hw/fp/divide.py", "fits = remainder >= divisor", "fits = remainder > divisor",
@@ -324,11 +336,14 @@ MUTANTS = (
        "plan_overflow.eq(biased > 0xFF),", FP_DIVIDE),
     # --- the engine --------------------------------------------------------------------------
     _m("alu-sra-logical", "hw/engine/alu.py", "value.eq(a.as_signed() >> amount)", "value.eq(a >> amount)",
-       ENGINE_SUB_CORE),
+       ENGINE_ALU),
     _m("alu-slt-unsigned", "hw/engine/alu.py", "value.eq(a.as_signed() < b.as_signed())", "value.eq(a < b)",
-       ENGINE_SUB_CORE),
+       ENGINE_ALU),
+    _m("alu-shift-amount-bits", "hw/engine/alu.py", "amount = b[:6]", "amount = b[:5]", ENGINE_ALU),
     _m("reduce-last-pair-bound", "hw/engine/reduce.py", "with m.If(received == pairs - 1):",
        "with m.If(received == pairs):", ENGINE_UNITS),
+    _m("reduce-first-level-pairs", "hw/engine/reduce.py", "pairs.eq(lanes // 2)", "pairs.eq(lanes // 4)",
+       ENGINE_UNITS),
     _m("reduce-halving", "hw/engine/reduce.py", "pairs.eq(pairs >> 1)", "pairs.eq(pairs - 1)", ENGINE_UNITS),
     _m("reduce-max-is-sum", "hw/engine/reduce.py",
        "summing.eq(self.request.payload.opcode == Opcode.VREDSUM)", "summing.eq(1)", ENGINE_UNITS),
