@@ -39,6 +39,9 @@ def _parser():
     chosen.add_argument("--all", action="store_true", help="run every mutant")
     host_command.add_argument("--seed", type=int, default=1, help="sample seed (default 1)")
     host_command.add_argument("--jobs", type=_count, default=2, help="mutmut workers (default 2)")
+    host_command.add_argument("--keep-stage", action="store_true",
+                              help="reuse the last run's staging tree and mutmut's records "
+                                   "(after a change to tests/ only)")
     rtl_command = commands.add_parser("rtl", help="the RTL mutant catalog over hw/")
     rtl_command.add_argument("--only", nargs="+", metavar="ID", help="run only these mutants")
     rtl_command.add_argument("--jobs", type=_count, default=1, help="mutants at once (default 1)")
@@ -53,7 +56,7 @@ def main(argv=None):
     if arguments.command == "host":
         size = None if arguments.all else arguments.sample
         result = host.run(REPOSITORY, BUILD / "host", size=size, seed=arguments.seed,
-                          children=arguments.jobs, command=command)
+                          children=arguments.jobs, command=command, keep_stage=arguments.keep_stage)
         result.save(RESULTS["host"])
     elif arguments.command == "rtl":
         result = rtl.run(REPOSITORY, BUILD / "rtl", only=arguments.only, jobs=arguments.jobs,

@@ -122,13 +122,42 @@ def _mutmut(directory, *arguments, log=None):
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
 
 
-def run(repository, directory, *, size, seed, children, command):
+def _same_tree(first, second):
+    files = lambda root: {path.relative_to(root): path.read_bytes() for path in root.rglob("*.py")
+                          if "__pycache__" not in path.parts}
+    return files(pathlib.Path(first)) == files(pathlib.Path(second))
+
+
+def refresh(repository, directory):
+    """Keep the staging tree in ``directory`` and mutmut's records of its last run (its
+    mutants, which tests reach which function) but take ``tests/`` and ``docs/`` anew: for
+    a rerun after a change to the tests only. Refused when ``host/`` has changed since."""
+    repository, directory = pathlib.Path(repository), pathlib.Path(directory)
+    if not (directory / "mutants").is_dir():
+        raise SystemExit(f"no staging tree with mutants in {directory} to keep")
+    if not _same_tree(repository / "host", directory / "matndp" / "host"):
+        raise SystemExit("host/ changed since the staging tree was made: run without --keep-stage")
+    for name in ("tests", "docs"):
+        for root in (directory, directory / "mutants"):
+            shutil.rmtree(root / name)
+            shutil.copytree(repository / name, root / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return directory
+
+
+def run(repository, directory, *, size, seed, children, command, keep_stage=False):
     """Stage, generate, run ``size`` mutants chosen by ``seed`` (None: all) with
-    ``children`` workers; returns the :class:`~.results.Run`."""
+    ``children`` workers; returns the :class:`~.results.Run`. ``keep_stage``: see
+    :func:`refresh`."""
     from mutmut.stats import status_by_exit_code
 
-    directory = stage(repository, directory)
-    names = mutant_names(directory, children)
+    if keep_stage:
+        directory = refresh(repository, directory)
+        names = sorted(name for meta in _meta_files(directory)
+                       for name in json.loads(meta.read_text())["exit_code_by_key"])
+    else:
+        directory = stage(repository, directory)
+        names = mutant_names(directory, children)
     chosen = sample(names, size, seed)
     print(f"host: {len(names)} mutants, running {len(chosen)} (seed {seed}); "
           f"log in {directory / 'mutmut.log'}", flush=True)
