@@ -8,7 +8,7 @@ MATNDP    := $(VENV)/bin/matndp
 # pytest-xdist workers; the suite is simulator-bound and the machines have 2 cores.
 JOBS      ?= 2
 
-.PHONY: setup sim test test-slow verilog lint synth bench docs clean
+.PHONY: setup sim test test-slow mutate verilog lint synth bench docs clean
 
 # The stamp is refreshed when the packaging or the set-up script change, so an unchanged
 # checkout costs only this timestamp check.
@@ -28,6 +28,17 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
+
+# Mutation testing (docs/testing.md; not part of `make test`): a seeded sample of mutmut's
+# mutants of host/ (MUTATE_SAMPLE=all for every one: hours), then the RTL mutant catalog over
+# hw/, then the kill rates into docs/testing.md. Fails when a rate is below the target.
+MUTATE_SAMPLE ?= 300
+MUTATE_SEED   ?= 1
+mutate: $(STAMP)
+	$(PY) -c 'import mutmut' 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check -e ".[test,mutate]"
+	$(PY) -m tools.mutate host $(if $(filter all,$(MUTATE_SAMPLE)),--all,--sample $(MUTATE_SAMPLE)) --seed $(MUTATE_SEED)
+	$(PY) -m tools.mutate rtl
+	$(PY) -m tools.mutate report
 
 verilog: $(STAMP)
 	$(MATNDP) export --output build/verilog/ndp_slice.v

@@ -25,7 +25,8 @@ def test_program_writes_the_documented_registers():
              "hits")
     assert [registers[f"entry3.{name}"].address - base for name in names] == list(range(0, 0x24, 4))
     assert [bus.values[base + offset] for offset in range(0, 0x24, 4)] == \
-        [0b111, 0x3456_7800, 0x12, 0x0000_0040, 0x2, 0x42, 5, 17, 0]
+        [registers["entry3.ctrl"].pack(enable=1, on_write=1, on_read=1), 0x3456_7800, 0x12, 0x0000_0040,
+         0x2, 0x42, 5, 17, 0]
     # The entry is disabled before its range changes and enabled last.
     writes = [entry for entry in bus.log if entry[0] == "write"]
     assert writes[0][1:] == (base, 0) and writes[-1][1] == base
@@ -82,7 +83,8 @@ def test_the_register_model_keeps_what_the_hardware_keeps():
     runtime, bus = make_runtime()
     ctrl = runtime.registers["entry0.ctrl"].address
     bus.write(ctrl, 0xFFFF_FFFF)
-    assert bus.values[ctrl] == 0b111111     # enable, on_write, on_read, ordered, has_init, has_final
+    assert bus.values[ctrl] == runtime.registers["entry0.ctrl"].pack(
+        enable=1, on_write=1, on_read=1, ordered=1, has_init=1, has_final=1)
     bus.write(runtime.registers["irq_enable"].address, 0xFFFF_FFFF)
     assert bus.values[runtime.registers["irq_enable"].address] == 0xFFFF
     with pytest.raises(ValueError, match="does not fit a 32-bit register"):
@@ -150,7 +152,8 @@ def test_narrow_addresses_and_many_entries():
     runtime.program(63, FilterRange(0xFFFF_0000, 0x1_0000, kernel_pc=3, expected=2))
     base = runtime.registers["entry63.ctrl"].address
     assert [bus.values.get(base + offset) for offset in range(0, 0x24, 4)] == \
-        [0b011, 0xFFFF_0000, None, 0x1_0000, None, 3, 0, 2, 0]
+        [runtime.registers["entry63.ctrl"].pack(enable=1, on_write=1), 0xFFFF_0000, None, 0x1_0000,
+         None, 3, 0, 2, 0]
     with pytest.raises(RangeError, match="leaves the 32-bit address space"):
         runtime.program(0, FilterRange(0xFFFF_FFE0, 0x40))
     bus.values[runtime.registers["complete"].address] = 0x8000_0001

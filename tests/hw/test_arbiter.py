@@ -22,7 +22,9 @@ def _requests(rng, count, id_bits, *, source):
 
 
 def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
-        memory_stall=0.0, cycles=None):
+        memory_stall=0.0, cycles=None, share_slots=None):
+    """Returns the requests memory took, with their cycles, and the responses each source
+    received; appends to ``share_slots`` the cycles in which ``ndp_slot`` was high."""
     dut = MemoryArbiter(config)
     seen = []                 # (cycle, mem request) in order of acceptance
     gpu_responses, ndp_responses = [], []
@@ -48,6 +50,7 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
         cycle = 0
         expected = sum(1 for r in gpu_requests + ndp_requests if not r["write"])
         answered = 0
+        waiting = None            # a request offered and not taken: it must stay as it is
         ctx.set(dut.gpu.resp.ready, 1)
         while done["sources"] < 2 or reads or answered < expected:
             cycle += 1
@@ -63,13 +66,19 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
             gpu_ready = rng.random() < 0.7
             ctx.set(dut.gpu.resp.ready, gpu_ready)
             (_, _, valid, payload, resp_ready, gvalid, gpayload, nvalid, npayload,
-             gpu_req_valid, ndp_req_valid, ndp_req_ready) = await ctx.tick().sample(
+             gpu_req_valid, ndp_req_valid, ndp_req_ready, ndp_slot) = await ctx.tick().sample(
                 dut.mem.req.valid, dut.mem.req.payload, dut.mem.resp.ready,
                 dut.gpu.resp.valid, dut.gpu.resp.payload, dut.ndp.resp.valid, dut.ndp.resp.payload,
-                dut.gpu.req.valid, dut.ndp.req.valid, dut.ndp.req.ready)
+                dut.gpu.req.valid, dut.ndp.req.valid, dut.ndp.req.ready, dut.ndp_slot)
+            if ndp_slot and share_slots is not None:
+                share_slots.append(cycle)
+            request = {key: int(getattr(payload, key)) for key in ("addr", "write", "data", "mask", "id")}
+            if waiting is not None:
+                assert valid and request == waiting, \
+                    f"cycle {cycle}: the request offered toward memory was withdrawn or changed"
+            waiting = request if valid and not ready else None
             if valid and ready:
-                seen.append((cycle, {key: int(getattr(payload, key)) for key in
-                                     ("addr", "write", "data", "mask", "id")}))
+                seen.append((cycle, request))
                 if not payload.write:
                     reads.append((int(payload.id), rng.getrandbits(256)))
             if offered is not None and resp_ready:
@@ -120,13 +129,18 @@ def test_engine_gets_exactly_its_share_under_a_saturating_gpu(period):
     rng = random.Random(9)
     gpu = [dict(r, write=1) for r in _requests(rng, 40 * period, config.id_width, source="gpu")]
     ndp = [dict(r, write=1) for r in _requests(rng, 400, config.ndp_id_width, source="ndp")]
-    seen, _, _ = run(config, gpu, ndp, seed=2)
+    share_slots = []
+    seen, _, _ = run(config, gpu, ndp, seed=2, share_slots=share_slots)
     source_bit = 1 << (config.mem_id_width - 1)
     # While both sources offer (the GPU never idles here), every period-th slot is the
     # engine's and the others the GPU's: exactly the minimum share, no more.
     order = "".join("N" if r["id"] & source_bit else "g" for _, r in seen)
     slots = 30 * period
     assert order[:slots] == ("g" * (period - 1) + "N") * 30
+    # ndp_slot marks exactly the engine's requests taken while the GPU still offered.
+    last_gpu = max(cycle for cycle, r in seen if not r["id"] & source_bit)
+    assert share_slots == [cycle for cycle, r in seen if r["id"] & source_bit and cycle < last_gpu]
+    assert len(share_slots) >= 39
 
 
 def test_engine_takes_every_idle_cycle():

@@ -5,6 +5,7 @@ them under Icarus; and its register bus in Amaranth's simulator."""
 import pytest
 from amaranth.sim import Simulator
 
+from matndp.hw.bus.signature import CSR_DATA_WIDTH
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.csr_map import MAGIC
 from matndp.hw.ndp_slice import NDPSlice
@@ -100,10 +101,12 @@ def test_entries_beyond_32_reach_the_high_mask_words():
     async def bench(ctx):
         ctx.set(dut.mem.req.ready, 1)
         ctx.set(dut.events.ready, 1)
+        ctrl = registers[entry + "ctrl"].pack(enable=1, on_write=1)
         for name, value in (("base_lo", 0xFFFF_0000), ("size_lo", 0x100), ("expected", 1),
-                            ("ctrl", 0b011)):
+                            ("ctrl", ctrl)):
             assert not await initiator.write(ctx, registers[entry + name].address, value)
-        assert await initiator.write(ctx, registers[entry + "ctrl"].address + 8, 1)   # no BASE_HI
+        # Where BASE_HI would be, the word after BASE_LO, nothing is mapped.
+        assert await initiator.write(ctx, registers[entry + "base_lo"].address + CSR_DATA_WIDTH // 8, 1)
         assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xFF)
         assert await initiator.read(ctx, registers["irq_enable_hi"].address) == (0xFF, False)
         assert await initiator.read(ctx, registers["complete_hi"].address) == (0, False)
@@ -123,6 +126,43 @@ def test_entries_beyond_32_reach_the_high_mask_words():
         assert not await initiator.write(ctx, registers["irq_enable_hi"].address, 0xDF)
         await initiator.idle(ctx, 1)
         assert not ctx.get(dut.irq)
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+
+
+def test_a_range_written_while_enabled_applies_from_the_next_request():
+    """In Amaranth's simulator: a request entering in the cycle of a SIZE write is matched
+    against the old range, one entering in the next cycle against the new one (the range's
+    end is formed from the value being written, in step with it)."""
+    config = NDPConfig(addr_width=32, trigger=TriggerConfig(filter_entries=2), engine=None)
+    dut = NDPSlice(config)
+    registers = dut.register_map
+    initiator = Initiator(dut.csr)
+    size = registers["entry0.size_lo"]
+    inside_new_only = 0x1080
+
+    async def bench(ctx):
+        ctx.set(dut.mem.req.ready, 1)
+        ctx.set(dut.events.ready, 1)
+        for name, value in (("base_lo", 0x1000), ("size_lo", 0x10)):
+            assert not await initiator.write(ctx, registers["entry0." + name].address, value)
+        ctrl = registers["entry0.ctrl"]
+        assert not await initiator.write(ctx, ctrl.address, ctrl.pack(enable=1, on_write=1))
+        request = {"addr": inside_new_only, "write": 1, "data": 5, "mask": 0xF, "id": 0}
+        ctx.set(dut.gpu.req.payload, request)
+        ctx.set(dut.csr.addr, size.address)
+        ctx.set(dut.csr.w_data, size.pack(size=0x100))
+        for strobe in (1, 0):       # the write's cycle, then the next one
+            ctx.set(dut.csr.w_en, strobe)
+            ctx.set(dut.gpu.req.valid, 1)
+            _, _, ready = await ctx.tick().sample(dut.gpu.req.ready)
+            assert ready
+        ctx.set(dut.gpu.req.valid, 0)
+        await initiator.idle(ctx, 6)
+        assert await initiator.read(ctx, registers["entry0.hits"].address) == (1, False)
+        assert await initiator.read(ctx, registers["event_count"].address) == (1, False)
     simulator = Simulator(dut)
     simulator.add_clock(1e-8)
     simulator.add_testbench(bench)

@@ -11,6 +11,7 @@ import pytest
 from amaranth.hdl import Module, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.sim import Simulator
 
 from matndp.hw.export import export_verilog
 from matndp.hw.stream import Queue, RegisterSlice, RoundRobinMerge, SkidBuffer
@@ -61,6 +62,27 @@ def test_stage_sustains_one_transfer_per_cycle_one_cycle_late(part):
     assert source.cycles == list(range(len(items)))
     assert sink.cycles == list(range(1, len(items) + 1))
     assert sink.items == items
+
+
+def test_register_slice_payload_loads_only_on_a_transfer():
+    """Between transfers the register keeps the payload last taken in (no toggling on the
+    wires behind it while the input offers nothing)."""
+    stage = RegisterSlice(8)
+    kept = []
+
+    async def bench(ctx):
+        ctx.set(stage.o.ready, 1)
+        for cycle, (valid, payload) in enumerate([(1, 0x5A), (0, 0x33), (0, 0xC4), (1, 0x0F), (0, 0x77),
+                                                  (0, 0x81)]):
+            ctx.set(stage.i.valid, valid)
+            ctx.set(stage.i.payload, payload)
+            await ctx.tick()
+            kept.append(ctx.get(stage.o.payload))
+    simulator = Simulator(stage)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+    assert kept == [0x5A, 0x5A, 0x5A, 0x0F, 0x0F, 0x0F]
 
 
 @pytest.mark.parametrize("part", STAGES)

@@ -4,7 +4,7 @@ assembles to it or is reported illegal."""
 
 from hypothesis import given, settings, strategies as st
 
-from matndp.hw.engine.isa import (INSTRUCTIONS, SPECIALS, IllegalInstruction, ImmediateUse,
+from matndp.hw.engine.isa import (INSTRUCTION_FIELDS, INSTRUCTIONS, SPECIALS, IllegalInstruction, ImmediateUse,
                                   Instruction, Opcode, Operand, OperandKind, OperandType)
 from matndp.host.kernels.assembler import assemble, assemble_instruction
 from matndp.host.kernels.disassembler import disassemble, disassemble_instruction
@@ -99,15 +99,27 @@ def test_words_to_text_to_words(image):
     assert disassemble(again) == text
 
 
+def _span(*names):
+    """(lsb, width) of the bits the instruction fields ``names`` cover together."""
+    lsb = min(INSTRUCTION_FIELDS[name][0] for name in names)
+    return lsb, max(sum(INSTRUCTION_FIELDS[name]) for name in names) - lsb
+
+
+_OPCODE_BITS = INSTRUCTION_FIELDS["opcode"][1]
+# Field groups a generated word clears at random: rd, each operand, the two flags, imm.
+_CLEARABLE = [_span("rd"), *(_span(f"{o}.index", f"{o}.kind") for o in "abc"),
+              _span("release", "exit"), _span("imm")]
+
+
 @st.composite
 def legal_looking_words(draw):
     opcode = draw(st.sampled_from([spec.opcode.value for spec in INSTRUCTIONS]))
-    high = draw(st.integers(0, (1 << 56) - 1))
+    high = draw(st.integers(0, (1 << (64 - _OPCODE_BITS)) - 1))
     # Clear random fields so that more of them come out canonical.
-    for lsb, width in ((8, 4), (12, 6), (18, 6), (24, 6), (30, 2), (32, 32)):
+    for lsb, width in _CLEARABLE:
         if draw(st.booleans()):
-            high &= ~(((1 << width) - 1) << (lsb - 8))
-    return opcode | high << 8
+            high &= ~(((1 << width) - 1) << (lsb - _OPCODE_BITS))
+    return opcode | high << _OPCODE_BITS
 
 
 @settings(max_examples=2000, deadline=None)

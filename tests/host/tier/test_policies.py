@@ -50,6 +50,9 @@ def test_every_policy_keeps_the_invariants(make, tier, policy):
     assert (metrics["hbm_to_flash_bytes"], metrics["flash_to_hbm_bytes"]) == (written, fetched)
     assert metrics["flash_write_bytes"] == written and metrics["flash_read_bytes"] == fetched
     assert metrics["inter_tier_bytes"] == written + fetched
+    # Time: the ops' own (given) plus the stalls, which are never negative.
+    assert metrics["compute_s"] == pytest.approx(len(make().ops) * 0.1 * MS)
+    assert metrics["stall_s"] >= 0
     assert metrics["iteration_s"] == pytest.approx(metrics["compute_s"] + metrics["stall_s"])
     if policy == "tm":
         for plan in result.plans:

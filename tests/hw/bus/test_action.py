@@ -7,7 +7,7 @@ import pytest
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from matndp.hw.bus.action import Counter, FieldPort, Status, StickyFlag
+from matndp.hw.bus.action import ClearableStatus, Counter, FieldPort, Status, StickyFlag
 from matndp.hw.bus.map import Access
 
 
@@ -166,3 +166,22 @@ def test_setting_wins_over_clearing_in_the_same_cycle():
         assert await sticky_cycle(ctx, dut, set=0b01, w_stb=1, w_data=0b11) == 0b01
         assert await sticky_cycle(ctx, dut, w_stb=1, w_data=0b11) == 0
     simulate(dut, bench)
+
+
+# --- clearable status --------------------------------------------------------------------------------
+
+def test_clearable_status_reads_hardware_and_pulses_clear_only_with_a_write():
+    dut = ClearableStatus(3)
+
+    async def bench(ctx):
+        ctx.set(dut.status, 0b101)
+        ctx.set(dut.port.w_data, 0b110)
+        assert ctx.get(dut.port.r_data) == 0b101
+        assert ctx.get(dut.clear) == 0       # the data of no write
+        ctx.set(dut.port.w_stb, 1)
+        assert ctx.get(dut.clear) == 0b110
+        ctx.set(dut.port.w_stb, 0)
+        ctx.set(dut.status, 0b010)
+        assert ctx.get(dut.clear) == 0 and ctx.get(dut.port.r_data) == 0b010
+        await ctx.delay(1e-8)
+    simulate(dut, bench, clocked=False)

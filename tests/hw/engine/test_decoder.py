@@ -6,7 +6,7 @@ import random
 from amaranth.sim import Simulator
 
 from matndp.hw.engine.decoder import Decoder, OperandClass, UnitCode
-from matndp.hw.engine.isa import INSTRUCTIONS, SPEC_BY_OPCODE, IllegalInstruction, Instruction
+from matndp.hw.engine.isa import INSTRUCTION_FIELDS, INSTRUCTIONS, SPEC_BY_OPCODE, IllegalInstruction, Instruction
 
 
 def _legal(word):
@@ -17,6 +17,9 @@ def _legal(word):
     return True
 
 
+_LSB = {name: lsb for name, (lsb, _) in INSTRUCTION_FIELDS.items()}
+
+
 def _words(rng, count):
     """Random words biased toward almost-legal ones: a real opcode, small fields, and one
     field disturbed, so both sides of every rule are reached."""
@@ -24,14 +27,15 @@ def _words(rng, count):
     for _ in range(count):
         spec = rng.choice(INSTRUCTIONS)
         word = spec.opcode.value
-        word |= rng.choice([0, 0, rng.randrange(16)]) << 8
-        for position in (12, 18, 24):
+        word |= rng.choice([0, 0, rng.randrange(16)]) << _LSB["rd"]
+        for operand in "abc":
             kind = rng.choice([0, 0, 1, 2, 3])
             index = rng.choice([0, rng.randrange(16)])
-            word |= (index | kind << 4) << position if rng.random() < 0.8 else 0
-        word |= rng.choice([0, 0, 1]) << 30
-        word |= rng.choice([0, 0, 1]) << 31
-        word |= rng.choice([0, 0, rng.getrandbits(32)]) << 32
+            word |= (index << _LSB[f"{operand}.index"] | kind << _LSB[f"{operand}.kind"]) \
+                if rng.random() < 0.8 else 0
+        word |= rng.choice([0, 0, 1]) << _LSB["release"]
+        word |= rng.choice([0, 0, 1]) << _LSB["exit"]
+        word |= rng.choice([0, 0, rng.getrandbits(32)]) << _LSB["imm"]
         if rng.random() < 0.1:
             word = rng.getrandbits(64)
         words.append(word)

@@ -6,7 +6,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from matndp.hw.config import NDPConfig
-from matndp.hw.engine.isa import DIVISOR_LAYOUT, Opcode
+from matndp.hw.engine.isa import DIVISOR_FIELDS, DIVISOR_LAYOUT, Opcode
 from matndp.hw.engine.multiply import Multiply
 
 
@@ -25,7 +25,8 @@ def descriptor(divisor, dividend_limit=1 << 31):
         # n * m / 2^s = n / d + n * e / (d * 2^s): the floor is n // d whenever
         # n * e < 2^s, so the bound at the largest dividend decides.
         if (dividend_limit - 1) * error < (1 << shift):
-            return multiplier | shift << 32 | divisor << 40
+            return (multiplier | shift << DIVISOR_FIELDS["shift"][0]
+                    | divisor << DIVISOR_FIELDS["divisor"][0])
     raise ValueError(f"no descriptor for {divisor}")
 
 

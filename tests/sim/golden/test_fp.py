@@ -10,6 +10,7 @@ from matndp.hw.fp.units import FP_OPERATIONS
 from matndp.sim.golden.fp import (CANONICAL_NAN, bits_to_float, directed_operands,
                                   random_operands, reference, softfloat_reference,
                                   subnormal_rounding_products)
+from tests.sim.golden.hand_worked import HAND_WORKED
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "fma", "div", "sqrt",
@@ -54,28 +55,7 @@ def test_every_operation_has_operand_sets_and_a_reference(op):
         assert reference(op, *operands).shape == operands[0].shape
 
 
-# Worked out by hand from the binary32 encoding.
-@pytest.mark.parametrize("op, operands, expected", [
-    ("add", (0x3F800000, 0x33800000), 0x3F800000),   # 1 + 2^-24: tie, even
-    ("add", (0x3F800001, 0x33800000), 0x3F800002),   # tie from odd: up
-    ("add", (0x7F7FFFFF, 0x73000000), 0x7F800000),   # max + half ulp: tie to inf
-    ("sub", (0x3F800000, 0x3F800000), 0x00000000),   # x - x = +0
-    ("add", (0x80000000, 0x80000000), 0x80000000),   # -0 + -0 = -0
-    ("add", (0x00800000, 0x80000001), 0x007FFFFF),   # min normal - min subnormal
-    ("mul", (0x1A000000, 0x1A000000), 0x00000000),   # 2^-150: tie, +0
-    ("mul", (0x1A000001, 0x1A000000), 0x00000001),   # just above: min subnormal
-    ("mul", (0x00000003, 0x3F000000), 0x00000002),   # 1.5 * 2^-149: tie to even
-    # (2 - 2^-23) 2^-75 * (1 + 2^-23) 2^-76 = 2^-150 (1 + 2^-24 - 2^-47): above the tie
-    ("mul", (0x1A7FFFFF, 0x19800001), 0x00000001),
-    ("fma", (0x1A7FFFFF, 0x19800001, 0x00000000), 0x00000001),
-    ("fma", (0x1A7FFFFF, 0x19800001, 0x80000000), 0x00000001),
-    ("fma", (0x1A7FFFFF, 0x19800001, 0x00000002), 0x00000003),   # 2 + 1/2 + a hair: 3
-    ("mul", (0x7F800000, 0x00000000), CANONICAL_NAN),
-    ("fma", (0x3F800001, 0x3F800001, 0xBF800002), 0x28800000),   # exact 2^-46
-    ("fma", (0x40400000, 0x40A00000, 0xC1700000), 0x00000000),   # 3*5 - 15 = +0
-    ("fma", (0x80000000, 0x3F800000, 0x80000000), 0x80000000),   # -0 + -0
-    ("fma", (0x7F7FFFFF, 0x40000000, 0xFF7FFFFF), 0x7F7FFFFF),   # no intermediate overflow
-])
+@pytest.mark.parametrize("op, operands, expected", HAND_WORKED)
 def test_hand_worked_values(op, operands, expected):
     columns = [np.array([x], dtype=np.uint32) for x in operands]
     assert int(reference(op, *columns)[0]) == expected

@@ -1,0 +1,184 @@
+"""mutmut over ``host/``.
+
+The tests import the host models as ``matndp.host``, and mutmut names a mutant by the
+module path of its file, so it runs in a staging tree (``build/mutate/host``) where
+``host/`` appears as ``matndp/host`` beside copies of ``tests/``, ``docs/`` and
+``pyproject.toml``; there ``mutants/`` comes first on the path and ``matndp.host`` is the
+mutated copy (``matndp.hw`` and ``matndp.sim`` still come from the installed tree). The
+tests that run are ``tests/host``, which mirrors the package.
+
+A full run mutates every function of ``host/`` (several thousand mutants, hours on two
+shared cores); by default a seeded sample of them is run, the same sample for the same
+seed and the same source, so a reported rate can be reproduced.
+"""
+
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+
+from .results import EQUIVALENT, KILLED, SURVIVED, Outcome, Run
+
+
+__all__ = ["EQUIVALENT_MUTANTS", "TEST_SELECTION", "stage", "mutant_names", "sample", "part_of",
+           "outcome_of", "run"]
+
+
+TEST_SELECTION = ["tests/host"]
+
+# Surviving mutants that cannot change behaviour, with the argument (docs/testing.md lists
+# them). Keyed by mutmut's mutant name.
+EQUIVALENT_MUTANTS = {
+}
+
+_MUTMUT_CONFIG = {
+    "source_paths": ["matndp/host"],
+    "also_copy": ["docs", "Makefile"],
+    "pytest_add_cli_args": ["-p", "no:cacheprovider", "-W", "error"],
+    "pytest_add_cli_args_test_selection": TEST_SELECTION,
+}
+
+_KILLED_STATUSES = {"killed", "timeout", "caught by type check", "segfault"}
+
+
+def _toml_value(value):
+    return json.dumps(value)   # strings and lists of strings: JSON spells them as TOML does
+
+
+def stage(repository, directory):
+    """Lay out the staging tree in ``directory`` (emptied first) from ``repository``."""
+    repository, directory = pathlib.Path(repository), pathlib.Path(directory)
+    if directory.exists():
+        shutil.rmtree(directory)
+    (directory / "matndp").mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(repository / "host", directory / "matndp" / "host", ignore=ignore)
+    shutil.copytree(repository / "tests", directory / "tests", ignore=ignore)
+    shutil.copytree(repository / "docs", directory / "docs", ignore=ignore)
+    shutil.copy2(repository / "Makefile", directory / "Makefile")   # tests read its targets
+    text = (repository / "pyproject.toml").read_text()
+    text += "\n[tool.mutmut]\n" + "".join(f"{key} = {_toml_value(value)}\n"
+                                         for key, value in _MUTMUT_CONFIG.items())
+    (directory / "pyproject.toml").write_text(text)
+    return directory
+
+
+_GENERATE = """
+import os
+from mutmut.__main__ import copy_also_copy_files, copy_src_dir, create_mutants
+from mutmut.mutation.trampoline import set_mutant_under_test
+set_mutant_under_test("mutant_generation")
+os.makedirs("mutants", exist_ok=True)
+copy_src_dir()
+copy_also_copy_files()
+create_mutants(int(os.environ["MUTATE_CHILDREN"]))
+"""
+
+
+def _meta_files(directory):
+    return sorted((pathlib.Path(directory) / "mutants" / "matndp" / "host").rglob("*.py.meta"))
+
+
+def mutant_names(directory, children=1):
+    """Generate the mutants in the staging tree (``children`` processes); every mutant's
+    name, sorted."""
+    subprocess.run([sys.executable, "-c", _GENERATE], cwd=directory, check=True,
+                   stdout=subprocess.DEVNULL, env={**os.environ, "MUTATE_CHILDREN": str(children)})
+    names = []
+    for meta in _meta_files(directory):
+        names += json.loads(meta.read_text())["exit_code_by_key"]
+    return sorted(names)
+
+
+def sample(names, size, seed):
+    """``size`` of ``names`` (all of them when ``size`` is None or not smaller), chosen by
+    ``seed`` alone and returned sorted."""
+    names = sorted(names)
+    if size is None or size >= len(names):
+        return names
+    return sorted(random.Random(seed).sample(names, size))
+
+
+def part_of(name):
+    """The part a mutant is reported under: its sub-package of ``host`` (``host/tier``),
+    or ``host`` for the top-level modules."""
+    parts = name.split(".")
+    assert parts[:2] == ["matndp", "host"], name
+    return f"host/{parts[2]}" if len(parts) > 4 else "host"
+
+
+def outcome_of(status):
+    """Our outcome for a mutmut status (before equivalence is considered)."""
+    return KILLED if status in _KILLED_STATUSES else SURVIVED
+
+
+def _mutmut(directory, *arguments, log=None):
+    executable = pathlib.Path(sys.executable).with_name("mutmut")
+    return subprocess.run([str(executable), *arguments], cwd=directory, text=True,
+                          stdout=log or subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+
+
+def _same_tree(first, second):
+    files = lambda root: {path.relative_to(root): path.read_bytes() for path in root.rglob("*.py")
+                          if "__pycache__" not in path.parts}
+    return files(pathlib.Path(first)) == files(pathlib.Path(second))
+
+
+def refresh(repository, directory):
+    """Keep the staging tree in ``directory`` and mutmut's records of its last run (its
+    mutants, which tests reach which function) but take ``tests/`` and ``docs/`` anew: for
+    a rerun after a change to the tests only. Refused when ``host/`` has changed since."""
+    repository, directory = pathlib.Path(repository), pathlib.Path(directory)
+    if not (directory / "mutants").is_dir():
+        raise SystemExit(f"no staging tree with mutants in {directory} to keep")
+    if not _same_tree(repository / "host", directory / "matndp" / "host"):
+        raise SystemExit("host/ changed since the staging tree was made: run without --keep-stage")
+    for name in ("tests", "docs"):
+        for root in (directory, directory / "mutants"):
+            shutil.rmtree(root / name)
+            shutil.copytree(repository / name, root / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return directory
+
+
+def run(repository, directory, *, size, seed, children, command, keep_stage=False):
+    """Stage, generate, run ``size`` mutants chosen by ``seed`` (None: all) with
+    ``children`` workers; returns the :class:`~.results.Run`. ``keep_stage``: see
+    :func:`refresh`."""
+    from mutmut.stats import status_by_exit_code
+
+    if keep_stage:
+        directory = refresh(repository, directory)
+        names = sorted(name for meta in _meta_files(directory)
+                       for name in json.loads(meta.read_text())["exit_code_by_key"])
+    else:
+        directory = stage(repository, directory)
+        names = mutant_names(directory, children)
+    chosen = sample(names, size, seed)
+    print(f"host: {len(names)} mutants, running {len(chosen)} (seed {seed}); "
+          f"log in {directory / 'mutmut.log'}", flush=True)
+    with open(directory / "mutmut.log", "w") as log:
+        result = _mutmut(directory, "run", "--max-children", str(children), *chosen, log=log)
+    if result.returncode:
+        raise SystemExit(f"mutmut run failed (exit {result.returncode}); see {directory / 'mutmut.log'}")
+    codes = {}
+    for meta in _meta_files(directory):
+        codes.update(json.loads(meta.read_text())["exit_code_by_key"])
+    outcomes = []
+    for name in chosen:
+        status = status_by_exit_code[codes[name]]
+        if status == "not checked":
+            raise SystemExit(f"mutmut left {name} unchecked; see {directory / 'mutmut.log'}")
+        outcome, note, change = outcome_of(status), "", ""
+        if outcome == SURVIVED:
+            change = _mutmut(directory, "show", name).stdout.strip()
+            if name in EQUIVALENT_MUTANTS:
+                outcome, note = EQUIVALENT, EQUIVALENT_MUTANTS[name]
+            elif status != "survived":
+                note = status
+        outcomes.append(Outcome(name, part_of(name), outcome, change, note))
+    return Run("host", command, len(names), outcomes)

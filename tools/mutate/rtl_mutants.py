@@ -1,0 +1,350 @@
+"""The catalog of RTL mutants (docs/testing.md): plausible single bugs in ``hw/``, each an
+exact snippet of one source file, its replacement, and the tests that should catch it.
+
+Every snippet must occur exactly once in its file (a test checks the whole catalog against
+the tree, so a mutant cannot silently stop applying when the code moves). A mutant that
+cannot change behaviour is kept with ``equivalent`` saying why, and is not counted in the
+kill rate. The tests are Amaranth-simulator tests where one can catch the mutant: they
+take seconds, where a Verilator build takes a minute.
+"""
+
+from dataclasses import dataclass
+import pathlib
+
+
+__all__ = ["Mutant", "MUTANTS", "part_of_file"]
+
+
+def part_of_file(file):
+    """The part of ``hw/`` a file is reported under: its sub-package or its module."""
+    path = pathlib.PurePosixPath(file)
+    assert path.parts[0] == "hw", file
+    return path.parts[1] if len(path.parts) > 2 else path.stem
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str
+    snippet: str
+    replacement: str
+    tests: tuple
+    equivalent: str = ""
+    note: str = ""
+
+    def __post_init__(self):
+        if self.snippet == self.replacement:
+            raise ValueError(f"mutant {self.id} changes nothing")
+        if not self.tests:
+            raise ValueError(f"mutant {self.id} names no test")
+
+    @property
+    def part(self):
+        return part_of_file(self.file)
+
+
+# Test groups (pytest arguments).
+TRIGGER = ("tests/hw/trigger",)
+SLICE_COUNTERS = ("tests/hw/test_ndp_slice_counters.py",)
+SLICE = (*SLICE_COUNTERS, "tests/hw/test_ndp_slice.py::test_windows_without_targets_answer_with_errors",
+         "tests/hw/test_ndp_slice.py::test_entries_beyond_32_reach_the_high_mask_words",
+         "tests/hw/test_ndp_slice.py::test_a_range_written_while_enabled_applies_from_the_next_request")
+BUS = ("tests/hw/bus",)
+STREAM = ("tests/hw/test_stream.py",)
+ARBITER = ("tests/hw/test_arbiter.py",)
+_NO_HDL_SIMULATOR = ("-k", "not verilator and not icarus")
+
+
+def _fp(*ops):
+    """The FP tests of ``ops`` in Amaranth's simulator: the shared building blocks on their
+    own, the hand-worked vectors, then the directed tables and the random vectors under
+    back-pressure."""
+    return ("tests/hw/fp/test_float32.py", "tests/hw/fp/test_hand_worked.py",
+            *(f"tests/hw/fp/test_ops.py::test_directed[amaranth-{op}]" for op in ops),
+            *(f"tests/hw/fp/test_ops.py::test_random[amaranth-random-pressure-{op}]" for op in ops))
+
+
+FP_ADD = _fp("add", "sub")
+FP_MUL = _fp("mul")
+FP_FMA = _fp("fma")
+FP_ROUNDED = _fp("add", "sub", "mul", "fma")
+FP_COMPARE = ("tests/hw/fp/test_compare.py", *_NO_HDL_SIMULATOR)
+FP_MINMAX = ("tests/hw/fp/test_minmax.py", *_NO_HDL_SIMULATOR)
+FP_SIGN = ("tests/hw/fp/test_sign.py", *_NO_HDL_SIMULATOR)
+FP_CONVERT = ("tests/hw/fp/test_convert.py", *_NO_HDL_SIMULATOR)
+FP_SELECT = ("tests/hw/fp/test_select.py", *_NO_HDL_SIMULATOR)
+FP_SQRT = ("tests/hw/fp/test_sqrt.py", *_NO_HDL_SIMULATOR)
+FP_DIVIDE = ("tests/hw/fp/test_divide.py", *_NO_HDL_SIMULATOR)
+ENGINE_UNITS = ("tests/hw/engine/test_vector_units.py",)
+ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
+
+
+def _m(id, file, snippet, replacement, tests, **kwargs):
+    return Mutant(id, file, snippet, replacement, tuple(tests), **kwargs)
+
+
+_TRIGGER = "hw/trigger/trigger.py"
+_MATCH = "hw/trigger/filter_match.py"
+_SLICE = "hw/ndp_slice.py"
+_ACTION = "hw/bus/action.py"
+_REGISTERS = "hw/bus/register_file.py"
+_DECODER = "hw/bus/decoder.py"
+_STREAM = "hw/stream.py"
+_ONEHOT = "hw/onehot.py"
+_ARBITER = "hw/arbiter.py"
+_FLOAT = "hw/fp/float32.py"
+_ROUNDING = "hw/fp/rounding.py"
+
+MUTANTS = (
+    # --- the filter matcher ------------------------------------------------------------------
+    _m("match-base-bound", _MATCH, "(self.addr >= entry.base)", "(self.addr > entry.base)", TRIGGER),
+    _m("match-end-bound", _MATCH, "(self.addr < end)", "(self.addr <= end)", TRIGGER),
+    _m("match-end-no-carry", _MATCH, "end = Signal(width + 1, name=f\"end{index}\")",
+       "end = Signal(width, name=f\"end{index}\")", TRIGGER),
+    _m("match-read-direction", _MATCH, "(~self.write & entry.on_read)", "(~self.write & entry.on_write)",
+       TRIGGER),
+    _m("match-ignores-enable", _MATCH, "match.eq(entry.enable & direction & in_range)",
+       "match.eq(direction & in_range)", TRIGGER),
+    _m("match-offset-sign", _MATCH, "offset.eq(self.addr - entry.base)", "offset.eq(entry.base - self.addr)",
+       TRIGGER),
+    _m("match-highest-wins", _MATCH, "self.winner.eq(first_one(matched))",
+       "self.winner.eq(first_one(matched[::-1])[::-1])", TRIGGER),
+    # --- the trigger -------------------------------------------------------------------------
+    _m("trigger-held-ignores-queue", _TRIGGER, "request_held.eq(write_hit & ~write_events.i.ready)",
+       "request_held.eq(0)", TRIGGER),
+    _m("trigger-held-on-any-write", _TRIGGER, "request_held.eq(write_hit & ~write_events.i.ready)",
+       "request_held.eq(request.write & ~write_events.i.ready)", TRIGGER),
+    _m("trigger-response-held-queue", _TRIGGER, "response_held.eq(read_hit & ~read_events.i.ready)",
+       "response_held.eq(read_hit & ~write_events.i.ready)", TRIGGER),
+    _m("trigger-write-event-data", _TRIGGER, "write_event.data.eq(request.data)",
+       "write_event.data.eq(request.data >> 1)", TRIGGER),
+    _m("trigger-read-event-write-flag", _TRIGGER, "read_event.write.eq(0)", "read_event.write.eq(1)",
+       TRIGGER),
+    _m("trigger-read-event-offset", _TRIGGER, "read_event.offset.eq(returned.offset)",
+       "read_event.offset.eq(returned.addr)", TRIGGER),
+    _m("trigger-read-event-mask", _TRIGGER, "record.mask.eq(request.mask)", "record.mask.eq(0)", TRIGGER),
+    _m("trigger-pending-read-every-cycle", _TRIGGER, "pending_read.en.eq(response_accept)",
+       "pending_read.en.eq(1)", TRIGGER),
+    _m("trigger-issue-read-on-write", _TRIGGER, "issue_read = request_fire & ~request.write",
+       "issue_read = request_fire", TRIGGER),
+    _m("trigger-tag-ignores-hit", _TRIGGER, "tag.hit.eq(staged_request.hit)", "tag.hit.eq(1)", TRIGGER),
+    _m("trigger-id-reuse-unqualified", _TRIGGER,
+       "self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))",
+       "self.id_reuse.eq(outstanding.bit_select(request.id, 1))", TRIGGER),
+    _m("trigger-outstanding-never-cleared", _TRIGGER,
+       "outstanding.eq((outstanding & ~clear_bits) | set_bits)", "outstanding.eq(outstanding | set_bits)",
+       TRIGGER),
+    _m("trigger-stall-off-by-a-cycle", _TRIGGER,
+       "self.stall.eq((request_stage.o.valid & request_held) |",
+       "self.stall.eq((request_stage.o.valid & request_held & self.mem.req.ready) |", TRIGGER),
+    _m("trigger-stall-response-path", _TRIGGER, "(response_stage.o.valid & response_held))",
+       "(response_stage.o.valid & ~self.gpu.resp.ready))", TRIGGER),
+    _m("trigger-produced-writes-only", _TRIGGER,
+       "self.produced.eq(write_events.i.valid + read_events.i.valid)",
+       "self.produced.eq(write_events.i.valid | read_events.i.valid)", TRIGGER),
+    _m("trigger-hit-pulse-read-entry", _TRIGGER, "(read_events.i.valid & (returned_tag.entry == index)))",
+       "(read_events.i.valid & staged_request.winner[index]))", TRIGGER),
+    # --- the slice's counters ----------------------------------------------------------------
+    _m("slice-stall-counts-refused-offers", _SLICE, "stall_cycles.increment.eq(trigger.stall)",
+       "stall_cycles.increment.eq(self.gpu.req.valid & ~self.gpu.req.ready)", SLICE_COUNTERS),
+    _m("slice-stall-counts-held-requests-only", _SLICE, "stall_cycles.increment.eq(trigger.stall)",
+       "stall_cycles.increment.eq(trigger.gpu.req.valid & ~trigger.gpu.req.ready & trigger.stall)",
+       SLICE_COUNTERS),
+    _m("slice-event-count-one-per-cycle", _SLICE, "event_count.increment.eq(trigger.produced)",
+       "event_count.increment.eq(trigger.produced.any())", SLICE_COUNTERS),
+    _m("slice-end-from-stored-size", _SLICE, "Cat(storage.next for storage in size))",
+       "Cat(storage.data for storage in size))", SLICE),
+    _m("slice-hit-done-bound", _SLICE, "(hits.count >= expected)", "(hits.count > expected)", SLICE),
+    _m("slice-irq-ignores-enable", _SLICE, "self.irq.eq((complete & irq_enable).any())",
+       "self.irq.eq(complete.any())", SLICE),
+    # --- field behaviours --------------------------------------------------------------------
+    _m("counter-load-adds", _ACTION, "m.d.sync += self.count.eq(self.port.w_data)",
+       "m.d.sync += self.count.eq(self.port.w_data + pending)", BUS),
+    _m("counter-skips-register-stage", _ACTION, "self.count.eq(self.count + pending)",
+       "self.count.eq(self.count + self.increment)", BUS),
+    _m("sticky-clear-wins", _ACTION, "self.flags.eq((self.flags & ~cleared) | self.set)",
+       "self.flags.eq((self.flags | self.set) & ~cleared)", BUS),
+    _m("sticky-not-sticky", _ACTION, "self.flags.eq((self.flags & ~cleared) | self.set)",
+       "self.flags.eq(self.set)", BUS),
+    _m("clearable-clear-unstrobed", _ACTION, "self.clear.eq(Mux(self.port.w_stb, self.port.w_data, 0))",
+       "self.clear.eq(self.port.w_data)", BUS),
+    # --- the register file -------------------------------------------------------------------
+    _m("registers-write-field-shift", _REGISTERS,
+       "m.d.comb += stored.next.eq(bus.w_data[field.lsb:][:field.width])",
+       "m.d.comb += stored.next.eq(bus.w_data[field.lsb + 1:][:field.width])", BUS),
+    _m("registers-read-field-shift", _REGISTERS,
+       "register_values[register] |= field_logic(register, field, selected) << field.lsb",
+       "register_values[register] |= field_logic(register, field, selected)", BUS),
+    _m("registers-write-ignores-select", _REGISTERS, "with m.If(bus.w_en & selected):",
+       "with m.If(bus.w_en):", BUS),
+    _m("registers-misaligned-accepted", _REGISTERS, "in_block = aligned & (", "in_block = (", BUS),
+    _m("registers-read-only-writable", _REGISTERS,
+       "error = ~Cat(selects).any() | (bus.w_en & Cat(read_only_selects).any())",
+       "error = ~Cat(selects).any()", BUS),
+    _m("registers-ack-reads-only", _REGISTERS, "bus.ack.eq(bus.r_en | bus.w_en)", "bus.ack.eq(bus.r_en)",
+       BUS),
+    _m("registers-read-data-on-write", _REGISTERS, "bus.r_data.eq(Mux(bus.r_en, read_value, 0))",
+       "bus.r_data.eq(read_value)", BUS),
+    _m("registers-action-strobe-unselected", _REGISTERS, "port.w_stb.eq(bus.w_en & selected)",
+       "port.w_stb.eq(bus.w_en)", BUS),
+    # --- the bus decoder ---------------------------------------------------------------------
+    _m("decoder-window-ignores-rules", _DECODER,
+       "allowed = ((bus.r_en if window.readable else 0) |\n"
+       "                                   (bus.w_en if window.writable else 0))",
+       "allowed = bus.r_en | bus.w_en", BUS),
+    _m("decoder-misaligned-window", _DECODER, "+ \"0\" * _WORD_OFFSET_BITS", "+ \"-\" * _WORD_OFFSET_BITS",
+       BUS),
+    _m("decoder-late-answer-heard", _DECODER, "answered = pending[index] & target.ack",
+       "answered = target.ack", BUS),
+    _m("decoder-refusal-forgotten", _DECODER, "refused.eq(selected == 0)", "refused.eq(0)", BUS),
+    # --- stream parts ------------------------------------------------------------------------
+    _m("slice-ready-when-full", _STREAM, "self.i.ready.eq(~self.o.valid | self.o.ready)",
+       "self.i.ready.eq(self.o.ready)", STREAM),
+    _m("slice-payload-every-cycle", _STREAM, "with m.If(self.i.valid & self.i.ready):\n"
+       "            m.d.sync += self.o.payload.eq(self.i.payload)",
+       "with m.If(self.i.ready):\n            m.d.sync += self.o.payload.eq(self.i.payload)", STREAM),
+    _m("skid-ready-ignores-skid", _STREAM, "m.d.comb += self.i.ready.eq(~skid_full)",
+       "m.d.comb += self.i.ready.eq(~skid_full | self.o.ready)", STREAM),
+    _m("skid-drops-skid", _STREAM,
+       "m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]",
+       "m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(1), skid_full.eq(0)]", STREAM),
+    _m("queue-depth-off-by-one", _STREAM, "self.i.ready.eq(fifo.level < self.depth)",
+       "self.i.ready.eq(fifo.level <= self.depth)", STREAM),
+    _m("merge-choice-not-held", _STREAM, "grant.eq(Mux(held, held_grant, first_one(candidates)))",
+       "grant.eq(first_one(candidates))", STREAM),
+    _m("merge-no-rotation", _STREAM, "candidates = Mux(preferred.any(), preferred, offering)",
+       "candidates = offering", STREAM),
+    _m("merge-after-last-includes-last", _STREAM, "after_last[index].eq(last[:index].any())",
+       "after_last[index].eq(last[:index + 1].any())", STREAM),
+    _m("onehot-first-one-keeps-all", _ONEHOT, "bits[index] & ~bits[:index].any() if index else bits[0]",
+       "bits[index] if index else bits[0]", (*STREAM, *TRIGGER)),
+    _m("onehot-index-bit", _ONEHOT, "if (index >> bit) & 1]", "if (index >> bit) & 1 and index != 1]",
+       (*STREAM, *TRIGGER)),
+    # --- the arbiter -------------------------------------------------------------------------
+    _m("arbiter-share-off-by-one", _ARBITER, "share_due.eq(waited == period - 1)",
+       "share_due.eq(waited == period)", ARBITER),
+    _m("arbiter-choice-not-held", _ARBITER, "choose_ndp = Mux(held, held_ndp, fresh_ndp)",
+       "choose_ndp = fresh_ndp", ARBITER),
+    _m("arbiter-engine-wins", _ARBITER, "fresh_ndp = ndp.req.valid & (~gpu.req.valid | share_due)",
+       "fresh_ndp = ndp.req.valid", ARBITER),
+    _m("arbiter-response-route-bit", _ARBITER, "to_ndp = mem.resp.payload.id[source_bit]",
+       "to_ndp = mem.resp.payload.id[0]", ARBITER),
+    _m("arbiter-engine-id-bit", _ARBITER, "Cat(ndp.req.payload.id, 1)", "Cat(ndp.req.payload.id, 0)",
+       ARBITER),
+    _m("arbiter-waited-not-reset", _ARBITER, "m.d.sync += waited.eq(0)", "m.d.sync += waited.eq(waited)",
+       ARBITER),
+    _m("arbiter-slot-without-gpu", _ARBITER,
+       "self.ndp_slot.eq(ndp.req.valid & ndp.req.ready & gpu.req.valid)",
+       "self.ndp_slot.eq(ndp.req.valid & ndp.req.ready)", ARBITER),
+    _m("arbiter-gpu-response-ready", _ARBITER, "mem.resp.ready.eq(Mux(to_ndp, 1, gpu.resp.ready))",
+       "mem.resp.ready.eq(1)", ARBITER),
+    # --- FP: shared building blocks and the back end -----------------------------------------
+    _m("fp-sticky-lost-below-range", _ROUNDING, "\"sticky\": (below_range & a[\"right_lost\"]) | a[\"sticky\"]",
+       "\"sticky\": a[\"sticky\"]", FP_MUL,
+       note="the bits a tiny product loses on its way into the subnormal range"),
+    _m("fp-below-range-bound", _ROUNDING, "below_range = a[\"exponent\"].as_signed() < 1",
+       "below_range = a[\"exponent\"].as_signed() < 0", FP_ROUNDED),
+    _m("fp-zero-sign", _ROUNDING, "\"sign\": Mux(significand == 0, zero_sign, sign)", "\"sign\": sign",
+       FP_ROUNDED),
+    _m("fp-round-ties-away", _FLOAT, "increment = guard & (below | kept[0])", "increment = guard",
+       FP_ROUNDED),
+    _m("fp-round-ignores-sticky", _FLOAT, "below = significand[:width - PRECISION - 1].any() | sticky",
+       "below = significand[:width - PRECISION - 1].any()", FP_ROUNDED),
+    _m("fp-overflow-bound", _FLOAT, "overflow = hidden & (exponent >= EXPONENT_MAX)",
+       "overflow = hidden & (exponent > EXPONENT_MAX)", FP_ROUNDED),
+    _m("fp-subnormal-exponent-field", _FLOAT, "field = Mux(hidden, exponent[:EXPONENT_BITS], 0)",
+       "field = exponent[:EXPONENT_BITS]", FP_ROUNDED),
+    _m("fp-unpack-subnormal-exponent", _FLOAT, "unpacked.exponent.eq(Mux(exponent_zero, 1, fields.exponent))",
+       "unpacked.exponent.eq(fields.exponent)", FP_ROUNDED),
+    _m("fp-unpack-nan-as-inf", _FLOAT, "unpacked.inf.eq(exponent_ones & fraction_zero)",
+       "unpacked.inf.eq(exponent_ones)", FP_ROUNDED),
+    _m("fp-sticky-shift-mask", _FLOAT, "lost_positions = Mux(everything, all_ones, ~(all_ones << low)[:width])",
+       "lost_positions = Mux(everything, all_ones, ~(all_ones << (low + 1))[:width])", FP_ROUNDED),
+    _m("fp-sticky-shift-everything", _FLOAT, "return Mux(everything, 0, (value >> low)[:width])",
+       "return Mux(everything, value, (value >> low)[:width])", FP_ROUNDED),
+    _m("fp-leading-zeros-half", _FLOAT, "Mux(high_zero, Cat(low_count, 1), Cat(high_count, 0))",
+       "Mux(high_zero, Cat(low_count, 0), Cat(high_count, 0))", FP_ROUNDED),
+    _m("fp-subnormal-limit-room", _FLOAT, "room = (Value.cast(exponent).as_signed() - 1).as_signed()",
+       "room = (Value.cast(exponent).as_signed() - 2).as_signed()", FP_ROUNDED),
+    _m("fp-right-shift-amount", _FLOAT, "return (1 - exponent).as_unsigned()[:len(exponent)]",
+       "return (-exponent).as_unsigned()[:len(exponent)]", FP_ROUNDED),
+    _m("fp-left-shift-exponent", _FLOAT, "Mux(below_range, 1, exponent - left_shift).as_signed())",
+       "Mux(below_range, 1, exponent - left_shift + 1).as_signed())", FP_ROUNDED),
+    # --- FP: add/subtract --------------------------------------------------------------------
+    _m("add-swap-bound", "hw/fp/addsub.py", "swap = record.b[:31] > record.a[:31]",
+       "swap = record.b[:30] > record.a[:30]", FP_ADD),
+    _m("add-sub-op-ignored", "hw/fp/addsub.py", "record.b[31] ^ (record.op == AddSubOp.SUB)",
+       "record.b[31]", FP_ADD),
+    _m("add-zero-sign", "hw/fp/addsub.py", "\"zero_sign\": a.sign & b.sign,", "\"zero_sign\": a.sign,",
+       FP_ADD),
+    _m("add-inf-minus-inf", "hw/fp/addsub.py", "nan = a.nan | b.nan | (a.inf & b.inf & subtract)",
+       "nan = a.nan | b.nan", FP_ADD),
+    _m("add-alignment-sticky", "hw/fp/addsub.py", "\"small\": Cat(shifted[0] | lost, shifted[1:]),",
+       "\"small\": shifted,", FP_ADD),
+    # --- FP: multiply ------------------------------------------------------------------------
+    _m("mul-exponent-bias", "hw/fp/multiply.py", "(a.exponent + b.exponent - BIAS + 1).as_signed()",
+       "(a.exponent + b.exponent - BIAS).as_signed()", FP_MUL),
+    _m("mul-carry-save-carries", "hw/fp/multiply.py", "carries = ((x & y) | (x & z) | (y & z)) << 1",
+       "carries = ((x & y) | (x & z) | (y & z))", FP_MUL),
+    _m("mul-inf-times-zero", "hw/fp/multiply.py", "nan = a.nan | b.nan | (a.inf & b.zero) | (a.zero & b.inf)",
+       "nan = a.nan | b.nan | (a.inf & b.zero)", FP_MUL),
+    _m("mul-partial-split", "hw/fp/multiply.py", "\"hl\": x[_SPLIT:] * y[:_SPLIT]",
+       "\"hl\": x[_SPLIT:] * y[:_SPLIT - 1]", FP_MUL),
+    # --- FP: fused multiply-add --------------------------------------------------------------
+    _m("fma-addend-on-top-bound", "hw/fp/fma.py", "addend_on_top = (shift < 0) | s1[\"product_zero\"]",
+       "addend_on_top = (shift <= 0) | s1[\"product_zero\"]", FP_FMA),
+    _m("fma-addend-sticky", "hw/fp/fma.py", "\"addend\": Cat(shifted[0] | lost, shifted[1:]),",
+       "\"addend\": shifted,", FP_FMA),
+    _m("fma-product-sticky", "hw/fp/fma.py", "Mux(s2[\"addend_on_top\"], ~s2[\"product_zero\"],",
+       "Mux(s2[\"addend_on_top\"], 0,", FP_FMA),
+    _m("fma-zero-sign", "hw/fp/fma.py", "\"zero_sign\": s3[\"product_sign\"] & s3[\"addend_sign\"],",
+       "\"zero_sign\": s3[\"product_sign\"],", FP_FMA),
+    _m("fma-larger-sign", "hw/fp/fma.py",
+       "\"sign\": Mux(subtract & addend_larger, s3[\"addend_sign\"], s3[\"product_sign\"]),",
+       "\"sign\": Mux(addend_larger, s3[\"addend_sign\"], s3[\"product_sign\"]),", FP_FMA,
+       equivalent="without a subtraction the product and the addend have the same sign, so "
+                  "which of the two is taken cannot matter"),
+    _m("fma-inf-minus-inf", "hw/fp/fma.py", "| (product_inf & c.inf & (product_sign ^ c.sign)))",
+       ")", FP_FMA),
+    # --- FP: the one-cycle units and the iterative ones --------------------------------------
+    _m("compare-zeros-unequal", "hw/fp/compare.py", "equal = ordered & ((record.a == record.b) | both_zero)",
+       "equal = ordered & (record.a == record.b)", FP_COMPARE),
+    _m("compare-negative-order", "hw/fp/compare.py", "Mux(a[31], ~magnitude_below & ~magnitude_equal, magnitude_below)",
+       "Mux(a[31], ~magnitude_below, magnitude_below)", (*FP_COMPARE,)),
+    _m("compare-le-is-lt", "hw/fp/compare.py", "Mux(record.op == CompareOp.LE, less | equal, 0)",
+       "Mux(record.op == CompareOp.LE, less, 0)", FP_COMPARE),
+    _m("minmax-nan-passes", "hw/fp/minmax.py", "value = Mux(a.nan | b.nan, CANONICAL_NAN,",
+       "value = Mux(a.nan, CANONICAL_NAN,", FP_MINMAX),
+    _m("minmax-max-is-min", "hw/fp/minmax.py",
+       "take_a = Mux(selects(record.op, MinMaxOp.MAX), ~a_below_b, a_below_b)", "take_a = a_below_b",
+       FP_MINMAX),
+    _m("sign-abs-keeps-sign", "hw/fp/sign.py", "sign = Mux(selects(record.op, SignOp.NEG), ~record.a[31], 0)",
+       "sign = Mux(selects(record.op, SignOp.NEG), ~record.a[31], record.a[31])", FP_SIGN),
+    _m("convert-round-half-up", "hw/fp/convert.py", "rounded = (record.a + 0x7FFF + record.a[16])[16:32]",
+       "rounded = (record.a + 0x8000)[16:32]", FP_CONVERT),
+    _m("convert-widen-nan-kept", "hw/fp/convert.py", "widened_value = Mux(widened.nan, CANONICAL_NAN, widened_bits)",
+       "widened_value = widened_bits", FP_CONVERT),
+    _m("convert-tie-bit", "hw/fp/convert.py", "rounded = (record.a + 0x7FFF + record.a[16])[16:32]",
+       "rounded = (record.a + 0x7FFF + record.a[15])[16:32]", FP_CONVERT),
+    _m("compare-magnitude-bits", "hw/fp/compare.py", "magnitude_below = a[0:31] < b[0:31]",
+       "magnitude_below = a[0:30] < b[0:30]", FP_COMPARE),
+    _m("select-mask-bit", "hw/fp/select.py", "value = Mux(record.c[0], record.a, record.b)",
+       "value = Mux(record.c[1], record.a, record.b)", FP_SELECT),
+    _m("divide-fits-bound", "hw/fp/divide.py", "fits = remainder >= divisor", "fits = remainder > divisor",
+       FP_DIVIDE),
+    _m("divide-overflow-bound", "hw/fp/divide.py", "plan_overflow.eq(biased >= 0xFF),",
+       "plan_overflow.eq(biased > 0xFF),", FP_DIVIDE),
+    # --- the engine --------------------------------------------------------------------------
+    _m("alu-sra-logical", "hw/engine/alu.py", "value.eq(a.as_signed() >> amount)", "value.eq(a >> amount)",
+       ENGINE_ALU),
+    _m("alu-slt-unsigned", "hw/engine/alu.py", "value.eq(a.as_signed() < b.as_signed())", "value.eq(a < b)",
+       ENGINE_ALU),
+    _m("alu-shift-amount-bits", "hw/engine/alu.py", "amount = b[:6]", "amount = b[:5]", ENGINE_ALU),
+    _m("reduce-last-pair-bound", "hw/engine/reduce.py", "with m.If(received == pairs - 1):",
+       "with m.If(received == pairs):", ENGINE_UNITS),
+    _m("reduce-first-level-pairs", "hw/engine/reduce.py", "pairs.eq(lanes // 2)", "pairs.eq(lanes // 4)",
+       ENGINE_UNITS),
+    _m("reduce-halving", "hw/engine/reduce.py", "pairs.eq(pairs >> 1)", "pairs.eq(pairs - 1)", ENGINE_UNITS),
+    _m("reduce-max-is-sum", "hw/engine/reduce.py",
+       "summing.eq(self.request.payload.opcode == Opcode.VREDSUM)", "summing.eq(1)", ENGINE_UNITS),
+)
