@@ -3,7 +3,7 @@
 A :class:`TierSetup` is everything a run needs besides the workload: the tiers
 (:class:`~host.tier.config.TierConfig`), the flash device
 (:class:`~host.tier.flash.FlashConfig`), the GPU preset that prices ops without a measured
-duration, and the iterations simulated. Presets:
+duration, the iterations simulated and the placement policy. Presets:
 
 - ``default``: the model's defaults — two tiers (HBM + one Z-SSD behind PCIe 4.0 ×16),
   HBM at half the footprint.
@@ -23,6 +23,7 @@ keys are the fields of those classes (SI units: bytes, seconds, bytes per second
     devices = 4
     [run]
     gpu = "h100"
+    policy = "lru"
 
 ``flash.preset`` picks a flash preset before the flash keys apply. Overrides from the
 command line are ``SECTION.KEY=VALUE`` with VALUE in TOML syntax.
@@ -55,6 +56,7 @@ class TierSetup:
     flash: FlashConfig
     gpu: str = "a100"
     iterations: int = 3
+    policy: str = "tm"
 
     def __post_init__(self):
         if not isinstance(self.iterations, int) or self.iterations < 1:
@@ -65,7 +67,8 @@ class TierSetup:
         flash = dataclasses.asdict(self.flash)
         flash.pop("source")
         return {"preset": self.name, "tier": dataclasses.asdict(self.tier), "flash": flash,
-                "run": {"gpu": self.gpu, "iterations": self.iterations}}
+                "run": {"gpu": self.gpu, "iterations": self.iterations,
+                        "policy": self.policy}}
 
 
 # G10's SSD: 3.2 GB/s both ways (8 channels), 12 µs reads, 16 µs writes (its device buffers
@@ -89,7 +92,7 @@ def setup_preset(name):
 
 
 _SECTIONS = {"tier": TierConfig, "flash": FlashConfig, "run": None}
-_RUN_KEYS = ("gpu", "iterations")
+_RUN_KEYS = ("gpu", "iterations", "policy")
 
 
 def _known(section):
@@ -145,7 +148,8 @@ def _build(base, values, source):
                                      for k, v in tier_values.items()})
         flash = replace(flash, **{k: _check_value("flash", k, v, getattr(flash, k))
                                   for k, v in flash_values.items()})
-        run = {"gpu": base.gpu, "iterations": base.iterations} | values["run"]
+        run = {"gpu": base.gpu, "iterations": base.iterations,
+               "policy": base.policy} | values["run"]
         return TierSetup(base.name, tier, flash, **run)
     except (TypeError, ValueError) as error:
         if isinstance(error, ConfigError):
@@ -153,7 +157,8 @@ def _build(base, values, source):
         raise ConfigError(f"{source}: {error}") from None
 
 
-def load_setup(path):
+def load_setup(path, *, preset=None):
+    """The setup of a TOML file; ``preset``, if given, replaces the file's own."""
     path = Path(path)
     try:
         content = tomllib.loads(path.read_text())
@@ -161,6 +166,8 @@ def load_setup(path):
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not TOML: {error}") from None
+    if preset is not None:
+        content["preset"] = preset
     return setup_from_dict(content, source=str(path))
 
 

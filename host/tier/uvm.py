@@ -216,7 +216,7 @@ class UVMExecutor:
         self._log(EventKind.OP, None, 0, slot=slot)
         self.stall_by_boundary[slot] = stall
         self.occupancy.append(OccupancySample(self.now, self.used))
-        self.now += self.slot_times[slot]
+        self.now += float(self.slot_times[slot])
         self.lru_key[working] = self.clock * self.position + np.arange(len(working))
         self.clock += 1
         for tensor in self.lt.dies_after[slot]:
