@@ -79,29 +79,28 @@ def _parse_tensor_line(path, number, line):
 class _Tensors:
     """Tensor definitions, each checked against every later mention."""
 
-    def __init__(self, path, closed):
-        self.path = path
+    def __init__(self, closed):
         self.closed = closed          # defined by tensors.config: nothing new may appear
         self.defined = {}
 
-    def mention(self, number, tensor_id, is_global, size):
+    def mention(self, path, number, tensor_id, is_global, size):
         known = self.defined.get(tensor_id)
         if known is None:
             if self.closed:
-                raise WorkloadError(self.path, f"{tensor_id} is referenced before its definition "
+                raise WorkloadError(path, f"{tensor_id} is referenced before its definition "
                                                "(tensors.config does not define it)", line=number)
             self.defined[tensor_id] = (is_global, size)
         elif known != (is_global, size):
-            raise WorkloadError(self.path, f"{tensor_id} is given as global={int(is_global)}, "
+            raise WorkloadError(path, f"{tensor_id} is given as global={int(is_global)}, "
                                            f"{size} bytes; it was defined as global="
                                            f"{int(known[0])}, {known[1]} bytes", line=number)
 
 
 def _read_tensors_config(path):
-    tensors = _Tensors(path, closed=False)
+    tensors = _Tensors(closed=False)
     for number, line in enumerate(_read_lines(path), start=1):
         if line.strip():
-            tensors.mention(number, *_parse_tensor_line(path, number, line))
+            tensors.mention(path, number, *_parse_tensor_line(path, number, line))
     tensors.closed = True
     return tensors
 
@@ -136,7 +135,7 @@ def _parse_kernels(path, tensors):
             section = current[4]
         elif section is not None:
             tensor_id, is_global, size = _parse_tensor_line(path, number, line)
-            tensors.mention(number, tensor_id, is_global, size)
+            tensors.mention(path, number, tensor_id, is_global, size)
             section.append(tensor_id)
         elif (match := _PARENT.fullmatch(line)) is not None:
             current[2] = match[1]
@@ -194,7 +193,7 @@ def read_g10(directory, *, batch=None, kernels=None, times=None, name=None):
             batch = int(match[1])
     tensors_path = kernels_path.with_name("tensors.config")
     tensors = _read_tensors_config(tensors_path) if tensors_path.is_file() else \
-        _Tensors(kernels_path, closed=False)
+        _Tensors(closed=False)
     kernels = _parse_kernels(kernels_path, tensors)
     times_ms = kernel_times_ms(times_path)
     if len(times_ms) != len(kernels):

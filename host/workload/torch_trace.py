@@ -133,7 +133,7 @@ def read_torch_trace(path, *, batch=1, name=None):
     for number, (ts, dur, kernel_name, category, _, _) in enumerate(kernels):
         ops.append(Op(f"{number}.{kernel_name[:80]}", category, phase(float(launch_ts[number])), 0,
                       tuple(dict.fromkeys(inputs[number])), tuple(dict.fromkeys(outputs[number])),
-                      attrs={"kernel": kernel_name}, duration_s=dur * 1e-6))
+                      attrs={"kernel": kernel_name}, duration_s=dur / 1e6))
     try:
         return IterationGraph(name or path.stem, tensors, ops, batch=batch, dtype="fp32",
                               meta={"source": "torch-profiler", "trace": str(path),
