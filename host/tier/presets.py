@@ -25,7 +25,8 @@ keys are the fields of those classes (SI units: bytes, seconds, bytes per second
     gpu = "h100"
     policy = "lru"
 
-``flash.preset`` picks a flash preset before the flash keys apply. Overrides from the
+``flash.preset`` picks a flash preset before the other flash keys apply (``flash.name``
+only names the device). Overrides from the
 command line are ``SECTION.KEY=VALUE`` with VALUE in TOML syntax.
 """
 
@@ -98,7 +99,7 @@ _RUN_KEYS = ("gpu", "iterations", "policy")
 def _known(section):
     if section == "run":
         return _RUN_KEYS
-    names = [f.name for f in fields(_SECTIONS[section]) if f.name not in ("name", "source")]
+    names = [f.name for f in fields(_SECTIONS[section]) if f.name != "source"]
     return tuple(names) + (("preset",) if section == "flash" else ())
 
 
