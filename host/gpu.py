@@ -124,7 +124,10 @@ def memory_time_s(graph, op, gpu, nbytes=None):
 
 
 def op_time_s(graph, op, gpu):
-    """Run time of ``op`` alone on ``gpu``, launch overhead included."""
+    """Run time of ``op`` alone on ``gpu``, launch overhead included; a measured duration
+    carried by the op replaces the estimate."""
+    if op.duration_s is not None:
+        return op.duration_s
     return gpu.launch_overhead_s + max(compute_time_s(graph, op, gpu),
                                        memory_time_s(graph, op, gpu))
 

@@ -39,6 +39,8 @@ class Tensor:
     shape: tuple
     dtype: str
     kind: str
+    # Bytes given directly (an imported trace knows sizes, not shapes); None: from the shape.
+    size_bytes: int | None = None
 
     def __post_init__(self):
         if self.dtype not in DTYPE_BYTES:
@@ -47,6 +49,9 @@ class Tensor:
             raise GraphError(f"tensor {self.id!r}: unknown kind {self.kind!r}")
         if any((not isinstance(d, int)) or d < 0 for d in self.shape):
             raise GraphError(f"tensor {self.id!r}: bad shape {self.shape!r}")
+        if self.size_bytes is not None and (not isinstance(self.size_bytes, int)
+                                            or self.size_bytes < 0):
+            raise GraphError(f"tensor {self.id!r}: bad byte size {self.size_bytes!r}")
 
     @property
     def elements(self):
@@ -54,6 +59,8 @@ class Tensor:
 
     @property
     def bytes(self):
+        if self.size_bytes is not None:
+            return self.size_bytes
         return self.elements * DTYPE_BYTES[self.dtype]
 
     @property
@@ -71,6 +78,7 @@ class Op:
     inputs / outputs: tensor ids read / written.
     deps:   names of ops that must finish first (data dependencies at least).
     attrs:  free-form details (e.g. the elementwise function, the layer it belongs to).
+    duration_s: a measured run time, which replaces the GPU model's estimate.
     """
 
     name: str
@@ -81,12 +89,16 @@ class Op:
     outputs: tuple
     deps: tuple = ()
     attrs: dict = field(default_factory=dict, compare=False, hash=False)
+    duration_s: float | None = None
 
     def __post_init__(self):
         if self.phase not in PHASES:
             raise GraphError(f"op {self.name!r}: unknown phase {self.phase!r}")
         if self.flops < 0:
             raise GraphError(f"op {self.name!r}: negative FLOPs")
+        if self.duration_s is not None and not (self.duration_s >= 0
+                                                and self.duration_s != float("inf")):
+            raise GraphError(f"op {self.name!r}: bad duration {self.duration_s!r} s")
 
 
 class IterationGraph:

@@ -1,4 +1,5 @@
-"""Benchmark: planning and simulation time of every tiering policy on the zoo models."""
+"""Benchmarks: planning and simulation time of every tiering policy on the zoo models, and
+import + simulation time of a SENet-154-sized G10 trace under G10's setup."""
 
 import time
 
@@ -47,4 +48,60 @@ def bench_tiering(quick=False, fraction=0.5):
                 "inter_tier_bytes": run.metrics["inter_tier_bytes"],
                 "iteration_s": run.metrics["iteration_s"]})
     return {"flash": "zssd", "gpu": "a100", "target": "GPT-2 small, batch 8: < 5 s per policy",
+            "runs": results}
+
+
+# G10's largest workload: SENet-154 at batch 1 024 (2 319 kernels, 4 341 tensors).
+_SENET = ("SENet154", 1024)
+
+
+def _senet_trace(directory):
+    """G10's SENet-154 trace if a G10 checkout named by $MATNDP_G10 has it (with the
+    kernels.config its front end writes), else a synthetic trace of the same size."""
+    import os
+    from pathlib import Path
+
+    from ..workload.synthetic import write_synthetic_g10
+    checkout = os.environ.get("MATNDP_G10")
+    if checkout:
+        model, batch = _SENET
+        found = sorted(Path(checkout, "results", model).glob(f"{batch}-*/statistics/kernels.config"))
+        times = Path(checkout, "results", model, f"cudnn{batch}.txt")
+        if found and times.is_file():
+            return {"kernels": found[0], "times": times, "batch": batch}, "G10 SENet154 1024"
+    path = write_synthetic_g10(Path(directory) / "senet154-sized")
+    return {"kernels": path / "kernels.config", "times": path / f"cudnn{_SENET[1]}.txt"}, \
+        "synthetic, SENet154-sized"
+
+
+def bench_tier_traces(quick=False):
+    """Import + simulate time of a SENet-154-sized G10 trace under G10's setup, per policy
+    (targets: < 10 s for ideal, g10 and tm; < 2 min for page-granular lru)."""
+    import tempfile
+
+    from ..workload import read_g10
+    from .presets import apply_overrides, setup_preset
+    from .run import run_tier
+
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        files, source = _senet_trace(scratch)
+        for policy in POLICIES:
+            started = time.perf_counter()
+            graph = read_g10(scratch, **files)
+            imported = time.perf_counter() - started
+            setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
+            metrics = run_tier(setup, graph, check=False)
+            total = time.perf_counter() - started
+            results.append({
+                "workload": source, "policy": policy, "kernels": len(graph.ops),
+                "tensors": len(graph.tensors), "import_s": round(imported, 3),
+                "import_and_simulate_s": round(total, 3),
+                "iterations_simulated": setup.iterations,
+                "footprint_bytes": metrics["footprint_bytes"],
+                "inter_tier_bytes": metrics["inter_tier_bytes"],
+                "faults": metrics["faults"], "fault_batches": metrics["fault_batches"],
+                "iteration_s": metrics["iteration_s"],
+                "ideal_iteration_s": metrics["ideal_iteration_s"]})
+    return {"preset": "g10", "target": "< 10 s each for ideal, g10, tm; < 120 s for lru",
             "runs": results}

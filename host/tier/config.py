@@ -1,4 +1,5 @@
-"""Tier configuration: HBM capacity, the HBM↔flash link, overheads, energies and costs."""
+"""Tier configuration: HBM capacity, the optional host-DRAM tier, the GPU's link, demand
+paging (fault latency, fault batches), overheads, energies and costs."""
 
 from dataclasses import dataclass
 
@@ -12,7 +13,11 @@ class TierConfig:
     and the HBM access energy (shared with the rest of the host model: :mod:`host.energy`).
 
     Exactly one of ``hbm_bytes`` (absolute) and ``hbm_fraction`` (of the iteration's peak
-    footprint with everything resident) sets the HBM capacity.
+    footprint with everything resident) sets the HBM capacity. ``host_bytes`` > 0 puts a
+    host-DRAM tier between HBM and flash (evicted pages go there while it has room); 0 is
+    the two-tier system. The GPU's link (``link_bytes_per_s`` per direction) carries every
+    transfer into or out of HBM, from host DRAM or flash alike; ``link_duplex`` says
+    whether its two directions run at once (PCIe does) or share one queue.
     """
 
     hbm_bytes: int | None = None
@@ -30,6 +35,16 @@ class TierConfig:
     link_j_per_byte: float = 8 * 6.5e-12
     # HBM3E contract price, analyst estimates of $8-10/GB (secondary); the midpoint.
     hbm_cost_usd_per_gb: float = 9.0
+    # Host DRAM behind the GPU's link: capacity, bandwidth (eight DDR5-4800 channels,
+    # 307 GB/s, an assumption for a server socket) and the latency of one access across
+    # the link (G10's PCIe latency).
+    host_bytes: int = 0
+    host_bytes_per_s: float = 307.2e9
+    host_latency_s: float = 5e-6
+    host_cost_usd_per_gb: float = 3.0
+    link_duplex: bool = True
+    # UVM services faults in batches (G10's setup: 50 pages).
+    fault_batch_pages: int = 50
 
     def __post_init__(self):
         if (self.hbm_bytes is None) == (self.hbm_fraction is None):
@@ -40,13 +55,24 @@ class TierConfig:
             raise ValueError(f"tier: HBM capacity must be > 0 bytes, got {self.hbm_bytes}")
         if not isinstance(self.page_bytes, int) or self.page_bytes < 512:
             raise ValueError(f"tier: page_bytes must be an integer >= 512, got {self.page_bytes!r}")
-        for name in ("link_bytes_per_s",):
+        for name in ("link_bytes_per_s", "host_bytes_per_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"tier: {name} must be positive")
+        if not isinstance(self.host_bytes, int) or self.host_bytes < 0:
+            raise ValueError(f"tier: host_bytes must be an integer >= 0, got {self.host_bytes!r}")
+        if not isinstance(self.fault_batch_pages, int) or self.fault_batch_pages < 1:
+            raise ValueError("tier: fault_batch_pages must be an integer >= 1, got "
+                             f"{self.fault_batch_pages!r}")
+        if not isinstance(self.link_duplex, bool):
+            raise ValueError(f"tier: link_duplex must be true or false, got {self.link_duplex!r}")
         for name in ("request_overhead_s", "fault_latency_s", "link_j_per_byte",
-                     "hbm_cost_usd_per_gb"):
+                     "hbm_cost_usd_per_gb", "host_latency_s", "host_cost_usd_per_gb"):
             if getattr(self, name) < 0:
                 raise ValueError(f"tier: {name} must not be negative")
+
+    @property
+    def host_pages(self):
+        return self.host_bytes // self.page_bytes
 
     def capacity_bytes(self, footprint_bytes):
         if self.hbm_bytes is not None:

@@ -17,6 +17,14 @@ class TransferCosts:
 
     @classmethod
     def of(cls, tier, flash):
+        """Costs of the tier evictions go to first: host DRAM when there is one (as G10's
+        planner rates a move to host memory), flash otherwise."""
+        if tier.host_bytes:
+            per_byte = 1 / min(tier.link_bytes_per_s, tier.host_bytes_per_s)
+            return cls(read_s_per_byte=per_byte, write_s_per_byte=per_byte,
+                       read_latency_s=tier.request_overhead_s + tier.host_latency_s,
+                       write_latency_s=tier.request_overhead_s + tier.host_latency_s,
+                       flash_latency_s=0.0, system_latency_s=tier.fault_latency_s)
         return cls(read_s_per_byte=1 / min(tier.link_bytes_per_s, flash.read_bytes_per_s),
                    write_s_per_byte=1 / min(tier.link_bytes_per_s, flash.program_bytes_per_s),
                    read_latency_s=tier.request_overhead_s + flash.read_latency_s,

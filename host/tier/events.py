@@ -22,7 +22,9 @@ class EventKind(Enum):
 class TraceEvent(NamedTuple):
     """``pages`` of tensor ``tensor`` changed state at ``time_s`` (for an ``OP`` event:
     op ``slot`` started). ``dirty``: pages of an eviction without a valid flash copy, which
-    are written out; ``valid``: at ``INIT``, the tail pages with a valid flash copy."""
+    are written out; ``valid``: at ``INIT``, the tail pages with a valid flash copy;
+    ``host``: of an eviction, the dirty pages that go to host DRAM (the rest go to flash);
+    of a fetch, the pages that come from host DRAM (the rest come from flash)."""
 
     time_s: float
     kind: EventKind
@@ -31,3 +33,4 @@ class TraceEvent(NamedTuple):
     dirty: int = 0
     valid: int = 0
     slot: int | None = None
+    host: int = 0

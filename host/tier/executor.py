@@ -1,4 +1,4 @@
-"""Run training iterations over the two tiers: one executor for every policy.
+"""Run training iterations over the tiers: the executor of every planning policy.
 
 The GPU runs the ops in order; before op ``i`` starts, every page of every tensor it reads
 or writes must be in HBM. A policy acts through a :class:`~host.tier.plan.Plan` (planned
@@ -19,6 +19,13 @@ full first waits for write-outs in flight, and only then evicts on demand. A pla
 passed :func:`~host.tier.plan_check.check_plan` therefore never needs demand eviction:
 its deadlines only say by when the space is planned to be free. Every state change is
 logged for the independent trace check (:mod:`host.tier.trace_check`).
+
+With a host-DRAM tier (``TierConfig.host_bytes`` > 0) the dirty pages of an eviction go to
+host DRAM while it has room and to flash after that; a fetch takes a tensor's pages from
+host DRAM first and the rest from flash. Pages move: a page in host DRAM is nowhere else
+(it has no valid flash copy), and fetching it frees its host space. Transfers to and from
+host DRAM cross the GPU's link and host memory; those of flash cross the link and the
+device. Without host DRAM every path below is the two-tier one, unchanged.
 """
 
 import heapq
@@ -50,6 +57,7 @@ class _Transfer(NamedTuple):
     kind: EventKind     # EVICT_END or FETCH_END
     tensor: int
     pages: int
+    host: int = 0       # pages of a fetch that come from host DRAM
 
 
 class _Access(NamedTuple):
@@ -94,6 +102,10 @@ class Executor:
         self.inbound_done = [0.0] * n_tensors
         self.outbound_done = [0.0] * n_tensors
         self.last_access = [-1.0] * n_tensors
+        self.host_capacity = tier.host_pages
+        self.host = [0] * n_tensors          # pages held in host DRAM (or on their way there)
+        self.inbound_host = [0] * n_tensors  # pages on their way from host DRAM to HBM
+        self.host_used = 0
         self.used = 0
         self.now = 0.0
         self.link_free = {"in": 0.0, "out": 0.0}
@@ -120,7 +132,8 @@ class Executor:
 
     @staticmethod
     def _zero_counters():
-        return {"to_flash_pages": 0, "from_flash_pages": 0, "demand_fetch_pages": 0,
+        return {"to_flash_pages": 0, "from_flash_pages": 0, "to_host_pages": 0,
+                "from_host_pages": 0, "demand_fetch_pages": 0,
                 "demand_evict_pages": 0, "planned_evict_pages": 0, "planned_fetch_pages": 0,
                 "dropped_clean_pages": 0, "faults": 0, "peak_pages": 0}
 
@@ -134,9 +147,9 @@ class Executor:
         self._seq += 1
         heapq.heappush(self._lru, _Access(when, self._seq, tensor))
 
-    def _push(self, when, kind, tensor, pages):
+    def _push(self, when, kind, tensor, pages, host=0):
         self._seq += 1
-        heapq.heappush(self._events, _Transfer(when, self._seq, kind, tensor, pages))
+        heapq.heappush(self._events, _Transfer(when, self._seq, kind, tensor, pages, host))
 
     def _advance(self, until):
         """Complete every transfer finishing by ``until`` (in time order), then move there."""
@@ -150,6 +163,7 @@ class Executor:
             else:
                 self.inbound[tensor] -= pages
                 self.resident[tensor] += pages
+                self.inbound_host[tensor] -= transfer.host
             self._log(transfer.kind, tensor, pages)
         self.now = max(self.now, until)
 
@@ -164,6 +178,8 @@ class Executor:
 
     # ---- transfers -----------------------------------------------------------------
     def _link(self, direction, nbytes, ready):
+        if not self.tier.link_duplex:
+            direction = "in"             # one queue for both directions
         start = max(ready, self.link_free[direction])
         done = start + nbytes / self.tier.link_bytes_per_s
         self.link_free[direction] = done
@@ -173,6 +189,8 @@ class Executor:
         pages = min(pages, self.resident[tensor])
         if pages <= 0:
             return self.now
+        if self.host_capacity:
+            return self._evict_with_host(tensor, pages, demand=demand)
         size, resident = self.size[tensor], self.resident[tensor]
         # Pages [resident - pages, resident) leave; those below the clean tail need writing.
         dirty = max(0, min(resident, size - self.clean[tensor]) - (resident - pages))
@@ -201,6 +219,8 @@ class Executor:
         if pages <= 0:
             return self.now
         self.make_space(pages, protect)
+        if self.host_capacity:
+            return self._fetch_with_host(tensor, pages, demand=demand)
         self.used += pages
         self._note_peak()
         self.inbound[tensor] += pages
@@ -216,6 +236,76 @@ class Executor:
         if demand:
             self.counters["faults"] += 1
         self._push(done, EventKind.FETCH_END, tensor, pages)
+        return done
+
+    def _evict_with_host(self, tensor, pages, *, demand):
+        size, resident = self.size[tensor], self.resident[tensor]
+        # Pages of the tensor with a valid flash copy that are in HBM now (clean counts
+        # every page with a valid flash copy; host pages have none).
+        clean_here = max(0, self.clean[tensor] - (size - resident) + self.host[tensor]
+                         + self.inbound_host[tensor])
+        dirty = max(0, pages - clean_here)
+        to_host = min(dirty, self.host_capacity - self.host_used)
+        to_flash = dirty - to_host
+        self.resident[tensor] -= pages
+        self.clean[tensor] += to_flash
+        self.host[tensor] += to_host
+        self.host_used += to_host
+        self.counters["demand_evict_pages" if demand else "planned_evict_pages"] += pages
+        self._log(EventKind.EVICT_BEGIN, tensor, pages, dirty=dirty, host=to_host)
+        if dirty == 0:
+            self.counters["dropped_clean_pages"] += pages
+            self.used -= pages
+            self._log(EventKind.EVICT_END, tensor, pages)
+            return self.now
+        ready = self.now + self.tier.request_overhead_s
+        done = ready
+        if to_host:
+            nbytes = to_host * self.page_bytes
+            done = max(self._link("out", nbytes, ready),
+                       ready + self.tier.host_latency_s + nbytes / self.tier.host_bytes_per_s)
+        if to_flash:
+            nbytes = to_flash * self.page_bytes
+            done = max(done, self._link("out", nbytes, ready), self.flash.program(nbytes, ready))
+        self.outbound[tensor] += pages
+        self.outbound_done[tensor] = max(self.outbound_done[tensor], done)
+        self.counters["to_flash_pages"] += to_flash
+        self.counters["to_host_pages"] += to_host
+        self._push(done, EventKind.EVICT_END, tensor, pages)
+        return done
+
+    def _fetch_with_host(self, tensor, pages, *, demand):
+        from_host = min(pages, self.host[tensor])
+        from_flash = pages - from_host
+        self.used += pages
+        self._note_peak()
+        self.inbound[tensor] += pages
+        self.host[tensor] -= from_host
+        self.host_used -= from_host
+        self.inbound_host[tensor] += from_host
+        self._log(EventKind.FETCH_BEGIN, tensor, pages, host=from_host)
+        ready = self.now + (self.tier.fault_latency_s if demand else self.tier.request_overhead_s)
+        done = ready
+        if from_host:
+            nbytes = from_host * self.page_bytes
+            host_done = ready + self.tier.host_latency_s + nbytes / self.tier.host_bytes_per_s
+            arrived = max(host_done + self.page_bytes / self.tier.link_bytes_per_s,
+                          self._link("in", nbytes, ready + self.tier.host_latency_s))
+            self._push(arrived, EventKind.FETCH_END, tensor, from_host, host=from_host)
+            done = arrived
+        if from_flash:
+            nbytes = from_flash * self.page_bytes
+            flash_done = self.flash.read(nbytes, ready)
+            arrived = max(flash_done + self.page_bytes / self.tier.link_bytes_per_s,
+                          self._link("in", nbytes, ready))
+            self._push(arrived, EventKind.FETCH_END, tensor, from_flash)
+            done = max(done, arrived)
+        self.inbound_done[tensor] = max(self.inbound_done[tensor], done)
+        self.counters["from_flash_pages"] += from_flash
+        self.counters["from_host_pages"] += from_host
+        self.counters["demand_fetch_pages" if demand else "planned_fetch_pages"] += pages
+        if demand:
+            self.counters["faults"] += 1
         return done
 
     def make_space(self, pages, protect):

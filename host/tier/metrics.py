@@ -21,7 +21,9 @@ def iteration_metrics(record, *, graph, lifetimes, tier, flash_config, capacity_
     counters = record.counters
     to_flash = counters["to_flash_pages"] * page
     from_flash = counters["from_flash_pages"] * page
-    inter_tier = to_flash + from_flash
+    to_host = counters.get("to_host_pages", 0) * page
+    from_host = counters.get("from_host_pages", 0) * page
+    inter_tier = to_flash + from_flash + to_host + from_host
     iteration_s = record.end_s - record.start_s
     op_bytes = sum(graph.op_bytes(op) for op in graph.ops)
     hbm_pj_per_bit = constants.dram_pj_per_bit + constants.gpu_transport_pj_per_bit
@@ -36,8 +38,13 @@ def iteration_metrics(record, *, graph, lifetimes, tier, flash_config, capacity_
     batch = graph.batch
     hbm_bytes = capacity_pages * page
     flash_bytes = lifetimes.footprint_bytes if uses_flash else 0
+    host_bytes = tier.host_bytes
     return {
         "inter_tier_bytes": inter_tier,
+        "hbm_to_host_bytes": to_host,
+        "host_to_hbm_bytes": from_host,
+        "fault_batches": counters.get("fault_batches", 0),
+        "host_capacity_bytes": host_bytes,
         "hbm_to_flash_bytes": to_flash,
         "flash_to_hbm_bytes": from_flash,
         "flash_read_bytes": from_flash,
@@ -60,5 +67,6 @@ def iteration_metrics(record, *, graph, lifetimes, tier, flash_config, capacity_
         "hbm_peak_bytes": counters["peak_pages"] * page,
         "footprint_bytes": lifetimes.footprint_bytes,
         "memory_cost_usd": hbm_bytes / GB * tier.hbm_cost_usd_per_gb
-                           + flash_bytes / GB * flash_config.cost_usd_per_gb,
+                           + flash_bytes / GB * flash_config.cost_usd_per_gb
+                           + host_bytes / GB * tier.host_cost_usd_per_gb,
     }

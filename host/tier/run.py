@@ -1,4 +1,5 @@
-"""Tiering runs on zoo models: build the graph, time its ops on a GPU preset, simulate."""
+"""Tiering runs: on zoo models (build the graph, time its ops on a GPU preset, simulate)
+and on any workload under a full setup (:func:`run_tier`, the entry point of sweeps)."""
 
 from functools import lru_cache
 
@@ -9,10 +10,11 @@ from ..zoo import build_model
 from .config import TierConfig
 from .flash import flash_preset
 from .policies import tier_policy
+from .presets import TierSetup, setup_from_dict
 from .simulate import simulate
 
 
-__all__ = ["model_graph_and_times", "run_model", "sweep"]
+__all__ = ["model_graph_and_times", "run_model", "sweep", "run_tier", "op_times"]
 
 
 @lru_cache(maxsize=8)
@@ -21,6 +23,33 @@ def model_graph_and_times(model, batch, gpu_name, dtype="fp32", seq_len=None):
     gpu = get_preset(gpu_name)
     times = np.array([op_time_s(graph, op, gpu) for op in graph.ops])
     return graph, times
+
+
+def op_times(graph, gpu_name):
+    """Every op's time: its measured duration if it carries one, else the GPU model's."""
+    gpu = get_preset(gpu_name)
+    return np.array([op_time_s(graph, op, gpu) for op in graph.ops])
+
+
+def run_tier(config, workload, *, check=True):
+    """Simulate ``workload`` under ``config`` and return the metrics as plain data.
+
+    ``config`` is a :class:`~host.tier.presets.TierSetup` or its plain-data form (a dict
+    with ``preset`` and sections ``tier``, ``flash``, ``run``; ``run.policy`` names the
+    policy); ``workload`` an :class:`~host.graph.IterationGraph` or a trace specification
+    ``FORMAT:PATH`` (:func:`host.workload.read_trace`). The metrics carry the whole
+    configuration under ``config`` and the workload's name, batch and size."""
+    setup = config if isinstance(config, TierSetup) else setup_from_dict(config)
+    if isinstance(workload, str):
+        from ..workload import read_trace
+        workload = read_trace(workload)
+    run = simulate(workload, op_times(workload, setup.gpu), setup.tier, setup.flash,
+                   setup.policy, gpu=setup.gpu, iterations=setup.iterations, check=check)
+    metrics = dict(run.metrics)
+    metrics.update({"workload": workload.name, "batch": workload.batch,
+                    "ops": len(workload.ops), "tensors": len(workload.tensors),
+                    "config": setup.as_dict()})
+    return metrics
 
 
 def run_model(model, *, policy, gpu="a100", batch=8, hbm_fraction=None, hbm_bytes=None,
@@ -37,6 +66,9 @@ def run_model(model, *, policy, gpu="a100", batch=8, hbm_fraction=None, hbm_byte
     graph, times = model_graph_and_times(model, batch, gpu_preset.name, dtype, seq_len)
     run = simulate(graph, times, tier, flash_config, policy, gpu=gpu_preset,
                    iterations=iterations, check=check)
+    setup = TierSetup("zoo", tier, flash_config, gpu_preset.name, iterations,
+                      policy if isinstance(policy, str) else policy.name)
+    run.metrics.update({"config": setup.as_dict()})
     run.metrics.update({"model": model, "gpu": gpu_preset.name, "batch": batch,
                         "hbm_fraction": hbm_fraction, "flash": flash,
                         "flash_devices": flash_devices, "link_gbs": link_gbs, "dtype": dtype})

@@ -7,8 +7,6 @@ import numpy as np
 from ..gpu import get_preset
 from .config import TierConfig
 from .costs import TransferCosts
-from .executor import Executor
-from .flash import FlashDevice
 from .lifetime import Lifetimes
 from .metrics import iteration_metrics
 from .policies import POLICIES, PlanningContext, TierPolicy, tier_policy
@@ -63,8 +61,9 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
     context = PlanningContext(lifetimes, op_times, capacity, TransferCosts.of(tier, flash_config),
                               check)
     plan = policy.first_plan(context)
-    executor = Executor(lifetimes, op_times, capacity, tier, FlashDevice(flash_config),
-                        initial_resident=policy.initial_residency(context, plan), log=check)
+    executor = policy.executor(lifetimes, op_times, capacity, tier, flash_config,
+                               initial_resident=policy.initial_residency(context, plan),
+                               log=check)
     records, plans = [], []
     limit = policy.iteration_limit(iterations)
     while len(records) < limit:
@@ -77,11 +76,12 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
         steady = plan == plans[-1] and (len(plans) < 2 or plans[-2] == plans[-1])
         if len(records) >= iterations and steady:
             break
-    totals = check_trace(executor.log, lifetimes, capacity) if check else None
+    totals = check_trace(executor.log, lifetimes, capacity, tier.host_pages) if check else None
     metrics = iteration_metrics(records[-1], graph=graph, lifetimes=lifetimes, tier=tier,
                                 flash_config=flash_config, capacity_pages=capacity,
                                 gpu=gpu, uses_flash=policy.uses_flash)
     metrics["policy"] = policy.name
+    metrics["ideal_iteration_s"] = float(op_times.sum())
     metrics["plan_changes"] = sum(1 for a, b in zip(plans, plans[1:]) if a != b)
     if plan is not None:
         ratios = plan.split_ratios(lifetimes.pages)

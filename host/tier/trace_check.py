@@ -1,8 +1,10 @@
 """Check an executed run from its event log alone, for any policy: HBM capacity never
 exceeded at any instant, every op finds all its tensors entirely in HBM, and bytes are
-conserved (a page leaves HBM only if flash holds or receives a valid copy of it; a page is
-fetched only if it is absent from HBM). Returns the traffic totals the log implies, to be
-compared with the executor's own counters."""
+conserved (a page leaves HBM only if flash holds or receives a valid copy of it, or it
+moves to host DRAM; a page is fetched only if it is absent from HBM, and from host DRAM
+only if it is there). With a host-DRAM tier also: host capacity never exceeded, and no
+page in two tiers at once (usable or arriving in HBM, or held in host DRAM). Returns the
+traffic totals the log implies, to be compared with the executor's own counters."""
 
 from .events import EventKind
 
@@ -14,10 +16,11 @@ class TraceError(AssertionError):
     pass
 
 
-def check_trace(log, lifetimes, capacity_pages):
+def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):
     """Raise :class:`TraceError` at the first :class:`~host.tier.events.TraceEvent` of
     ``log`` that breaks a rule; return the totals (``ops``, ``to_flash_pages``,
-    ``from_flash_pages``, ``peak_pages``)."""
+    ``from_flash_pages``, ``to_host_pages``, ``from_host_pages``, ``peak_pages``,
+    ``host_peak_pages``)."""
     size = [int(p) for p in lifetimes.pages]
     n_tensors = len(size)
     hbm = [0] * n_tensors          # pages occupying HBM (incl. arriving and leaving)
@@ -25,6 +28,10 @@ def check_trace(log, lifetimes, capacity_pages):
     arriving = [0] * n_tensors
     leaving = [0] * n_tensors
     valid = [0] * n_tensors        # tail pages with a valid flash copy
+    host = [0] * n_tensors         # pages held in host DRAM (arriving there included)
+    host_used = 0
+    host_peak = 0
+    to_host = from_host = 0
     used = 0
     peak = 0
     last_time = float("-inf")
@@ -45,6 +52,8 @@ def check_trace(log, lifetimes, capacity_pages):
         if kind is EventKind.INIT:
             hbm[tensor] = usable[tensor] = pages
             valid[tensor] = event.valid
+            host[tensor] = event.host
+            host_used += event.host
             used += pages
         elif kind is EventKind.ALLOC:
             if hbm[tensor]:
@@ -55,19 +64,27 @@ def check_trace(log, lifetimes, capacity_pages):
         elif kind is EventKind.FREE:
             if arriving[tensor] or leaving[tensor] or pages != hbm[tensor]:
                 fail("freed with transfers in flight or a wrong page count")
+            host_used -= host[tensor]
+            host[tensor] = 0
             used -= pages
             hbm[tensor] = usable[tensor] = valid[tensor] = 0
         elif kind is EventKind.EVICT_BEGIN:
             dirty = event.dirty
-            if not 0 <= dirty <= pages <= usable[tensor]:
-                fail(f"evicts {pages} pages ({dirty} dirty) with {usable[tensor]} usable")
+            if not 0 <= event.host <= dirty <= pages <= usable[tensor]:
+                fail(f"evicts {pages} pages ({dirty} dirty, {event.host} to host DRAM) "
+                     f"with {usable[tensor]} usable")
             usable[tensor] -= pages
             leaving[tensor] += pages
             out = size[tensor] - usable[tensor] - arriving[tensor]
-            if valid[tensor] + dirty < out:
-                fail(f"{out} pages out of HBM but only {valid[tensor] + dirty} have a flash copy")
-            valid[tensor] = max(valid[tensor], out)
-            written_pages += dirty
+            if valid[tensor] + dirty + host[tensor] < out:
+                elsewhere = " or a place in host DRAM" if host[tensor] or event.host else ""
+                fail(f"{out} pages out of HBM but only {valid[tensor] + dirty + host[tensor]} "
+                     f"have a flash copy{elsewhere}")
+            host[tensor] += event.host
+            host_used += event.host
+            to_host += event.host
+            valid[tensor] = max(valid[tensor], out - host[tensor])
+            written_pages += dirty - event.host
         elif kind is EventKind.EVICT_END:
             if pages > leaving[tensor]:
                 fail("more pages left than were leaving")
@@ -77,6 +94,12 @@ def check_trace(log, lifetimes, capacity_pages):
         elif kind is EventKind.FETCH_BEGIN:
             if pages > size[tensor] - hbm[tensor]:
                 fail(f"fetches {pages} pages, only {size[tensor] - hbm[tensor]} absent")
+            if not 0 <= event.host <= min(pages, host[tensor]):
+                fail(f"fetches {event.host} pages from host DRAM, which holds {host[tensor]}")
+            host[tensor] -= event.host
+            host_used -= event.host
+            from_host += event.host
+            read_pages -= event.host
             hbm[tensor] += pages
             arriving[tensor] += pages
             used += pages
@@ -99,6 +122,13 @@ def check_trace(log, lifetimes, capacity_pages):
             raise TraceError(f"t={event.time_s:.9f}s: unknown event {kind!r}")
         if used > capacity_pages:
             fail(f"HBM holds {used} pages, capacity {capacity_pages}")
+        if host_used > host_capacity_pages:
+            fail(f"host DRAM holds {host_used} pages, capacity {host_capacity_pages}")
+        if tensor is not None and usable[tensor] + arriving[tensor] + host[tensor] > size[tensor]:
+            fail(f"{usable[tensor] + arriving[tensor]} pages in HBM and {host[tensor]} in host "
+                 f"DRAM of a {size[tensor]}-page tensor: a page in two tiers")
         peak = max(peak, used)
+        host_peak = max(host_peak, host_used)
     return {"ops": ops, "to_flash_pages": written_pages, "from_flash_pages": read_pages,
-            "peak_pages": peak}
+            "to_host_pages": to_host, "from_host_pages": from_host, "peak_pages": peak,
+            "host_peak_pages": host_peak}

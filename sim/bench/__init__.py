@@ -20,6 +20,7 @@ BENCHMARKS = {
     "host_models": "matndp.host.bench_host:bench_host_models",
     "trigger_stream": "matndp.sim.bench.trigger:bench_trigger_stream",
     "tiering": "matndp.host.tier.bench:bench_tiering",
+    "tiering_traces": "matndp.host.tier.bench:bench_tier_traces",
     "kernel_iss": "matndp.host.kernels.bench:bench_iss",
     "kernel_rtl": "matndp.sim.bench.kernels:bench_kernels_rtl",
 }

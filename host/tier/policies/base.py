@@ -16,6 +16,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..executor import Executor
+from ..flash import FlashDevice
 from ..plan_check import check_plan
 
 
@@ -84,6 +86,13 @@ class TierPolicy:
     def initial_residency(self, context, plan):
         """Pages of every tensor in HBM when the run starts."""
         return greedy_residency(context.lifetimes, context.capacity_pages)
+
+    def executor(self, lifetimes, op_times, capacity_pages, tier, flash_config, *,
+                 initial_resident, log):
+        """The executor that runs the iterations: the planned-transfer executor with
+        demand paging as its fallback (:class:`~host.tier.executor.Executor`)."""
+        return Executor(lifetimes, op_times, capacity_pages, tier, FlashDevice(flash_config),
+                        initial_resident=initial_resident, log=log)
 
     def iteration_limit(self, iterations):
         """Most iterations to simulate when at least ``iterations`` are asked for."""

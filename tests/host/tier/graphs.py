@@ -89,3 +89,42 @@ def mlp_graph(layers=6, activation_pages=16, weight_pages=16):
         ops.append(Op(f"opt{i}", "optimizer", "optimizer", 1, (f"w{i}", f"dw{i}", f"m{i}"),
                       (f"w{i}", f"m{i}")))
     return IterationGraph("mlp", tensors, ops, batch=4, dtype="fp32")
+
+
+def return_graph():
+    """A (120 pages) is made by op 0 and read again by op 4; op 1 makes B (100 pages),
+    which op 2 reads; 1-page tensors chain the ops.
+
+    All-resident occupancy: slot 0: A s0 = 121; 1: A s0 B = 221; 2: A B s2 = 201;
+    3: A s2 s3 = 122; 4: A s3 y = 122. The largest working set is op 4's, 122 pages."""
+    tensors = [pages(120, "A"), pages(100, "B")] + [pages(1, n) for n in ("s0", "s2", "s3", "y")]
+    ops = [Op("make_a", "gemm", "forward", 1, (), ("A", "s0")),
+           Op("make_b", "gemm", "forward", 1, ("s0",), ("B",)),
+           Op("use_b", "gemm", "forward", 1, ("B",), ("s2",)),
+           Op("idle", "elementwise", "forward", 1, ("s2",), ("s3",)),
+           Op("use_a", "gemm", "backward", 1, ("A", "s3"), ("y",))]
+    return IterationGraph("return", tensors, ops, batch=1, dtype="fp32")
+
+
+def two_idle_graph():
+    """A (40 pages, op 0) and C (40 pages, op 1) are idle while op 2 makes B (100 pages);
+    op 3 reads A and C again. A was touched first, so LRU evicts it first."""
+    tensors = [pages(40, "A"), pages(40, "C"), pages(100, "B")] + \
+        [pages(1, n) for n in ("s0", "s1", "s2", "y")]
+    ops = [Op("make_a", "gemm", "forward", 1, (), ("A", "s0")),
+           Op("make_c", "gemm", "forward", 1, ("s0",), ("C", "s1")),
+           Op("make_b", "gemm", "forward", 1, ("s1",), ("B", "s2")),
+           Op("use_ac", "gemm", "backward", 1, ("A", "C", "s2"), ("y",))]
+    return IterationGraph("two-idle", tensors, ops, batch=1, dtype="fp32")
+
+
+def duplex_graph():
+    """A weight W (60 pages) read by op 1 alone; A (60 pages) made by op 0 and read by op 2;
+    1-page chain tensors. At HBM 100, from the second iteration on, op 1 faults 22 pages of
+    W back while 22 of A must leave, and op 2 faults those 22 pages of A back while 22 of
+    W leave: every fault batch also writes out."""
+    tensors = [pages(60, "W", "weight"), pages(60, "A")] + [pages(1, n) for n in ("s0", "s1", "y")]
+    ops = [Op("make_a", "gemm", "forward", 1, (), ("A", "s0")),
+           Op("use_w", "gemm", "forward", 1, ("W", "s0"), ("s1",)),
+           Op("use_a", "gemm", "backward", 1, ("A", "s1"), ("y",))]
+    return IterationGraph("duplex", tensors, ops, batch=1, dtype="fp32")

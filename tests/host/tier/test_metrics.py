@@ -40,10 +40,11 @@ def test_lru_energy_adds_link_flash_and_stall():
     die_w = 3.3 * 0.025
     bus = PAGE * 8 * 4e-12
     assert breakdown["flash_j"] == pytest.approx(4 * (die_w * 3e-6 + bus) + 4 * (die_w * 100e-6 + bus))
-    # LRU stalls once writing 4 pages back (request overhead, one bus transfer per channel,
-    # tPROG) and once faulting them in (fault latency, tR, the bus, one page over the link)
-    bus_s = PAGE / 400e6
-    stall = (5e-6 + bus_s + 100e-6) + (45e-6 + 3e-6 + bus_s + PAGE / 31.5e9)
+    # LRU stalls once writing 4 pages back (tPROG, then the pages at the program bandwidth
+    # of 32 dies x 2 planes x 4 KiB per 100 us) and once faulting them in as one batch
+    # (fault latency, tR, the pages at the read bandwidth of 8 channels x 400 MB/s)
+    program_bw = 32 * 2 * PAGE / 100e-6
+    stall = (100e-6 + 4 * PAGE / program_bw) + (45e-6 + 3e-6 + 4 * PAGE / (8 * 400e6))
     assert metrics["iteration_s"] == pytest.approx(10 * OP_S + stall)
     assert breakdown["gpu_static_j"] == pytest.approx(400 * 0.30 * (10 * OP_S + stall))
     assert metrics["iteration_s"] > 10 * OP_S

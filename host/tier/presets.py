@@ -1,0 +1,194 @@
+"""Named tier setups and the TOML file that sets any of their parameters.
+
+A :class:`TierSetup` is everything a run needs besides the workload: the tiers
+(:class:`~host.tier.config.TierConfig`), the flash device
+(:class:`~host.tier.flash.FlashConfig`), the GPU preset that prices ops without a measured
+duration, the iterations simulated and the placement policy. Presets:
+
+- ``default``: the model's defaults — two tiers (HBM + one Z-SSD behind PCIe 4.0 ×16),
+  HBM at half the footprint.
+- ``g10``: G10's published setup (MICRO 2023, its ``genconfigs.py``): 40 GB GPU, 128 GB
+  host DRAM, a 3.2 GB/s SSD with 12 µs reads and 16 µs writes, 15.754 GB/s PCIe, 45 µs
+  fault latency, 50-page fault batches, 5 µs PCIe latency. G10 counts GB as 2**30 bytes
+  (its simulator multiplies by 1024**3), and so does this preset.
+
+A TOML file has a ``preset`` key and sections ``[tier]``, ``[flash]`` and ``[run]`` whose
+keys are the fields of those classes (SI units: bytes, seconds, bytes per second)::
+
+    preset = "g10"
+    [tier]
+    host_bytes = 68719476736
+    link_duplex = false
+    [flash]
+    devices = 4
+    [run]
+    gpu = "h100"
+    policy = "lru"
+
+``flash.preset`` picks a flash preset before the other flash keys apply (``flash.name``
+only names the device). Overrides from the
+command line are ``SECTION.KEY=VALUE`` with VALUE in TOML syntax.
+"""
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from ..registry import Registry
+from .config import TierConfig
+from .flash import FLASH_PRESETS, FlashConfig, flash_preset
+
+
+__all__ = ["TierSetup", "SETUP_PRESETS", "setup_preset", "load_setup", "apply_overrides",
+           "setup_from_dict", "ConfigError", "GIB"]
+
+GIB = 2 ** 30
+
+
+class ConfigError(ValueError):
+    """A configuration file or override names an unknown key or gives a bad value."""
+
+
+@dataclass(frozen=True)
+class TierSetup:
+    name: str
+    tier: TierConfig
+    flash: FlashConfig
+    gpu: str = "a100"
+    iterations: int = 3
+    policy: str = "tm"
+
+    def __post_init__(self):
+        if not isinstance(self.iterations, int) or self.iterations < 1:
+            raise ValueError(f"run: iterations must be an integer >= 1, got {self.iterations!r}")
+
+    def as_dict(self):
+        """The whole setup as plain data (the form a TOML file or JSON echo takes)."""
+        flash = dataclasses.asdict(self.flash)
+        flash.pop("source")
+        return {"preset": self.name, "tier": dataclasses.asdict(self.tier), "flash": flash,
+                "run": {"gpu": self.gpu, "iterations": self.iterations,
+                        "policy": self.policy}}
+
+
+# G10's SSD: 3.2 GB/s both ways (8 channels), 12 µs reads, 16 µs writes (its device buffers
+# programs); energies as the Z-NAND preset, cost an assumption for a datacentre NVMe SSD.
+_G10_SSD = replace(flash_preset("zssd"), name="g10-ssd", read_latency_s=12e-6,
+                   program_latency_s=16e-6, channel_bytes_per_s=3.2 * GIB / 8,
+                   cost_usd_per_gb=0.10, source="G10 (MICRO 2023) SSD: 3.2 GB/s, 12/16 us")
+
+SETUP_PRESETS = Registry("tier preset", (
+    TierSetup("default", TierConfig(hbm_fraction=0.5), flash_preset("zssd")),
+    TierSetup("g10", TierConfig(hbm_bytes=40 * GIB, host_bytes=128 * GIB,
+                                link_bytes_per_s=15.754 * GIB, fault_latency_s=45e-6,
+                                fault_batch_pages=50, host_latency_s=5e-6,
+                                request_overhead_s=5e-6, page_bytes=4096),
+              _G10_SSD, iterations=2),
+))
+
+
+def setup_preset(name):
+    return SETUP_PRESETS.lookup(name)
+
+
+_SECTIONS = {"tier": TierConfig, "flash": FlashConfig, "run": None}
+_RUN_KEYS = ("gpu", "iterations", "policy")
+
+
+def _known(section):
+    if section == "run":
+        return _RUN_KEYS
+    names = [f.name for f in fields(_SECTIONS[section]) if f.name != "source"]
+    return tuple(names) + (("preset",) if section == "flash" else ())
+
+
+def _check_value(section, key, value, current):
+    if isinstance(current, bool) and not isinstance(value, bool):
+        raise ConfigError(f"{section}.{key} must be true or false, got {value!r}")
+    if isinstance(current, int) and not isinstance(current, bool) and isinstance(value, float):
+        if value.is_integer():
+            return int(value)           # 128e9 bytes written as a float
+        raise ConfigError(f"{section}.{key} must be an integer, got {value!r}")
+    return value
+
+
+def setup_from_dict(content, *, source="configuration"):
+    """A :class:`TierSetup` from plain data: a ``preset`` name and sections of keys."""
+    if not isinstance(content, dict):
+        raise ConfigError(f"{source}: expected a table of sections")
+    unknown = set(content) - {"preset", *_SECTIONS}
+    if unknown:
+        raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))} "
+                          f"(known: preset, {', '.join(_SECTIONS)})")
+    base = setup_preset(content.get("preset", "default"))
+    values = {"tier": {}, "flash": {}, "run": {}}
+    for section in _SECTIONS:
+        table = content.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: [{section}] must be a table")
+        for key, value in table.items():
+            if key not in _known(section):
+                raise ConfigError(f"{source}: unknown key {section}.{key} "
+                                  f"(known: {', '.join(_known(section))})")
+            values[section][key] = value
+    return _build(base, values, source)
+
+
+def _build(base, values, source):
+    tier_values = dict(values["tier"])
+    if "hbm_bytes" in tier_values or "hbm_fraction" in tier_values:
+        tier_values.setdefault("hbm_bytes", None)
+        tier_values.setdefault("hbm_fraction", None)
+    flash_values = dict(values["flash"])
+    flash = base.flash
+    if "preset" in flash_values:
+        flash = replace(FLASH_PRESETS.lookup(flash_values.pop("preset")), devices=flash.devices)
+    try:
+        tier = replace(base.tier, **{k: _check_value("tier", k, v, getattr(base.tier, k))
+                                     for k, v in tier_values.items()})
+        flash = replace(flash, **{k: _check_value("flash", k, v, getattr(flash, k))
+                                  for k, v in flash_values.items()})
+        run = {"gpu": base.gpu, "iterations": base.iterations,
+               "policy": base.policy} | values["run"]
+        return TierSetup(base.name, tier, flash, **run)
+    except (TypeError, ValueError) as error:
+        if isinstance(error, ConfigError):
+            raise
+        raise ConfigError(f"{source}: {error}") from None
+
+
+def load_setup(path, *, preset=None):
+    """The setup of a TOML file; ``preset``, if given, replaces the file's own."""
+    path = Path(path)
+    try:
+        content = tomllib.loads(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not TOML: {error}") from None
+    if preset is not None:
+        content["preset"] = preset
+    return setup_from_dict(content, source=str(path))
+
+
+def apply_overrides(setup, overrides):
+    """``setup`` with ``SECTION.KEY=VALUE`` overrides (VALUE in TOML syntax) applied."""
+    values = {"tier": {}, "flash": {}, "run": {}}
+    for text in overrides:
+        name, sep, raw = text.partition("=")
+        section, dot, key = name.strip().partition(".")
+        if not sep or not dot:
+            raise ConfigError(f"override {text!r}: expected SECTION.KEY=VALUE")
+        if section not in _SECTIONS:
+            raise ConfigError(f"override {text!r}: unknown section {section!r} "
+                              f"(known: {', '.join(_SECTIONS)})")
+        if key not in _known(section):
+            raise ConfigError(f"override {text!r}: unknown key {section}.{key} "
+                              f"(known: {', '.join(_known(section))})")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()           # a bare word: a name such as a preset
+        values[section][key] = value
+    return _build(setup, values, "override")

@@ -1,0 +1,256 @@
+"""Demand paging as CUDA Unified Memory does it: the ``lru`` baseline.
+
+Pages are ``page_bytes`` (4 KiB). Before an op runs, every page of the tensors it reads or
+writes that is not in HBM faults; the faults are serviced in batches of
+``fault_batch_pages`` and the op is stalled until the last batch is in. Each batch costs
+the fault latency (``fault_latency_s``: the driver's fault handling) and then its
+transfers; a batch that needs HBM space first evicts least-recently-used pages of tensors
+the op does not touch. With a full-duplex link (``link_duplex``) a batch's write-out and
+its migration stream at once (the batch takes the longer of the two), otherwise one after
+the other. An evicted page always moves (UVM keeps no clean copy of a page elsewhere):
+to host DRAM while it has room, to flash after that; a faulted page comes from wherever
+it is. New tensors are allocated in HBM without a fault, making space the same way.
+
+Pages of one tensor are always touched together, by the same op, so at any instant all
+resident pages of a tensor have the same last-access time; LRU ties go to the tensor the
+op touched first, and within a tensor to its lowest pages (touched first). The executor
+therefore keeps page *counts* per tensor and location, and does each op's faults,
+batches and evictions with numpy over all its batches at once: exact page-granular LRU
+with per-batch timing, at a cost per op rather than per page.
+"""
+
+import math
+
+import numpy as np
+
+from .events import EventKind, TraceEvent
+from .executor import CapacityError, IterationRecord, OccupancySample
+
+
+__all__ = ["UVMExecutor"]
+
+_INITIAL_KEY = -1e15          # weights present at start are older than any access
+
+
+class UVMExecutor:
+    def __init__(self, lifetimes, slot_times, capacity_pages, tier, flash_config, *,
+                 initial_resident, log=True):
+        self.lt = lifetimes
+        self.slot_times = np.asarray(slot_times, dtype=float)
+        if len(self.slot_times) != lifetimes.n_ops:
+            raise ValueError(f"{len(self.slot_times)} op times for {lifetimes.n_ops} ops")
+        self.capacity = int(capacity_pages)
+        self.host_capacity = tier.host_pages
+        self.tier, self.flash = tier, flash_config
+        self.page_bytes = page = lifetimes.page_bytes
+        n = len(lifetimes.tensor_ids)
+        self.size = lifetimes.pages.astype(np.int64)
+        self.hbm = np.zeros(n, dtype=np.int64)
+        self.host = np.zeros(n, dtype=np.int64)
+        self.alive = np.zeros(n, dtype=bool)
+        self.lru_key = np.full(n, _INITIAL_KEY)
+        self.log = [] if log else None
+        self.now = 0.0
+        self.clock = 0
+        self.iteration = 0
+        link = tier.link_bytes_per_s
+        self.s_per_page = {
+            "host_in": page / min(link, tier.host_bytes_per_s),
+            "flash_in": page / min(link, flash_config.read_bytes_per_s),
+            "host_out": page / min(link, tier.host_bytes_per_s),
+            "flash_out": page / min(link, flash_config.program_bytes_per_s)}
+        self.working = [np.asarray(w, dtype=np.int64) for w in lifetimes.working_set]
+        self.position = max((len(w) for w in self.working), default=1) + 1
+        self.counters = self._zero_counters()
+        host_free = self.host_capacity
+        for tensor in np.flatnonzero(lifetimes.persistent & lifetimes.used):
+            resident = int(initial_resident[tensor])
+            if not 0 <= resident <= self.size[tensor]:
+                raise ValueError(f"initial residency of {lifetimes.tensor_ids[tensor]} out of range")
+            in_host = min(int(self.size[tensor]) - resident, host_free)
+            host_free -= in_host
+            self.alive[tensor] = True
+            self.hbm[tensor] = resident
+            self.host[tensor] = in_host
+            self.lru_key[tensor] = _INITIAL_KEY + tensor
+            self._log(EventKind.INIT, int(tensor), resident,
+                      valid=int(self.size[tensor]) - resident - in_host, host=in_host)
+        self.used = int(self.hbm.sum())
+        self.host_used = int(self.host.sum())
+        if self.used > self.capacity:
+            raise CapacityError(f"initial residency {self.used} pages exceeds HBM of {self.capacity}")
+
+    @staticmethod
+    def _zero_counters():
+        return {"to_flash_pages": 0, "from_flash_pages": 0, "to_host_pages": 0,
+                "from_host_pages": 0, "demand_fetch_pages": 0, "demand_evict_pages": 0,
+                "planned_evict_pages": 0, "planned_fetch_pages": 0, "dropped_clean_pages": 0,
+                "faults": 0, "fault_batches": 0, "peak_pages": 0}
+
+    def _log(self, kind, tensor, pages, **fields):
+        if self.log is not None:
+            self.log.append(TraceEvent(self.now, kind, tensor, pages, **fields))
+
+    # ---- one op ----------------------------------------------------------------------
+    def _victims(self, working, pages):
+        """(tensors, pages evicted from each) of the ``pages`` least recently used
+        resident pages outside ``working``."""
+        candidates = np.flatnonzero(self.alive & (self.hbm > 0))
+        candidates = candidates[~np.isin(candidates, working)]
+        order = candidates[np.argsort(self.lru_key[candidates], kind="stable")]
+        cumulative = np.cumsum(self.hbm[order])
+        if not len(order) or cumulative[-1] < pages:
+            op = self.lt.graph.ops[self._slot].name
+            raise CapacityError(f"op {op!r}: {pages} pages to evict, "
+                                f"{int(cumulative[-1]) if len(order) else 0} evictable "
+                                f"(HBM {self.capacity} pages)")
+        count = int(np.searchsorted(cumulative, pages)) + 1
+        victims = order[:count]
+        taken = self.hbm[victims].copy()
+        taken[-1] -= int(cumulative[count - 1]) - pages
+        return victims, taken
+
+    def _out_s(self, to_host, to_flash):
+        s = self.s_per_page
+        return (to_host * s["host_out"] + (to_host > 0) * self.tier.host_latency_s
+                + to_flash * s["flash_out"] + (to_flash > 0) * self.flash.program_latency_s)
+
+    def _in_s(self, from_host, from_flash):
+        s = self.s_per_page
+        return (from_host * s["host_in"] + (from_host > 0) * self.tier.host_latency_s
+                + from_flash * s["flash_in"] + (from_flash > 0) * self.flash.read_latency_s)
+
+    def _flash_pages(self, pages):
+        """Flash pages touched by requests of ``pages`` migration pages each."""
+        return np.ceil(pages * self.page_bytes / self.flash.page_bytes)
+
+    def _run_slot(self, slot):
+        self._slot = slot
+        working = self.working[slot]
+        newborn = np.array([k for k in self.lt.born_at[slot] if not self.alive[k]], dtype=np.int64)
+        new_pages = int(self.size[newborn].sum())
+        faulting = working[self.alive[working]]
+        missing = self.size[faulting] - self.hbm[faulting]
+        from_host = self.host[faulting]
+        total_missing = int(missing.sum())
+        free = self.capacity - self.used
+        evictions = max(0, new_pages + total_missing - free)
+        host_free = self.host_capacity - self.host_used
+        to_host_total = min(evictions, host_free)
+        start = self.now
+
+        # Evict: the first ``to_host_total`` pages of the eviction order go to host DRAM.
+        if evictions:
+            victims, taken = self._victims(working, evictions)
+            evicted_before = np.cumsum(taken) - taken
+            to_host = np.minimum(evicted_before + taken, to_host_total) - \
+                np.minimum(evicted_before, to_host_total)
+            self.hbm[victims] -= taken
+            self.host[victims] += to_host
+            for tensor, pages, host in zip(victims.tolist(), taken.tolist(), to_host.tolist()):
+                self._log(EventKind.EVICT_BEGIN, tensor, pages, dirty=pages, host=host)
+                self._log(EventKind.EVICT_END, tensor, pages)
+        self.used -= evictions
+        self.host_used += to_host_total
+        for tensor in newborn.tolist():
+            self.alive[tensor] = True
+            self.hbm[tensor] = self.size[tensor]
+            self._log(EventKind.ALLOC, tensor, int(self.size[tensor]))
+        self.used += new_pages
+
+        # Space for the allocations is made before the op's first fault.
+        alloc_evictions = max(0, new_pages - free)
+        alloc_host = min(alloc_evictions, to_host_total)
+        stall = float(self._out_s(alloc_host, alloc_evictions - alloc_host))
+        batches = 0
+        if total_missing:
+            batch = self.tier.fault_batch_pages
+            batches = math.ceil(total_missing / batch)
+            starts = np.arange(batches, dtype=np.int64) * batch
+            ends = np.minimum(starts + batch, total_missing)
+            # The faulting pages in order: each tensor's host pages, then its flash pages.
+            lengths = np.stack([from_host, missing - from_host], axis=1).ravel()
+            is_host = np.tile([1, 0], len(missing))
+            breaks = np.concatenate([[0], np.cumsum(lengths)])
+            host_breaks = np.concatenate([[0], np.cumsum(lengths * is_host)])
+            host_in = np.interp(ends, breaks, host_breaks) - np.interp(starts, breaks, host_breaks)
+            flash_in = (ends - starts) - host_in
+            evicted_a = np.maximum(0, new_pages + starts - free)
+            evicted_b = np.maximum(0, new_pages + ends - free)
+            out_host = np.minimum(evicted_b, to_host_total) - np.minimum(evicted_a, to_host_total)
+            out_flash = (evicted_b - evicted_a) - out_host
+            into, out = self._in_s(host_in, flash_in), self._out_s(out_host, out_flash)
+            per_batch = self.tier.fault_latency_s + (np.maximum(into, out) if self.tier.link_duplex
+                                                     else into + out)
+            stall += float(per_batch.sum())
+            self.flash_stats["page_reads"] += int(self._flash_pages(flash_in).sum())
+            self.flash_stats["read_requests"] += int((flash_in > 0).sum())
+            writes = np.concatenate([[alloc_evictions - alloc_host], out_flash])
+        else:
+            writes = np.array([alloc_evictions - alloc_host])
+        self.flash_stats["page_programs"] += int(self._flash_pages(writes).sum())
+        self.flash_stats["program_requests"] += int((writes > 0).sum())
+        for tensor, pages, host in zip(faulting.tolist(), missing.tolist(), from_host.tolist()):
+            if pages:
+                self._log(EventKind.FETCH_BEGIN, tensor, pages, host=host)
+        self.host_used -= int(from_host.sum())
+        self.host[faulting] = 0
+        self.hbm[faulting] = self.size[faulting]
+        self.used += total_missing
+        self.counters["peak_pages"] = max(self.counters["peak_pages"], self.used)
+
+        counters = self.counters
+        from_host_total = int(from_host.sum())
+        counters["to_host_pages"] += to_host_total
+        counters["to_flash_pages"] += evictions - to_host_total
+        counters["from_host_pages"] += from_host_total
+        counters["from_flash_pages"] += total_missing - from_host_total
+        counters["demand_fetch_pages"] += total_missing
+        counters["demand_evict_pages"] += evictions
+        counters["faults"] += total_missing
+        counters["fault_batches"] += batches
+        self.now = start + stall
+        for tensor, pages in zip(faulting.tolist(), missing.tolist()):
+            if pages:
+                self._log(EventKind.FETCH_END, tensor, pages)
+        self._log(EventKind.OP, None, 0, slot=slot)
+        self.stall_by_boundary[slot] = stall
+        self.occupancy.append(OccupancySample(self.now, self.used))
+        self.now += float(self.slot_times[slot])
+        self.lru_key[working] = self.clock * self.position + np.arange(len(working))
+        self.clock += 1
+        for tensor in self.lt.dies_after[slot]:
+            self._log(EventKind.FREE, tensor, int(self.hbm[tensor]))
+            self.used -= int(self.hbm[tensor])
+            self.host_used -= int(self.host[tensor])
+            self.hbm[tensor] = self.host[tensor] = 0
+            self.alive[tensor] = False
+        self.occupancy.append(OccupancySample(self.now, self.used))
+
+    def run_iteration(self, plan=None, *, reconcile=False):
+        if plan is not None:
+            raise ValueError("demand paging runs without a plan")
+        n = self.lt.n_ops
+        self.stall_by_boundary = np.zeros(n)
+        self.counters = self._zero_counters()
+        self.counters["peak_pages"] = self.used
+        self.flash_stats = {"page_reads": 0, "page_programs": 0, "read_requests": 0,
+                            "program_requests": 0}
+        start = self.now
+        self.occupancy = [OccupancySample(self.now, self.used)]
+        for slot in range(n):
+            self._run_slot(slot)
+        flash = self.flash
+        stats = self.flash_stats
+        bus_bytes = (stats["page_reads"] + stats["page_programs"]) * flash.page_bytes
+        stats["bus_bytes"] = bus_bytes
+        stats["energy_j"] = (stats["page_reads"] * flash.read_energy_j_per_page
+                             + stats["page_programs"] * flash.program_energy_j_per_page
+                             + bus_bytes * flash.bus_energy_j_per_byte)
+        record = IterationRecord(
+            index=self.iteration, start_s=start, end_s=self.now,
+            compute_s=float(self.slot_times.sum()), stall_s=float(self.stall_by_boundary.sum()),
+            stall_by_boundary=self.stall_by_boundary, counters=dict(self.counters),
+            flash=dict(stats), occupancy=self.occupancy)
+        self.iteration += 1
+        return record

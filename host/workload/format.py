@@ -1,0 +1,164 @@
+"""The workload file: one training iteration as JSON, versioned.
+
+```
+{"format": "matndp-workload", "version": 1,
+ "name": "resnet50", "batch": 32, "dtype": "fp32", "meta": {...},
+ "tensors": [{"id": "x", "kind": "activation", "bytes": 4096}, ...
+             {"id": "w", "kind": "weight", "dtype": "fp32", "shape": [64, 3, 7, 7]}],
+ "ops": [{"name": "conv1", "kind": "conv", "phase": "forward", "flops": 118013952,
+          "inputs": ["x", "w"], "outputs": ["y"], "deps": [], "duration_s": 0.0012,
+          "attrs": {...}}, ...]}
+```
+
+A tensor has either ``bytes`` (its size, as traces know it) or ``dtype`` and ``shape``
+(``bytes`` is then their product); ``kind`` is one of :data:`host.graph.TENSOR_KINDS`
+(weights and optimizer state persist across iterations). Ops are in execution order;
+``duration_s`` (optional) is a measured run time that replaces the GPU model's estimate;
+``flops`` (optional, default 0) feeds the roofline estimate and the energy; ``deps`` and
+``attrs`` are optional. Unknown keys are refused, so a misspelt field is an error rather
+than a silent default.
+"""
+
+import json
+from pathlib import Path
+
+from ..graph import GraphError, IterationGraph, Op, Tensor
+from .errors import WorkloadError
+
+
+__all__ = ["FORMAT", "VERSION", "dump_workload", "load_workload", "write_workload",
+           "read_workload"]
+
+FORMAT = "matndp-workload"
+VERSION = 1
+
+_TOP = {"format", "version", "name", "batch", "dtype", "meta", "tensors", "ops"}
+_TENSOR = {"id", "kind", "bytes", "dtype", "shape"}
+_OP = {"name", "kind", "phase", "flops", "inputs", "outputs", "deps", "duration_s", "attrs"}
+
+
+def dump_workload(graph):
+    """The workload file's content (a dict) for ``graph``."""
+    tensors = []
+    for tensor in graph.tensors.values():
+        entry = {"id": tensor.id, "kind": tensor.kind}
+        if tensor.size_bytes is not None:
+            entry["bytes"] = tensor.size_bytes
+            if tensor.dtype != "fp32":
+                entry["dtype"] = tensor.dtype
+        else:
+            entry["dtype"] = tensor.dtype
+            entry["shape"] = list(tensor.shape)
+        tensors.append(entry)
+    ops = []
+    for op in graph.ops:
+        entry = {"name": op.name, "kind": op.kind, "phase": op.phase, "flops": op.flops,
+                 "inputs": list(op.inputs), "outputs": list(op.outputs)}
+        if op.deps:
+            entry["deps"] = list(op.deps)
+        if op.duration_s is not None:
+            entry["duration_s"] = op.duration_s
+        if op.attrs:
+            entry["attrs"] = op.attrs
+        ops.append(entry)
+    return {"format": FORMAT, "version": VERSION, "name": graph.name, "batch": graph.batch,
+            "dtype": graph.dtype, "meta": graph.meta, "tensors": tensors, "ops": ops}
+
+
+def _check_keys(path, entry, allowed, what):
+    if not isinstance(entry, dict):
+        raise WorkloadError(path, f"{what} must be an object, got {type(entry).__name__}")
+    unknown = set(entry) - allowed
+    if unknown:
+        raise WorkloadError(path, f"{what}: unknown field(s) {', '.join(sorted(unknown))} "
+                                  f"(known: {', '.join(sorted(allowed))})")
+
+
+def _require(path, entry, key, what):
+    if key not in entry:
+        raise WorkloadError(path, f"{what}: missing field {key!r}")
+    return entry[key]
+
+
+def _tensor(path, number, entry):
+    what = f"tensors[{number}]"
+    _check_keys(path, entry, _TENSOR, what)
+    tensor_id = _require(path, entry, "id", what)
+    what = f"tensor {tensor_id!r}"
+    kind = _require(path, entry, "kind", what)
+    if "bytes" in entry:
+        if "shape" in entry:
+            raise WorkloadError(path, f"{what}: give bytes or shape, not both")
+        size = entry["bytes"]
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise WorkloadError(path, f"{what}: bytes must be an integer >= 0, got {size!r}")
+        return Tensor(tensor_id, (), entry.get("dtype", "fp32"), kind, size_bytes=size)
+    shape = _require(path, entry, "shape", what)
+    if not isinstance(shape, list):
+        raise WorkloadError(path, f"{what}: shape must be a list, got {shape!r}")
+    return Tensor(tensor_id, tuple(shape), _require(path, entry, "dtype", what), kind)
+
+
+def _op(path, number, entry):
+    what = f"ops[{number}]"
+    _check_keys(path, entry, _OP, what)
+    name = _require(path, entry, "name", what)
+    what = f"op {name!r}"
+    duration = entry.get("duration_s")
+    if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool)):
+        raise WorkloadError(path, f"{what}: duration_s must be a number, got {duration!r}")
+    flops = entry.get("flops", 0)
+    if not isinstance(flops, int) or isinstance(flops, bool):
+        raise WorkloadError(path, f"{what}: flops must be an integer, got {flops!r}")
+    lists = {}
+    for key in ("inputs", "outputs", "deps"):
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise WorkloadError(path, f"{what}: {key} must be a list of names, got {value!r}")
+        lists[key] = tuple(value)
+    return Op(name, _require(path, entry, "kind", what), _require(path, entry, "phase", what),
+              flops, lists["inputs"], lists["outputs"], lists["deps"],
+              attrs=dict(entry.get("attrs", {})),
+              duration_s=None if duration is None else float(duration))
+
+
+def load_workload(content, path="<workload>"):
+    """The :class:`~host.graph.IterationGraph` of a workload file's content (a dict);
+    :class:`WorkloadError` names ``path`` and the entry at fault."""
+    _check_keys(path, content, _TOP, "the workload")
+    if content.get("format") != FORMAT:
+        raise WorkloadError(path, f"not a workload file (format {content.get('format')!r}, "
+                                  f"expected {FORMAT!r})")
+    version = content.get("version")
+    if version != VERSION:
+        raise WorkloadError(path, f"workload format version {version!r} is not supported "
+                                  f"(this reader knows version {VERSION})")
+    batch = _require(path, content, "batch", "the workload")
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise WorkloadError(path, f"batch must be an integer >= 1, got {batch!r}")
+    try:
+        tensors = [_tensor(path, k, e) for k, e in enumerate(_require(path, content, "tensors", "the workload"))]
+        ops = [_op(path, k, e) for k, e in enumerate(_require(path, content, "ops", "the workload"))]
+        return IterationGraph(_require(path, content, "name", "the workload"), tensors, ops,
+                              batch=batch, dtype=content.get("dtype", "fp32"),
+                              meta=content.get("meta", {}))
+    except GraphError as error:
+        raise WorkloadError(path, str(error)) from None
+
+
+def write_workload(graph, path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dump_workload(graph), indent=1) + "\n")
+    return path
+
+
+def read_workload(path):
+    path = Path(path)
+    try:
+        content = json.loads(path.read_text())
+    except OSError as error:
+        raise WorkloadError(path, f"cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise WorkloadError(path, f"not JSON: {error.msg}", line=error.lineno) from None
+    return load_workload(content, path)

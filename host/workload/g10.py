@@ -1,0 +1,230 @@
+"""G10's traces (platformxlab/G10, MICRO 2023) as a workload.
+
+G10's front end writes ``statistics/kernels.config``: one block per kernel of the training
+iteration, in execution order::
+
+    Kernel ID: 4, Name: Conv2d_Forward
+    Parent Layer ID:3; Name:Conv2d
+    Execution Time: 16564224
+    (512,32,149,149)
+    Input Tensors:
+    tensor21 Is weight (global)?: 1, Size in byte: 36864, Range:16384--53248
+    Output Tensors:
+    tensor20 Is weight (global)?: 0, Size in byte: 1416167424, Range:9828384768--11244552192
+    ____________________________________________________________________
+
+and its profiles give every kernel's measured time, ``results/<Model>/cudnn<B>.txt``, one
+``<kernel id> <time> ms`` line per kernel. Global tensors (weights) persist across
+iterations; every other tensor lives from its first to its last use, as in G10. The
+iteration's ideal time is the sum of the kernel times, as G10 computes it.
+
+A directory with a ``tensors.config`` too (G10 writes it beside ``kernels.config``) has its
+tensors defined there; a kernel naming a tensor it does not define is then an error.
+"""
+
+import re
+from pathlib import Path
+
+from ..graph import GraphError, IterationGraph, Op, Tensor
+from .errors import WorkloadError
+
+
+__all__ = ["read_g10", "kernel_times_ms", "g10_times_file"]
+
+_KERNEL = re.compile(r"Kernel ID: (\d+), Name: (\S+)$")
+_PARENT = re.compile(r"Parent (?:Layer|OP) ID: ?\d+; Name: ?(\S*)$")
+_TIME = re.compile(r"Execution Time: (\d+)$")
+_SHAPE = re.compile(r"\(([\d,\s]+)\)$")
+_TENSOR = re.compile(r"(tensor\d+) Is weight \(global\)\?: ([01]), Size in byte: (\d+), "
+                     r"Range:(\d+)--(\d+)$")
+_SEPARATOR = re.compile(r"_{10,}$")
+_TIME_LINE = re.compile(r"(\d+) ([0-9.]+(?:[eE][+-]?\d+)?) ms$")
+_TIMES_NAME = re.compile(r"cudnn(\d+)\.txt$")
+
+
+def kernel_times_ms(path):
+    """Measured kernel times of a ``cudnn<B>.txt``, in ms, checked to be numbered 0, 1, ..."""
+    path = Path(path)
+    times = []
+    for number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        match = _TIME_LINE.fullmatch(line.strip())
+        if match is None:
+            raise WorkloadError(path, f"expected '<kernel id> <time> ms', got {line.strip()!r}",
+                                line=number)
+        if int(match[1]) != len(times):
+            raise WorkloadError(path, f"kernel {match[1]} where kernel {len(times)} was expected",
+                                line=number)
+        times.append(float(match[2]))
+    if not times:
+        raise WorkloadError(path, "no kernel times")
+    return times
+
+
+def _read_lines(path):
+    try:
+        return Path(path).read_text().splitlines()
+    except OSError as error:
+        raise WorkloadError(path, f"cannot read: {error.strerror}") from None
+
+
+def _parse_tensor_line(path, number, line):
+    match = _TENSOR.fullmatch(line.strip())
+    if match is None:
+        raise WorkloadError(path, f"malformed tensor line {line.strip()!r}", line=number)
+    return match[1], match[2] == "1", int(match[3])
+
+
+class _Tensors:
+    """Tensor definitions, each checked against every later mention."""
+
+    def __init__(self, closed):
+        self.closed = closed          # defined by tensors.config: nothing new may appear
+        self.defined = {}
+
+    def mention(self, path, number, tensor_id, is_global, size):
+        known = self.defined.get(tensor_id)
+        if known is None:
+            if self.closed:
+                raise WorkloadError(path, f"{tensor_id} is referenced before its definition "
+                                               "(tensors.config does not define it)", line=number)
+            self.defined[tensor_id] = (is_global, size)
+        elif known != (is_global, size):
+            raise WorkloadError(path, f"{tensor_id} is given as global={int(is_global)}, "
+                                           f"{size} bytes; it was defined as global="
+                                           f"{int(known[0])}, {known[1]} bytes", line=number)
+
+
+def _read_tensors_config(path):
+    tensors = _Tensors(closed=False)
+    for number, line in enumerate(_read_lines(path), start=1):
+        if line.strip():
+            tensors.mention(path, number, *_parse_tensor_line(path, number, line))
+    tensors.closed = True
+    return tensors
+
+
+def _parse_kernels(path, tensors):
+    """[(kernel id, name, parent name, [input ids], [output ids])] of a kernels.config."""
+    kernels = []
+    current = None
+    section = None
+    for number, raw in enumerate(_read_lines(path), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _SEPARATOR.fullmatch(line):
+            current = section = None
+            continue
+        match = _KERNEL.fullmatch(line)
+        if match is not None:
+            if int(match[1]) != len(kernels):
+                raise WorkloadError(path, f"kernel {match[1]} where kernel {len(kernels)} was "
+                                          "expected", line=number)
+            current = [int(match[1]), match[2], "", [], []]
+            kernels.append(current)
+            section = None
+            continue
+        if current is None:
+            raise WorkloadError(path, f"expected 'Kernel ID: <n>, Name: <name>', got {line!r}",
+                                line=number)
+        if line == "Input Tensors:":
+            section = current[3]
+        elif line == "Output Tensors:":
+            section = current[4]
+        elif section is not None:
+            tensor_id, is_global, size = _parse_tensor_line(path, number, line)
+            tensors.mention(path, number, tensor_id, is_global, size)
+            section.append(tensor_id)
+        elif (match := _PARENT.fullmatch(line)) is not None:
+            current[2] = match[1]
+        elif not (_TIME.fullmatch(line) or _SHAPE.fullmatch(line)):
+            raise WorkloadError(path, f"unexpected line {line!r} in kernel {current[0]}",
+                                line=number)
+    if not kernels:
+        raise WorkloadError(path, "no kernels")
+    return kernels
+
+
+def _phase(name):
+    if "Apply_Grad" in name:
+        return "optimizer"
+    if "Backward" in name or "makeLoss" in name or "MultiGredient" in name:
+        return "backward"
+    return "forward"
+
+
+def g10_times_file(directory, batch=None):
+    """The ``cudnn<B>.txt`` of ``directory`` (the one there is, or that of ``batch``)."""
+    directory = Path(directory)
+    found = {int(m[1]): p for p in sorted(directory.glob("cudnn*.txt"))
+             if (m := _TIMES_NAME.search(p.name))}
+    if batch is not None:
+        if batch not in found:
+            raise WorkloadError(directory, f"no cudnn{batch}.txt (kernel times of batch {batch})")
+        return found[batch], batch
+    if len(found) != 1:
+        listed = ", ".join(p.name for p in found.values()) or "none"
+        raise WorkloadError(directory, "need exactly one cudnn<B>.txt with the kernel times "
+                                       f"(found: {listed}); name the batch to choose one")
+    (batch, path), = found.items()
+    return path, batch
+
+
+def read_g10(directory, *, batch=None, kernels=None, times=None, name=None):
+    """The workload of a G10 trace directory: ``kernels.config`` (or ``kernels``) and the
+    kernel times ``cudnn<B>.txt`` (or ``times``, whose batch is ``batch``)."""
+    directory = Path(directory)
+    if not directory.is_dir() and (kernels is None or times is None):
+        raise WorkloadError(directory, "no such G10 trace directory")
+    kernels_path = Path(kernels) if kernels is not None else directory / "kernels.config"
+    if not kernels_path.is_file():
+        raise WorkloadError(kernels_path, "missing: G10's front end writes it to "
+                                          "results/<Model>/<run>/statistics/kernels.config")
+    if times is None:
+        times_path, batch = g10_times_file(directory, batch)
+    else:
+        times_path = Path(times)
+        if batch is None:
+            match = _TIMES_NAME.search(times_path.name)
+            if match is None:
+                raise WorkloadError(times_path, "name the batch (the file is not cudnn<B>.txt)")
+            batch = int(match[1])
+    tensors_path = kernels_path.with_name("tensors.config")
+    tensors = _read_tensors_config(tensors_path) if tensors_path.is_file() else \
+        _Tensors(closed=False)
+    kernels = _parse_kernels(kernels_path, tensors)
+    times_ms = kernel_times_ms(times_path)
+    if len(times_ms) != len(kernels):
+        raise WorkloadError(times_path, f"{len(times_ms)} kernel times for the {len(kernels)} "
+                                        f"kernels of {kernels_path}")
+    used = set()
+    written = set()
+    kinds = {}
+    ops = []
+    for (kernel_id, kernel_name, parent, inputs, outputs), ms in zip(kernels, times_ms):
+        phase = _phase(kernel_name)
+        for tensor_id in inputs:
+            if tensor_id not in used:
+                kinds[tensor_id] = "input"
+        for tensor_id in outputs:
+            if tensor_id not in used and tensor_id not in written:
+                kinds[tensor_id] = "activation" if phase == "forward" else "gradient"
+            written.add(tensor_id)
+        used.update(inputs)
+        used.update(outputs)
+        ops.append(Op(f"{kernel_id}.{kernel_name}", kernel_name.lower(), phase, 0,
+                      tuple(dict.fromkeys(inputs)), tuple(dict.fromkeys(outputs)),
+                      attrs={"g10_kernel": kernel_id, "layer": parent},
+                      duration_s=ms * 1e-3))
+    graph_tensors = [Tensor(tensor_id, (), "fp32", "weight" if is_global else kinds[tensor_id],
+                            size_bytes=size)
+                     for tensor_id, (is_global, size) in tensors.defined.items()
+                     if tensor_id in used]
+    try:
+        return IterationGraph(name or directory.name, graph_tensors, ops, batch=batch,
+                              dtype="fp32", meta={"source": "g10", "kernels": str(kernels_path),
+                                                  "times": str(times_path)})
+    except GraphError as error:
+        raise WorkloadError(kernels_path, str(error)) from None

@@ -1,0 +1,110 @@
+"""Tier setups: the presets, the TOML file, overrides, and every constructor error."""
+
+import pytest
+
+from matndp.host.tier import TierConfig
+from matndp.host.tier.presets import (GIB, ConfigError, TierSetup, apply_overrides, load_setup,
+                                      setup_from_dict, setup_preset)
+from matndp.host.tier.run import run_tier
+
+from .graphs import PAGE, return_graph
+
+
+def test_the_g10_preset_is_g10s_published_setup():
+    setup = setup_preset("g10")
+    tier, flash = setup.tier, setup.flash
+    assert (tier.hbm_bytes, tier.host_bytes) == (40 * 2**30, 128 * 2**30)
+    assert tier.link_bytes_per_s == 15.754 * 2**30 and tier.link_duplex
+    assert (tier.fault_latency_s, tier.fault_batch_pages, tier.page_bytes) == (45e-6, 50, 4096)
+    assert flash.read_bytes_per_s == flash.program_bytes_per_s == 3.2 * 2**30
+    assert (flash.read_latency_s, flash.program_latency_s) == (12e-6, 16e-6)
+
+
+def test_the_default_preset_is_the_two_tier_model():
+    setup = setup_preset("default")
+    assert setup.tier == TierConfig(hbm_fraction=0.5) and setup.tier.host_bytes == 0
+    assert setup.flash.name == "zssd" and (setup.gpu, setup.policy) == ("a100", "tm")
+
+
+def test_a_setup_round_trips_through_plain_data():
+    for name in ("default", "g10"):
+        setup = setup_preset(name)
+        assert setup_from_dict(setup.as_dict()) == setup
+
+
+def test_a_toml_file_sets_any_parameter(tmp_path):
+    path = tmp_path / "setup.toml"
+    path.write_text('preset = "g10"\n[tier]\nhost_bytes = 64e9\nlink_duplex = false\n'
+                    'hbm_fraction = 0.25\n[flash]\npreset = "tlc"\ndevices = 4\n'
+                    '[run]\npolicy = "lru"\ngpu = "h100"\n')
+    setup = load_setup(path)
+    assert setup.tier.host_bytes == 64_000_000_000 and not setup.tier.link_duplex
+    assert (setup.tier.hbm_fraction, setup.tier.hbm_bytes) == (0.25, None)
+    assert (setup.flash.name, setup.flash.devices) == ("tlc", 4)
+    assert (setup.policy, setup.gpu, setup.tier.fault_batch_pages) == ("lru", "h100", 50)
+    assert load_setup(path, preset="default").tier.fault_batch_pages == 50
+    assert load_setup(path, preset="default").tier.link_bytes_per_s == 31.5e9
+
+
+def test_overrides_apply_last():
+    setup = apply_overrides(setup_preset("g10"), ["tier.fault_batch_pages=10",
+                                                  'run.policy="g10"', "flash.preset=zssd"])
+    assert (setup.tier.fault_batch_pages, setup.policy, setup.flash.name) == (10, "g10", "zssd")
+
+
+@pytest.mark.parametrize("content, message", [
+    ({"tier": {"hbm_gb": 4}}, "unknown key tier.hbm_gb"),
+    ({"memory": {}}, "unknown section(s) memory"),
+    ({"preset": "h100"}, "unknown tier preset 'h100'"),
+    ({"tier": {"host_bytes": -1}}, "host_bytes must be an integer >= 0"),
+    ({"tier": {"host_bytes": 1.5}}, "tier.host_bytes must be an integer"),
+    ({"tier": {"link_duplex": 1}}, "tier.link_duplex must be true or false"),
+    ({"tier": {"fault_batch_pages": 0}}, "fault_batch_pages must be an integer >= 1"),
+    ({"tier": {"host_bytes_per_s": 0}}, "host_bytes_per_s must be positive"),
+    ({"tier": {"host_latency_s": -1e-6}}, "host_latency_s must not be negative"),
+    ({"flash": {"channels": 0}}, "channels must be a positive integer"),
+    ({"flash": {"preset": "qlc"}}, "unknown flash preset 'qlc'"),
+    ({"run": {"iterations": 0}}, "iterations must be an integer >= 1"),
+    ({"run": {"seed": 1}}, "unknown key run.seed"),
+    ({"tier": 3}, "[tier] must be a table"),
+])
+def test_bad_configurations_name_the_problem(content, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
+        setup_from_dict(content)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("tier.host_bytes", "expected SECTION.KEY=VALUE"),
+    ("host_bytes=3", "expected SECTION.KEY=VALUE"),
+    ("disk.size=3", "unknown section 'disk'"),
+    ("tier.size=3", "unknown key tier.size"),
+])
+def test_bad_overrides_name_the_problem(override, message):
+    with pytest.raises(ConfigError, match=message):
+        apply_overrides(setup_preset("default"), [override])
+
+
+def test_a_bad_file_is_named(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[tier\n")
+    with pytest.raises(ConfigError, match="bad.toml: not TOML"):
+        load_setup(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_setup(tmp_path / "absent.toml")
+
+
+def test_run_tier_takes_plain_data_and_echoes_the_configuration():
+    config = {"preset": "default", "tier": {"hbm_bytes": 150 * PAGE, "host_bytes": 30 * PAGE},
+              "run": {"policy": "lru"}}
+    metrics = run_tier(config, return_graph())
+    assert metrics["config"] == setup_from_dict(config).as_dict()
+    assert metrics["config"]["tier"]["host_bytes"] == 30 * PAGE
+    assert (metrics["policy"], metrics["faults"], metrics["workload"]) == ("lru", 71, "return")
+    assert metrics == run_tier(setup_from_dict(config), return_graph())
+
+
+def test_a_setup_refuses_bad_iterations():
+    with pytest.raises(ValueError, match="iterations must be an integer >= 1"):
+        TierSetup("x", TierConfig(hbm_fraction=1.0), setup_preset("default").flash, iterations=0)
+    assert GIB == 2**30

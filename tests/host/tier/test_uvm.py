@@ -1,0 +1,111 @@
+"""Page-granular demand paging (``lru``): fault counts, fault batches, LRU order and stall
+worked out by hand on small graphs, with and without a host-DRAM tier."""
+
+import math
+
+import numpy as np
+import pytest
+
+from matndp.host.tier import TierConfig, flash_preset, simulate
+from matndp.host.tier.events import EventKind
+
+from .graphs import PAGE, duplex_graph, return_graph, two_idle_graph
+
+
+ZSSD = flash_preset("zssd")
+OP_S = 1e-3
+LINK = TierConfig(hbm_bytes=1).link_bytes_per_s
+READ = PAGE / min(LINK, ZSSD.read_bytes_per_s)          # seconds per page, flash -> HBM
+PROGRAM = PAGE / min(LINK, ZSSD.program_bytes_per_s)    # HBM -> flash
+
+
+def run(graph, **tier):
+    return simulate(graph, np.full(len(graph.ops), OP_S), TierConfig(**tier), ZSSD, "lru")
+
+
+def evictions(result, iteration=-1):
+    start = result.records[iteration].start_s
+    names = result.lifetimes.tensor_ids
+    return [(names[e.tensor], e.pages, e.host) for e in result.log
+            if e.kind is EventKind.EVICT_BEGIN and e.time_s >= start]
+
+
+def test_a_partly_evicted_tensor_faults_back_exactly_its_missing_pages():
+    """HBM 150: op 1 finds 29 pages free and needs 100, so 71 of A's pages leave (A is the
+    only tensor op 1 does not touch). Op 4 faults those 71 pages back: two batches of 50
+    and 21, each after the fault latency and one flash read latency."""
+    result = run(return_graph(), hbm_bytes=150 * PAGE)
+    metrics = result.metrics
+    assert evictions(result) == [("A", 71, 0)]
+    assert (metrics["faults"], metrics["fault_batches"]) == (71, 2)
+    assert metrics["hbm_to_flash_bytes"] == metrics["flash_to_hbm_bytes"] == 71 * PAGE
+    write_out = ZSSD.program_latency_s + 71 * PROGRAM
+    faults = 2 * (45e-6 + ZSSD.read_latency_s) + 71 * READ
+    assert metrics["stall_s"] == pytest.approx(write_out + faults, rel=1e-12)
+    assert metrics["iteration_s"] == pytest.approx(5 * OP_S + write_out + faults, rel=1e-12)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 50, 71, 1000])
+def test_faults_are_serviced_in_batches(batch):
+    result = run(return_graph(), hbm_bytes=150 * PAGE, fault_batch_pages=batch)
+    metrics = result.metrics
+    batches = math.ceil(71 / batch)
+    assert (metrics["faults"], metrics["fault_batches"]) == (71, batches)
+    faults = batches * (45e-6 + ZSSD.read_latency_s) + 71 * READ
+    assert metrics["stall_s"] == pytest.approx(ZSSD.program_latency_s + 71 * PROGRAM + faults,
+                                               rel=1e-12)
+
+
+def test_lru_takes_the_least_recently_used_pages_first():
+    """HBM 120 at op 2: A 40 + C 40 + s1 in HBM, 39 pages free, 101 needed (B and s2): all
+    40 pages of A (touched by op 0) and 22 of C (touched by op 1) leave; op 3 faults all 62
+    back."""
+    result = run(two_idle_graph(), hbm_bytes=120 * PAGE)
+    assert evictions(result) == [("A", 40, 0), ("C", 22, 0)]
+    assert (result.metrics["faults"], result.metrics["fault_batches"]) == (62, 2)
+
+
+def test_evictions_fill_host_dram_first_then_flash():
+    """With 30 pages of host DRAM, 30 of A's 71 evicted pages go there and 41 to flash; op 4
+    takes the host pages first: its first batch is 30 host + 20 flash pages, the second 21
+    flash pages."""
+    host_s = PAGE / min(LINK, TierConfig(hbm_bytes=1).host_bytes_per_s)
+    latency = TierConfig(hbm_bytes=1).host_latency_s
+    result = run(return_graph(), hbm_bytes=150 * PAGE, host_bytes=30 * PAGE)
+    metrics = result.metrics
+    assert evictions(result) == [("A", 71, 30)]
+    assert (metrics["hbm_to_host_bytes"], metrics["hbm_to_flash_bytes"]) == (30 * PAGE, 41 * PAGE)
+    assert (metrics["host_to_hbm_bytes"], metrics["flash_to_hbm_bytes"]) == (30 * PAGE, 41 * PAGE)
+    assert metrics["inter_tier_bytes"] == 142 * PAGE
+    write_out = (latency + 30 * host_s) + (ZSSD.program_latency_s + 41 * PROGRAM)
+    first = 45e-6 + (latency + 30 * host_s) + (ZSSD.read_latency_s + 20 * READ)
+    second = 45e-6 + ZSSD.read_latency_s + 21 * READ
+    assert metrics["stall_s"] == pytest.approx(write_out + first + second, rel=1e-12)
+    assert result.trace_totals["host_peak_pages"] == 30
+
+
+def test_a_duplex_link_overlaps_write_outs_with_migrations():
+    """Each of the steady iteration's two fault batches migrates 22 pages in and writes 22
+    out: with a full-duplex link a batch takes the longer of the two, with a shared one
+    their sum."""
+    duplex = run(duplex_graph(), hbm_bytes=100 * PAGE)
+    shared = run(duplex_graph(), hbm_bytes=100 * PAGE, link_duplex=False)
+    assert evictions(duplex) == [("A", 22, 0), ("W", 22, 0)]
+    into = ZSSD.read_latency_s + 22 * READ
+    out = ZSSD.program_latency_s + 22 * PROGRAM
+    for result, batch in ((duplex, max(into, out)), (shared, into + out)):
+        metrics = result.metrics
+        assert (metrics["faults"], metrics["fault_batches"]) == (44, 2)
+        assert metrics["inter_tier_bytes"] == 88 * PAGE
+        assert metrics["stall_s"] == pytest.approx(2 * (45e-6 + batch), rel=1e-12)
+
+
+def test_uvm_without_pressure_moves_nothing():
+    metrics = run(return_graph(), hbm_bytes=221 * PAGE).metrics
+    assert metrics["inter_tier_bytes"] == 0 and metrics["faults"] == 0
+    assert metrics["iteration_s"] == pytest.approx(5 * OP_S)
+
+
+def test_an_op_larger_than_hbm_is_refused():
+    with pytest.raises(ValueError, match="below the largest single op's working set"):
+        run(return_graph(), hbm_bytes=121 * PAGE)

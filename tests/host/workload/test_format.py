@@ -1,0 +1,106 @@
+"""The workload file: export, import, the same simulation; and clear errors for bad files."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from matndp.host.gpu import get_preset, op_time_s
+from matndp.host.graph import GraphError, Op, Tensor
+from matndp.host.tier import TierConfig, flash_preset, simulate
+from matndp.host.workload import (FORMAT, VERSION, WorkloadError, dump_workload, load_workload,
+                                  read_g10, read_workload, write_workload)
+from matndp.host.zoo import build_model
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "g10"
+
+
+def _simulate(graph, policy, tier=TierConfig(hbm_fraction=0.4)):
+    gpu = get_preset("a100")
+    times = np.array([op_time_s(graph, op, gpu) for op in graph.ops])
+    return simulate(graph, times, tier, flash_preset("zssd"), policy).metrics
+
+
+@pytest.mark.parametrize("policy", ["ideal", "lru", "g10", "tm"])
+def test_a_zoo_model_round_trips_to_identical_results(tmp_path, policy):
+    graph = build_model("resnet50", batch=2)
+    copy = read_workload(write_workload(graph, tmp_path / "resnet50.json"))
+    assert copy.tensors == graph.tensors and copy.ops == graph.ops
+    assert [op.attrs for op in copy.ops] == [op.attrs for op in graph.ops]
+    assert (copy.name, copy.batch, copy.dtype, copy.meta) == (graph.name, graph.batch,
+                                                              graph.dtype, graph.meta)
+    assert _simulate(copy, policy) == _simulate(graph, policy)
+
+
+def test_a_trace_with_sizes_and_durations_round_trips(tmp_path):
+    graph = read_g10(FIXTURE)
+    copy = read_workload(write_workload(graph, tmp_path / "g10.json"))
+    assert copy.tensors == graph.tensors and copy.ops == graph.ops
+    assert copy.tensors["tensor3"].bytes == 12000 and copy.tensors["tensor3"].shape == ()
+    assert [op.duration_s for op in copy.ops] == [op.duration_s for op in graph.ops]
+    tier = TierConfig(hbm_bytes=9 * 4096)      # of an 11-page footprint
+    for policy in ("ideal", "lru", "g10", "tm"):
+        assert _simulate(copy, policy, tier) == _simulate(graph, policy, tier)
+
+
+def test_a_measured_duration_replaces_the_gpu_model():
+    graph = read_g10(FIXTURE)
+    gpu = get_preset("a100")
+    assert [op_time_s(graph, op, gpu) for op in graph.ops] == [0.5e-3, 1.25e-3, 0.125e-3,
+                                                                2e-3, 0.0625e-3]
+    metrics = _simulate(graph, "ideal", TierConfig(hbm_fraction=1.0))
+    assert metrics["iteration_s"] == pytest.approx(3.9375e-3, rel=1e-15)
+    assert metrics["ideal_iteration_s"] == metrics["iteration_s"]
+
+
+def test_the_file_is_versioned():
+    content = dump_workload(read_g10(FIXTURE))
+    assert (content["format"], content["version"]) == (FORMAT, VERSION) == ("matndp-workload", 1)
+    assert content["tensors"][0] == {"id": "tensor0", "kind": "activation", "bytes": 16384}
+
+
+def _broken(**changes):
+    content = dump_workload(read_g10(FIXTURE))
+    for key, value in changes.items():
+        content[key] = value
+    return content
+
+
+@pytest.mark.parametrize("content, message", [
+    (_broken(version=2), "version 2 is not supported"),
+    (_broken(format="other"), "not a workload file"),
+    (_broken(batch=0), "batch must be an integer >= 1"),
+    (_broken(colour="red"), "unknown field(s) colour"),
+    (_broken(tensors=[{"id": "t", "kind": "activation", "bytes": -1}]), "bytes must be an integer >= 0"),
+    (_broken(tensors=[{"id": "t", "kind": "activation", "bytes": 4, "shape": [1]}]), "bytes or shape, not both"),
+    (_broken(tensors=[{"id": "t", "kind": "blob", "bytes": 4}]), "unknown kind 'blob'"),
+    (_broken(tensors=[{"id": "t", "kind": "activation", "byte": 4}]), "unknown field(s) byte"),
+    (_broken(tensors=[]), "names unknown tensor 'tensor0'"),
+    (_broken(ops=[{"name": "a", "kind": "gemm", "phase": "forward", "duration_s": "fast"}]),
+     "duration_s must be a number"),
+    (_broken(ops=[{"name": "a", "kind": "gemm", "phase": "forward", "duration_s": -1.0}]),
+     "bad duration -1.0 s"),
+    (_broken(ops=[{"name": "a", "kind": "gemm"}]), "op 'a': missing field 'phase'"),
+])
+def test_bad_content_is_refused_naming_the_file(content, message):
+    with pytest.raises(WorkloadError, match=r"^w\.json: .*" + message.replace("(", r"\(").replace(")", r"\)")):
+        load_workload(content, "w.json")
+
+
+def test_bad_json_names_the_line(tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text('{"format": "matndp-workload",\n "version": 1,\n "name" "x"}\n')
+    with pytest.raises(WorkloadError, match=r"w.json:3: not JSON"):
+        read_workload(path)
+    with pytest.raises(WorkloadError, match="cannot read"):
+        read_workload(tmp_path / "absent.json")
+
+
+def test_sized_tensors_and_durations_are_checked_where_made():
+    with pytest.raises(GraphError, match="bad byte size"):
+        Tensor("t", (), "fp32", "activation", size_bytes=-4)
+    with pytest.raises(GraphError, match="bad duration"):
+        Op("a", "gemm", "forward", 0, (), (), duration_s=float("nan"))
+    assert Tensor("t", (), "fp32", "activation", size_bytes=12000).bytes == 12000

@@ -1,0 +1,117 @@
+"""The G10 importer on a hand-written five-kernel trace in G10's format, and on broken
+copies of it."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from matndp.host.workload import WorkloadError, read_g10, read_trace
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "g10"
+
+
+@pytest.fixture
+def trace_dir(tmp_path):
+    target = tmp_path / "small"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+def test_kernels_tensors_and_times_are_read():
+    graph = read_g10(FIXTURE)
+    assert graph.batch == 4
+    assert [op.name for op in graph.ops] == ["0.LoadData_A0", "1.Linear_Forward", "2.makeLoss",
+                                             "3.Linear_Backward_Weight",
+                                             "4.Linear_Apply_Grad_Weight"]
+    assert [op.phase for op in graph.ops] == ["forward", "forward", "backward", "backward",
+                                              "optimizer"]
+    assert [op.duration_s for op in graph.ops] == [0.5e-3, 1.25e-3, 0.125e-3, 2e-3, 0.0625e-3]
+    sizes = {t.id: (t.bytes, t.kind) for t in graph.tensors.values()}
+    assert sizes == {"tensor0": (16384, "activation"), "tensor1": (8192, "weight"),
+                     "tensor2": (12288, "activation"), "tensor3": (12000, "gradient"),
+                     "tensor4": (8192, "gradient")}
+    assert graph.op("4.Linear_Apply_Grad_Weight").inputs == ("tensor4", "tensor1")
+    assert graph.op("4.Linear_Apply_Grad_Weight").outputs == ("tensor1",)
+    assert graph.op("0.LoadData_A0").inputs == ()
+
+
+def test_the_trace_specification_names_the_reader():
+    assert len(read_trace(f"g10:{FIXTURE}").ops) == 5
+    with pytest.raises(ValueError, match="unknown trace format 'g11'"):
+        read_trace(f"g11:{FIXTURE}")
+    with pytest.raises(ValueError, match="give FORMAT:PATH"):
+        read_trace(str(FIXTURE))
+
+
+def _edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_malformed_tensor_line_names_file_and_line(trace_dir):
+    _edit(trace_dir / "kernels.config", "Size in byte: 12288, Range:16384--28672",
+          "Size in byte: twelve, Range:16384--28672")
+    with pytest.raises(WorkloadError, match=r"kernels.config:17: malformed tensor line"):
+        read_g10(trace_dir)
+
+
+def test_an_unexpected_line_names_file_and_line(trace_dir):
+    _edit(trace_dir / "kernels.config", "Execution Time: 150000\n", "Executed at: noon\n")
+    with pytest.raises(WorkloadError, match=r"kernels.config:21: unexpected line 'Executed at: noon'"):
+        read_g10(trace_dir)
+
+
+def test_kernels_out_of_order_are_refused(trace_dir):
+    _edit(trace_dir / "kernels.config", "Kernel ID: 2,", "Kernel ID: 3,")
+    with pytest.raises(WorkloadError, match=r"kernels.config:19: kernel 3 where kernel 2 was expected"):
+        read_g10(trace_dir)
+
+
+def test_a_tensor_with_two_sizes_is_refused(trace_dir):
+    _edit(trace_dir / "kernels.config",
+          "Input Tensors:\ntensor2 Is weight (global)?: 0, Size in byte: 12288",
+          "Input Tensors:\ntensor2 Is weight (global)?: 0, Size in byte: 12289")
+    with pytest.raises(WorkloadError, match=r"kernels.config:24: tensor2 is given as global=0, "
+                                            r"12289 bytes; it was defined as global=0, 12288"):
+        read_g10(trace_dir)
+
+
+def test_a_tensor_referenced_before_its_definition_is_refused(trace_dir):
+    # tensors.config defines every tensor but tensor3
+    (trace_dir / "tensors.config").write_text(
+        "tensor0 Is weight (global)?: 0, Size in byte: 16384, Range:0--16384\n"
+        "tensor1 Is weight (global)?: 1, Size in byte: 8192, Range:0--8192\n"
+        "tensor2 Is weight (global)?: 0, Size in byte: 12288, Range:16384--28672\n"
+        "tensor4 Is weight (global)?: 0, Size in byte: 8192, Range:40960--49152\n")
+    with pytest.raises(WorkloadError, match=r"kernels.config:26: tensor3 is referenced before "
+                                            r"its definition"):
+        read_g10(trace_dir)
+
+
+def test_a_malformed_time_line_names_file_and_line(trace_dir):
+    _edit(trace_dir / "cudnn4.txt", "0002 0.125000 ms", "0002 0.125000 s")
+    with pytest.raises(WorkloadError, match=r"cudnn4.txt:3: expected '<kernel id> <time> ms'"):
+        read_g10(trace_dir)
+
+
+def test_times_for_another_kernel_count_are_refused(trace_dir):
+    (trace_dir / "cudnn4.txt").write_text("0000 0.5 ms\n0001 1.25 ms\n")
+    with pytest.raises(WorkloadError, match=r"cudnn4.txt: 2 kernel times for the 5 kernels"):
+        read_g10(trace_dir)
+
+
+def test_missing_and_ambiguous_files_are_named(trace_dir, tmp_path):
+    with pytest.raises(WorkloadError, match="no such G10 trace directory"):
+        read_g10(tmp_path / "absent")
+    shutil.copy(trace_dir / "cudnn4.txt", trace_dir / "cudnn8.txt")
+    with pytest.raises(WorkloadError, match=r"found: cudnn4.txt, cudnn8.txt"):
+        read_g10(trace_dir)
+    assert read_g10(trace_dir, batch=8).batch == 8
+    with pytest.raises(WorkloadError, match=r"no cudnn16.txt"):
+        read_g10(trace_dir, batch=16)
+    (trace_dir / "kernels.config").unlink()
+    with pytest.raises(WorkloadError, match=r"kernels.config: missing"):
+        read_g10(trace_dir, batch=4)
