@@ -67,10 +67,11 @@ def _raw(values):
 def run_kernel_rtl(name, problem, *, seed=1, simulator="verilator", pressure=0.0,
                    memory_latency=20, reorder=False, unrelated_per_access=0, params=None,
                    config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000, inputs=None,
-                   watchdog=1 << 24):
+                   watchdog=1 << 24, verilog=None):
     """Run kernel ``name`` of the library on ``problem`` (its sizes) through the RTL;
     returns a :class:`KernelRun`. ``pressure`` is the probability of a pause on every
-    stream each cycle; ``reorder`` lets memory answer reads out of order."""
+    stream each cycle; ``reorder`` lets memory answer reads out of order. ``verilog`` is
+    the slice's Verilog exported from ``config`` when the caller keeps its own copy."""
     spec = library_kernel(name)
     launch = spec.launch(problem, **(params or {}))
     inputs = random_inputs(launch, seed) if inputs is None else inputs
@@ -126,7 +127,7 @@ def run_kernel_rtl(name, problem, *, seed=1, simulator="verilator", pressure=0.0
         "cycle_limit": cycle_limit,
     }
     (directory / "job.json").write_text(json.dumps(job))
-    run_cocotb(sources=[ndp_slice_verilog(config)], toplevel="ndp_slice",
+    run_cocotb(sources=[verilog or ndp_slice_verilog(config)], toplevel="ndp_slice",
                test_module="matndp.sim.tb.engine_tb", simulator=simulator, waves=waves,
                wave_file=directory / "waves.fst" if waves else None,
                extra_env={"MATNDP_JOB": str(directory)},
