@@ -3,6 +3,9 @@ with and without matNDP, as ``matndp gpu run``) and ``tier`` (tiered memory unde
 placement policy, as ``matndp tier run``). Both models are deterministic: a seed only
 repeats a point."""
 
+import pathlib
+
+from matndp.host.calibration import DEFAULT_CALIBRATION_PATH
 from matndp.host.gpu import PRESETS
 from matndp.host.ndpxnet import MAX_GPUS
 from matndp.host.offload.policies import OFFLOAD_POLICIES
@@ -17,8 +20,10 @@ from .tier_adapter import run_tier
 __all__ = ["GpuPoint", "TierPoint"]
 
 
-def _string(value):
-    return None if isinstance(value, str) and value else f"must be a file name, not {value!r}"
+def _existing_file(value):
+    if not isinstance(value, str) or not value:
+        return f"must be a file name, not {value!r}"
+    return None if pathlib.Path(value).is_file() else f"no such file {value!r}"
 
 
 _MODEL = Parameter("model", REQUIRED, one_of(MODELS), "zoo model")
@@ -36,7 +41,7 @@ class GpuPoint(PointFunction):
         _MODEL, _GPU, _BATCH, _DTYPE, _SEQ_LEN,
         Parameter("gpus", 1, integer(1, MAX_GPUS), "data-parallel GPUs"),
         Parameter("policy", "auto", one_of(OFFLOAD_POLICIES), "offload policy"),
-        Parameter("calibration", None, optional(_string),
+        Parameter("calibration", None, optional(_existing_file),
                   "NDP kernel calibration JSON (default: build/calibration/ndp_kernels.json "
                   "when it exists, else the documented defaults)"),
         Parameter("expanders", None, optional(integer(1)),
@@ -45,6 +50,17 @@ class GpuPoint(PointFunction):
                   "NDP slices per memory controller (default: the calibration's)"),
     )
     headline = ("speedup", "matndp_s", "energy_j_matndp")
+
+    def configuration(self, values):
+        # The calibration a run uses is part of what it computed: the default file, when
+        # there is one, is named, and every path is made absolute so that workers in any
+        # directory (Ray's included) read the same file.
+        config = super().configuration(values)
+        path = config["calibration"]
+        if path is None and DEFAULT_CALIBRATION_PATH.exists():
+            path = DEFAULT_CALIBRATION_PATH
+        config["calibration"] = None if path is None else str(pathlib.Path(path).resolve())
+        return config
 
     def check_configuration(self, config):
         model = MODELS[config["model"]]
