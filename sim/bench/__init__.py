@@ -21,6 +21,7 @@ BENCHMARKS = {
     "trigger_stream": "matndp.sim.bench.trigger:bench_trigger_stream",
     "tiering": "matndp.host.tier.bench:bench_tiering",
     "kernel_iss": "matndp.host.kernels.bench:bench_iss",
+    "sweep": "matndp.sim.bench.sweep:bench_sweep",
 }
 
 

@@ -23,8 +23,13 @@ def run_points(args):
     for function in POINT_FUNCTIONS.values():
         print(f"{function.name}: {function.help}")
         for parameter in function.parameters:
-            default = "required" if parameter.default is REQUIRED else f"default {parameter.default!r}"
-            print(f"  {parameter.name:26s} {parameter.help} ({default})")
+            if parameter.default is REQUIRED:
+                default = " (required)"
+            elif parameter.default is None:
+                default = ""
+            else:
+                default = f" (default {parameter.default!r})"
+            print(f"  {parameter.name:26s} {parameter.help}{default}")
     return 0
 
 

@@ -1,11 +1,14 @@
 """Builds of RTL configurations that sweep points share, each made once.
 
-A configuration's build lives under ``build/sweep/rtl/<hash>/``, where the hash is that of
+A configuration's entry lives under ``build/sweep/rtl/<hash>/``, where the hash is that of
 the configuration's canonical JSON: ``config.json`` (what it was built from) and
-``ndp_slice.v``. Workers of any process or run that ask for the same configuration wait on
-a file lock for the first one's export and then reuse it. The simulator's own compiled
-model is cached by the runner (``build/sim_build``, keyed by the Verilog text), so it too
-is compiled once per configuration.
+``verilog.txt``, the path of its exported Verilog. The Verilog is the file every other user
+of that configuration simulates (:func:`matndp.sim.designs.ndp_slice_verilog`), so the
+simulator's compiled model, which the runner caches under ``build/sim_build`` by Verilog
+text and which Verilator rebuilds when its source file moves, is compiled once per
+configuration and shared with the tests and the other commands. Workers of any process
+or run that ask for the same configuration wait on a file lock for the first one's
+export and then reuse it.
 """
 
 from dataclasses import asdict
@@ -13,7 +16,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
+import pathlib
 
 from ..runner import build_root
 
@@ -41,15 +44,15 @@ def rtl_build(config):
     whether this call exported it (False: it was cached)."""
     directory = build_root() / "sweep" / "rtl" / rtl_build_key(config)
     directory.mkdir(parents=True, exist_ok=True)
-    verilog = directory / "ndp_slice.v"
+    pointer = directory / "verilog.txt"
     with _locked(directory / ".lock"):
-        if verilog.exists():
-            return verilog, False
-        from matndp.hw.export import export_verilog
-        from matndp.hw.ndp_slice import NDPSlice
+        if pointer.exists():
+            verilog = pathlib.Path(pointer.read_text().strip())
+            if verilog.exists():
+                return verilog, False
+        from ..designs import ndp_slice_verilog
+        verilog = ndp_slice_verilog(config).resolve()
         (directory / "config.json").write_text(
             json.dumps(asdict(config), indent=2, sort_keys=True) + "\n")
-        temporary = directory / f"ndp_slice.v.{os.getpid()}.tmp"
-        temporary.write_text(export_verilog(NDPSlice(config), "ndp_slice"))
-        os.replace(temporary, verilog)
+        pointer.write_text(f"{verilog}\n")
         return verilog, True

@@ -7,6 +7,11 @@ configuration is exported once (:mod:`.rtl_build`) and compiled once by the runn
 cache. The seed draws the kernel's inputs and the random back-pressure.
 """
 
+import contextlib
+import os
+import sys
+import time
+
 from matndp.hw.config import ArbiterConfig, EngineConfig, NDPConfig, TriggerConfig
 from matndp.host.kernels.catalog import KERNELS, SECTOR_BYTES, LibraryError
 
@@ -32,6 +37,29 @@ def ndp_config(config):
                             scratchpad_bytes=config["scratchpad_bytes"],
                             divide_units=config["divide_units"]),
         arbiter=ArbiterConfig(ndp_share_period=config["ndp_share_period"]))
+
+
+@contextlib.contextmanager
+def _output_to(path):
+    """Standard output and error, of this process and the programs it starts, to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(path, "w") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for descriptor in saved:
+            os.close(descriptor)
 
 
 def _probability(value):
@@ -98,11 +126,18 @@ class RtlBenchPoint(PointFunction):
         hardware = ndp_config(config)
         verilog, _ = rtl_build(hardware)
         seed = 1 if seed is None else seed
-        run = run_kernel_rtl(config["kernel"], config["problem"], seed=seed,
-                             simulator=config["simulator"], pressure=config["pressure"],
-                             memory_latency=config["memory_latency"], reorder=config["reorder"],
-                             unrelated_per_access=config["unrelated_per_access"],
-                             config=hardware, cycle_limit=config["cycle_limit"], verilog=verilog)
+        log = verilog.parent / "logs" / f"{config['kernel']}-{os.getpid()}-{time.time_ns()}.log"
+        try:
+            # The simulator's build and run print a lot; a sweep shows only its progress.
+            with _output_to(log):
+                run = run_kernel_rtl(
+                    config["kernel"], config["problem"], seed=seed,
+                    simulator=config["simulator"], pressure=config["pressure"],
+                    memory_latency=config["memory_latency"], reorder=config["reorder"],
+                    unrelated_per_access=config["unrelated_per_access"], config=hardware,
+                    cycle_limit=config["cycle_limit"], verilog=verilog)
+        except Exception as error:
+            raise type(error)(f"{error} (simulator output: {log})") from error
         launch = KERNELS[config["kernel"]].launch(config["problem"])
         expected, _ = run_on_iss(launch, run.inputs)
         mismatched = sorted(name for name, values in expected.items()

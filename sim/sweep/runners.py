@@ -98,7 +98,7 @@ class RayCluster:
         ray = self._ray()
         started_here = not ray.is_initialized()
         if started_here:
-            quiet = {"logging_level": logging.WARNING, "log_to_driver": False,
+            quiet = {"logging_level": logging.ERROR, "log_to_driver": False,
                      "configure_logging": True}
             try:
                 if self.address == "local":
