@@ -11,8 +11,13 @@ def run_sweep(args):
     spec = load_spec(args.spec)
     output = args.output or pathlib.Path("build/sweep") / (pathlib.Path(args.spec).stem + ".jsonl")
     runner = RayCluster(args.ray, args.jobs) if args.ray else LocalPool(args.jobs)
-    summary = run_sweep(spec, output, runner, progress=not args.no_progress,
-                        plot=not args.no_plot, retry_failed=args.retry_failed)
+    try:
+        summary = run_sweep(spec, output, runner, progress=not args.no_progress,
+                            plot=not args.no_plot, retry_failed=args.retry_failed)
+    except KeyboardInterrupt:
+        print(f"\nsweep: interrupted; the points that finished are in {output}, and the "
+              f"same command resumes from them", file=sys.stderr)
+        return 130
     print(summary.line(), file=sys.stderr)
     return 1 if summary.failed else 0
 

@@ -14,7 +14,7 @@ from matndp.host.tier.policies import TIER_POLICIES
 from matndp.host.zoo import MODELS, PRECISIONS
 
 from .point import REQUIRED, Parameter, PointFunction, integer, number, one_of, optional
-from .tier_adapter import run_tier
+from .tier_adapter import tier_metrics
 
 
 __all__ = ["GpuPoint", "TierPoint"]
@@ -99,4 +99,4 @@ class TierPoint(PointFunction):
         return GpuPoint.check_configuration(self, config)
 
     def run(self, config, seed):
-        return run_tier(config)
+        return tier_metrics(config)

@@ -93,11 +93,25 @@ class RayCluster:
                              f"`make setup` installs it") from None
         return ray
 
+    def _check_reachable(self):
+        """Ray retries an unreachable head for minutes; a head address that refuses
+        connections is refused here at once."""
+        host, colon, port = self.address.rpartition(":")
+        if self.address in ("auto", "local") or "://" in self.address or not colon:
+            return
+        if not port.isdigit():
+            raise ValueError(f"Ray address {self.address!r} is not HOST:PORT, auto or local")
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as error:
+            raise ValueError(f"no Ray cluster at {self.address}: {error}") from None
+
     def run(self, points):
         import logging
         ray = self._ray()
         started_here = not ray.is_initialized()
         if started_here:
+            self._check_reachable()
             quiet = {"logging_level": logging.ERROR, "log_to_driver": False,
                      "configure_logging": True}
             try:

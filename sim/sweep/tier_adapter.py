@@ -8,10 +8,10 @@ follows it.
 from matndp.host.tier.run import run_model
 
 
-__all__ = ["run_tier"]
+__all__ = ["tier_metrics"]
 
 
-def run_tier(config):
+def tier_metrics(config):
     size = ({"hbm_fraction": config["hbm_fraction"]} if config["hbm_gb"] is None
             else {"hbm_bytes": int(config["hbm_gb"] * 1e9)})
     run = run_model(config["model"], policy=config["policy"], gpu=config["gpu"],

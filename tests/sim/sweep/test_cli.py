@@ -96,3 +96,16 @@ def test_the_documentation_describes_every_point_function_and_parameter():
         assert f"`{function.name}`" in text
         for parameter in function.parameters:
             assert f"`{parameter.name}`" in text, (function.name, parameter.name)
+
+
+def test_an_unreachable_ray_head_exits_2_at_once(tmp_path, capsys):
+    pytest.importorskip("ray", reason="ray is not importable; `make setup` installs it")
+    import socket
+    with socket.socket() as probe:      # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = ["sweep", _spec(tmp_path, GOOD), "--output", str(tmp_path / "out.jsonl")]
+    assert exit_code(argv + ["--ray", f"127.0.0.1:{port}"]) == 2
+    assert f"error: no Ray cluster at 127.0.0.1:{port}: " in capsys.readouterr().err
+    assert exit_code(argv + ["--ray", "head:port"]) == 2
+    assert "Ray address 'head:port' is not HOST:PORT, auto or local" in capsys.readouterr().err
