@@ -81,14 +81,20 @@ class SweepSpec:
     seeds: tuple
     source: str = "<spec>"
 
-    def points(self):
-        """Every point: defaults, then fixed parameters, then one value of each axis; the
-        last axis varies fastest, seeds fastest of all."""
+    def configurations(self):
+        """(the axis values, the full configuration) of every combination of the axes:
+        defaults, then fixed parameters, then one value of each axis; the last axis
+        varies fastest."""
         from .points import POINT_FUNCTIONS
         function = POINT_FUNCTIONS[self.function]
         names = list(self.axes)
         for values in itertools.product(*self.axes.values()):
-            config = function.configuration({**self.fixed, **dict(zip(names, values))})
+            at = dict(zip(names, values))
+            yield at, function.configuration({**self.fixed, **at})
+
+    def points(self):
+        """Every point, in :meth:`configurations` order, seeds fastest of all."""
+        for _, config in self.configurations():
             for seed in self.seeds:
                 yield Point(self.function, config, seed)
 
@@ -160,16 +166,15 @@ def parse_spec(data, source="<spec>"):
     spec = SweepSpec(name, dict(fixed), axes, seeds, source)
     # Checks that need a whole configuration (one parameter against another), on every
     # point, so that none fails for a reason the specification could have shown.
-    names = list(axes)
-    for values in itertools.product(*axes.values()):
-        at = ", ".join(f"{key}={value!r}" for key, value in zip(names, values))
-        try:
-            config = function.configuration({**fixed, **dict(zip(names, values))})
-        except SpecError as error:
-            raise SpecError(f"{source}: {error}") from None
+    try:
+        configurations = list(spec.configurations())
+    except SpecError as error:           # a required parameter left out
+        raise SpecError(f"{source}: {error}") from None
+    for at, config in configurations:
         problem = function.check_configuration(config)
         if problem:
-            raise SpecError(f"{source}: {problem}" + (f" (at {at})" if at else ""))
+            where = ", ".join(f"{key}={value!r}" for key, value in at.items())
+            raise SpecError(f"{source}: {problem}" + (f" (at {where})" if where else ""))
     return spec
 
 
@@ -177,7 +182,11 @@ def _axis_values(value, fail):
     if isinstance(value, list):
         if not value:
             fail("is empty; an axis needs at least one value")
-        if len({canonical_json(item) for item in value}) != len(value):
+        try:
+            texts = {canonical_json(item) for item in value}
+        except (TypeError, ValueError) as error:     # a TOML date, an infinity
+            fail(f"holds a value that is not plain data ({error})")
+        if len(texts) != len(value):
             fail(f"repeats a value: {value!r}")
         return list(value)
     if isinstance(value, dict):

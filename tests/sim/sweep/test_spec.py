@@ -1,5 +1,6 @@
 """Sweep specifications: axes, ranges, seeds, point keys, and every refusal."""
 
+import datetime
 import hashlib
 import json
 
@@ -95,6 +96,12 @@ BAD = [
     ({"point": "gpu", "axes": {"model": []}}, "axes.model: is empty"),
     ({"point": "gpu", "axes": {"model": "gpt2"}}, "axes.model: must be a list of values or a range"),
     ({"point": "gpu", "axes": {"model": ["gpt2", "gpt2"]}}, "axes.model: repeats a value"),
+    ({"point": "gpu", "axes": {"model": [datetime.date(2024, 1, 1)]}},
+     "axes.model: holds a value that is not plain data"),
+    ({"point": "gpu", "fixed": {"model": "gpt2"}, "axes": {"link_gbs": [float("inf")]}},
+     "axes.link_gbs: gpu has no parameter 'link_gbs'"),
+    ({"point": "tier", "fixed": {"model": "gpt2", "hbm_fraction": 0.5},
+      "axes": {"link_gbs": [float("inf")]}}, "axes.link_gbs: holds a value that is not plain data"),
     ({"point": "gpu", "fixed": {"model": "gpt2"}, "axes": {"batch": {"from": 1, "to": 4}}},
      "axes.batch: a range needs exactly one of step, times, count"),
     ({"point": "gpu", "fixed": {"model": "gpt2"}, "axes": {"batch": {"to": 4, "step": 1}}},
