@@ -85,12 +85,13 @@ def run_kernel_rtl(name, problem, *, seed=1, params=None, inputs=None, **options
 def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
                      memory_latency=20, reorder=False, unrelated_per_access=0,
                      config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000,
-                     watchdog=1 << 24, directory=None):
+                     watchdog=1 << 24, directory=None, verilog=None):
     """Run several launches at once through the RTL, launch *i* on filter entry *i* and
     argument block *i*, the GPU interleaving their triggering accesses one by one; returns
     one :class:`KernelRun` per launch (the run's measurements shared). ``pressure`` is the
     probability of a pause on every stream each cycle; ``reorder`` lets memory answer reads
-    out of order; ``waves`` records ``waves.fst`` in the run's directory."""
+    out of order; ``waves`` records ``waves.fst`` in the run's directory. ``verilog`` is
+    the slice's Verilog exported from ``config`` when the caller keeps its own copy."""
     if not launches:
         raise ValueError("run_launches_rtl needs at least one launch")
     if len(launches) > config.trigger.filter_entries:
@@ -137,7 +138,7 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
         "cycle_limit": cycle_limit,
     }
     (directory / "job.json").write_text(json.dumps(job))
-    run_cocotb(sources=[ndp_slice_verilog(config)], toplevel="ndp_slice",
+    run_cocotb(sources=[verilog or ndp_slice_verilog(config)], toplevel="ndp_slice",
                test_module="matndp.sim.tb.engine_tb", simulator=simulator, waves=waves,
                wave_file=directory / "waves.fst" if waves else None,
                extra_env={"MATNDP_JOB": str(directory)},

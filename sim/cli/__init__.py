@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "matndp.sim.cli.hardware",
     "matndp.sim.cli.synth",
     "matndp.sim.cli.fp",
+    "matndp.sim.cli.sweep",
 ]
 
 

@@ -1,0 +1,14 @@
+"""Design-space sweeps: a specification (a point function, fixed parameters, axes and
+seeds) expanded to points, run on a local process pool or a Ray cluster, written as JSON
+lines (one per point) with a summary plot, and resumed from that file. docs/sweep.md
+describes the specification and the output."""
+
+from .results import TIMING_FIELDS, ResultFile
+from .run import SweepSummary, run_sweep
+from .runners import LocalPool, RayCluster, run_point
+from .spec import Point, SpecError, SweepSpec, load_spec, parse_spec, point_key
+
+
+__all__ = ["SpecError", "Point", "SweepSpec", "load_spec", "parse_spec", "point_key",
+           "LocalPool", "RayCluster", "run_point", "ResultFile", "TIMING_FIELDS",
+           "SweepSummary", "run_sweep"]
