@@ -46,6 +46,3 @@ class AXIConfig:
             raise ValueError(f"AXIConfig.read_slots ({self.read_slots}) exceeds the "
                              f"{1 << config.id_width} read tags of NDPConfig.id_width "
                              f"({config.id_width})")
-        if config.data_width < 32:
-            raise ValueError(f"an AXI4 data bus is at least 32 bits wide; NDPConfig.sector_bytes "
-                             f"({config.sector_bytes}) gives {config.data_width}")

@@ -55,10 +55,15 @@ class AXILiteCSRBridge(wiring.Component):
         read_data = Signal(CSR_DATA_WIDTH)
         response = Signal(ResponseStatus)
         writes_turn = Signal()           # a write goes first when both wait
+        # The responses' valid signals are registers of their own, not decoded from the
+        # state: defined from the first instant, whatever the inputs.
+        read_valid = Signal()
+        write_valid = Signal()
 
         m.d.comb += [csr.addr.eq(address), csr.w_data.eq(write_data),
                      axil.rdata.eq(read_data), axil.rresp.eq(response),
-                     axil.bresp.eq(response)]
+                     axil.bresp.eq(response), axil.rvalid.eq(read_valid),
+                     axil.bvalid.eq(write_valid)]
 
         def answer(is_read):
             error = ResponseStatus.SLAVE_ERROR
@@ -82,7 +87,7 @@ class AXILiteCSRBridge(wiring.Component):
                     with m.If(axil.wstrb == _ALL_BYTES):
                         m.next = "WRITE"
                     with m.Else():
-                        m.d.sync += response.eq(ResponseStatus.SLAVE_ERROR)
+                        m.d.sync += [response.eq(ResponseStatus.SLAVE_ERROR), write_valid.eq(1)]
                         m.next = "B"
                 with m.Elif(read_waits):
                     m.d.comb += axil.arready.eq(1)
@@ -94,10 +99,11 @@ class AXILiteCSRBridge(wiring.Component):
             with m.State("READ_WAIT"):
                 with m.If(csr.ack):
                     answer(is_read=True)
+                    m.d.sync += read_valid.eq(1)
                     m.next = "R"
             with m.State("R"):
-                m.d.comb += axil.rvalid.eq(1)
                 with m.If(axil.rready):
+                    m.d.sync += read_valid.eq(0)
                     m.next = "IDLE"
             with m.State("WRITE"):
                 m.d.comb += csr.w_en.eq(1)
@@ -105,9 +111,10 @@ class AXILiteCSRBridge(wiring.Component):
             with m.State("WRITE_WAIT"):
                 with m.If(csr.ack):
                     answer(is_read=False)
+                    m.d.sync += write_valid.eq(1)
                     m.next = "B"
             with m.State("B"):
-                m.d.comb += axil.bvalid.eq(1)
                 with m.If(axil.bready):
+                    m.d.sync += write_valid.eq(0)
                     m.next = "IDLE"
         return m
