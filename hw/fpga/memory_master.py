@@ -12,7 +12,7 @@ no ``ready`` reaches the slice through logic.
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out, connect
+from amaranth.lib.wiring import In, Out
 
 from ..layouts import MemoryPortSignature, ResponseStatus
 from ..stream import SkidBuffer

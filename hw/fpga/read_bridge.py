@@ -10,14 +10,14 @@ is one of the orders AXI allows (the same id in order; different ids in any orde
 refused burst's beats take slots too, already filled, and leave with SLVERR and zero data.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out, connect
 
 from ..layouts import ResponseStatus, request_layout, response_layout
 from ..stream import SkidBuffer
-from .axi import AXI4Signature, drive_channel, read_data_layout, take_channel, address_layout
+from .axi import AXI4Signature, address_layout, drive_channel, read_data_layout, take_channel
 from .burst import BurstBeats
 
 

@@ -16,7 +16,7 @@ counted. Every refused write pulses the slice's ``mem_write_error``.
 
 from amaranth.hdl import Module, Value
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.lib.wiring import In, Out, connect
 
 from ..arbiter import with_id_width
 from ..config import NDPConfig

@@ -16,7 +16,7 @@ last beat. Bursts are answered in acceptance order, one of the orders AXI allows
 from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
-from amaranth.lib.wiring import In, Out, connect
+from amaranth.lib.wiring import In, Out
 
 from ..layouts import ResponseStatus, request_layout
 from ..stream import SkidBuffer
