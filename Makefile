@@ -42,9 +42,11 @@ mutate: $(STAMP)
 
 verilog: $(STAMP)
 	$(MATNDP) export --output build/verilog/ndp_slice.v
+	$(MATNDP) export --design axi --output build/verilog/ndp_slice_axi.v
 
 lint: verilog
 	$(MATNDP) lint build/verilog/ndp_slice.v
+	$(MATNDP) lint build/verilog/ndp_slice_axi.v --top ndp_slice_axi
 
 synth: $(STAMP)
 	$(MATNDP) synth --output build/synth

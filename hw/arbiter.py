@@ -91,8 +91,10 @@ class MemoryArbiter(wiring.Component):
         m.d.comb += [
             gpu.resp.payload.data.eq(mem.resp.payload.data),
             gpu.resp.payload.id.eq(mem.resp.payload.id[:config.id_width]),
+            gpu.resp.payload.status.eq(mem.resp.payload.status),
             ndp.resp.payload.data.eq(mem.resp.payload.data),
             ndp.resp.payload.id.eq(mem.resp.payload.id[:config.ndp_id_width]),
+            ndp.resp.payload.status.eq(mem.resp.payload.status),
             gpu.resp.valid.eq(mem.resp.valid & ~to_ndp),
             ndp.resp.valid.eq(mem.resp.valid & to_ndp),
             # The engine takes every response at once; only the GPU side may hold one.

@@ -97,6 +97,14 @@ def _global_registers(config):
         Register("event_count", 0x014, (
             Field("count", 0, cw, Access.LOAD, "trigger events produced, all entries"),
         ), "Total trigger events."),
+        Register("mem_read_errors", 0x060, (
+            Field("count", 0, cw, Access.LOAD,
+                  "read responses memory answered with an error status, GPU's and engine's"),
+        ), "Reads memory failed; each error also reaches the read's requester."),
+        Register("mem_write_errors", 0x064, (
+            Field("count", 0, cw, Access.LOAD,
+                  "writes memory refused, as reported on the slice's mem_write_error input"),
+        ), "Writes memory failed (engine stores included)."),
     ]
 
 

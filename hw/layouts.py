@@ -1,11 +1,23 @@
 """Payload layouts and stream signatures of the GPU and memory ports (docs/trigger.md)."""
 
 from amaranth.hdl import unsigned
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 
-__all__ = ["request_layout", "response_layout", "trigger_event_layout", "MemoryPortSignature"]
+__all__ = ["ResponseStatus", "request_layout", "response_layout", "trigger_event_layout",
+           "MemoryPortSignature"]
+
+
+class ResponseStatus(enum.Enum, shape=2):
+    """How memory answered an access. The codes are AXI's ``RRESP``/``BRESP`` values, so an
+    AXI bridge passes them through unchanged; bit 1 set means the access failed."""
+
+    OKAY = 0
+    #: Never produced here: no request is exclusive. Listed so that every code has a name.
+    EXCLUSIVE_OKAY = 1
+    SLAVE_ERROR = 2
+    DECODE_ERROR = 3
 
 
 def request_layout(config):
@@ -19,9 +31,12 @@ def request_layout(config):
 
 
 def response_layout(config):
+    """A read response: the sector, the read's id and how memory answered (the data of a
+    failed read carries no meaning)."""
     return data.StructLayout({
-        "data": unsigned(config.data_width),
-        "id":   unsigned(config.id_width),
+        "data":   unsigned(config.data_width),
+        "id":     unsigned(config.id_width),
+        "status": ResponseStatus,
     })
 
 

@@ -6,6 +6,11 @@ the GPU's below the trigger, in the arbiter. The register bus reaches the regist
 and, through the decoder's windows, the engine's instruction memory, argument blocks and
 scratchpad. ``irq`` is ``OR(COMPLETE & IRQ_ENABLE)``.
 
+Memory reports failed accesses: a read response's ``status`` (passed to the read's
+requester unchanged) and, for writes, which have no response on the memory port, a pulse
+on ``mem_write_error`` from whatever answers the writes (tie it to 0 where writes cannot
+fail). Both are counted in ``MEM_READ_ERRORS`` and ``MEM_WRITE_ERRORS``.
+
 ``NDPConfig(engine=None)`` builds the trigger alone: its events leave on the ``events``
 port, no arbiter stands on the memory side, and an entry is complete when its hits reach
 the expected count.
@@ -32,8 +37,9 @@ __all__ = ["NDPSlice"]
 
 class NDPSlice(wiring.Component):
     """Ports: ``gpu`` (target, the GPU's requests), ``mem`` (initiator, toward the memory
-    controller; ids of :attr:`~.config.NDPConfig.mem_id_width` bits), ``csr`` (the register
-    bus), ``irq``; without an engine, ``events`` (the trigger's events)."""
+    controller; ids of :attr:`~.config.NDPConfig.mem_id_width` bits), ``mem_write_error``
+    (one cycle per write memory refused), ``csr`` (the register bus), ``irq``; without an
+    engine, ``events`` (the trigger's events)."""
 
     def __init__(self, config=None):
         self.config = config = config or NDPConfig()
@@ -41,6 +47,7 @@ class NDPSlice(wiring.Component):
         members = {
             "gpu": In(MemoryPortSignature(config)),
             "mem": Out(MemoryPortSignature(with_id_width(config, config.mem_id_width))),
+            "mem_write_error": In(1),
             "csr": In(CSRBusSignature(self.register_map.addr_width)),
             "irq": Out(1),
         }
@@ -99,6 +106,21 @@ class NDPSlice(wiring.Component):
             stall_cycles.increment.eq(trigger.stall),
             event_count.increment.eq(trigger.produced),
             id_reuse.set.eq(trigger.id_reuse),
+        ]
+        # Counted a cycle late, from registers: the memory side's handshake stays off the
+        # counters' carry chains.
+        read_error_seen = Signal()
+        write_error_seen = Signal()
+        m.d.sync += [
+            read_error_seen.eq(self.mem.resp.valid & self.mem.resp.ready &
+                               self.mem.resp.payload.status.as_value()[1]),
+            write_error_seen.eq(self.mem_write_error),
+        ]
+        read_errors = attach("mem_read_errors", "count", Counter(config.counter_width))
+        write_errors = attach("mem_write_errors", "count", Counter(config.counter_width))
+        m.d.comb += [
+            read_errors.increment.eq(read_error_seen),
+            write_errors.increment.eq(write_error_seen),
         ]
 
         if has_engine:

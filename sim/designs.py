@@ -20,12 +20,14 @@ from amaranth.lib.wiring import In, Out
 
 from matndp.hw.config import NDPConfig
 from matndp.hw.export import export_verilog
+from matndp.hw.fpga.config import AXIConfig
+from matndp.hw.fpga.top import AXISlice
 from matndp.hw.layouts import MemoryPortSignature, request_layout, response_layout
 from matndp.hw.ndp_slice import NDPSlice
 from .runner import build_root, write_if_changed
 
 
-__all__ = ["ndp_slice_verilog", "MemoryPortFIFOs", "memory_port_fifos_verilog",
+__all__ = ["ndp_slice_verilog", "axi_slice_verilog", "AXI_SLICE_MODULE", "MemoryPortFIFOs", "memory_port_fifos_verilog",
            "CONFIG_VARIABLE", "TRIGGER_SLICE", "config_environment", "config_from_environment", "config_from_json"]
 
 
@@ -54,6 +56,16 @@ def _design_file(build_design, name, *parameters):
 
 def ndp_slice_verilog(config=None):
     return _design_file(NDPSlice, "ndp_slice", config or NDPConfig())
+
+
+# The FPGA top's module name, in `make verilog`'s export and in the testbenches' builds.
+AXI_SLICE_MODULE = "ndp_slice_axi"
+
+
+def axi_slice_verilog(config=None, axi_config=None):
+    """The FPGA top around the slice of ``config`` (default: the trigger alone)."""
+    return _design_file(AXISlice, AXI_SLICE_MODULE, config or TRIGGER_SLICE,
+                        axi_config or AXIConfig())
 
 
 class MemoryPortFIFOs(wiring.Component):

@@ -18,7 +18,7 @@ import random
 
 import numpy as np
 
-from matndp.hw.layouts import request_layout, response_layout
+from matndp.hw.layouts import ResponseStatus, request_layout, response_layout
 from .drivers.packing import StructCodec
 from .drivers.pause import NoPause, PausePattern
 from .drivers.stream import CachedWrite, Participant, stream_signal
@@ -164,7 +164,8 @@ class MemoryModel(Participant):
             self._offered = in_flight[index]
             del in_flight[index]
             _, tag, data = self._offered
-            self.resp_payload.set(self.response_codec.pack({"id": tag, "data": data}))
+            self.resp_payload.set(self.response_codec.pack(
+                {"id": tag, "data": data, "status": ResponseStatus.OKAY.value}))
         self.resp_valid.set(int(self._offered is not None))
 
     def sample(self, now):
@@ -181,7 +182,7 @@ class MemoryModel(Participant):
                                         self.store.read(request["addr"])))
         if self._offered is not None and int(self._resp_ready.value):
             _, tag, data = self._offered
-            self.responses.append({"id": tag, "data": data})
+            self.responses.append({"id": tag, "data": data, "status": ResponseStatus.OKAY.value})
             self.response_cycles.append(now)
             self._offered = None
 

@@ -9,7 +9,9 @@ checked the address against the window and its alignment; the unit still refuses
 what it cannot perform rather than guess.
 
 ``mem``: requests ``{addr, write, data, mask, id}``, the address sector-aligned and the
-id the op's ``thread``; read responses ``{data, id}``, in any order. Responses are
+id the op's ``thread``; read responses ``{data, id, status}``, in any order; a response
+whose status is an error completes its load with ``error`` set (the sub-core records
+``MEMORY_ERROR``) and no value. Responses are
 always taken (``resp.ready`` is high): a µthread has at most one access in the unit,
 so its completion always finds room (see :mod:`.completion`). Response ids are read
 in their low ``thread_bits``.
@@ -44,7 +46,8 @@ An op accepted in cycle t is offered on ``mem.req`` from cycle t + 1 (one regist
 per cycle while the port takes one). A store or refused op marked in cycle c (the cycle
 its request is accepted, or t for a refused op) is offered on its completion stream
 from c + 3. A load whose response arrives in cycle r is offered from r + 3 (the response
-register, the completion queue, the stream register); see :mod:`.completion`.
+register, the completion queue, the stream register), a failed one, marked from the
+response register in r + 1, from r + 4; see :mod:`.completion`.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -76,9 +79,9 @@ class LoadStoreUnit(CompletingUnit):
         lanes = config.lanes
         word_bits = (lanes - 1).bit_length()
 
-        # Marks: a refused op, and a store accepted by the port.
-        queue = self.completion_queue(m, marks=2)
-        refused_mark, store_mark = queue.marks
+        # Marks: a refused op, a store accepted by the port, and a load memory failed.
+        queue = self.completion_queue(m, marks=3)
+        refused_mark, store_mark, failed_mark = queue.marks
 
         op = self.ops.payload
         opcode = op.opcode
@@ -134,6 +137,7 @@ class LoadStoreUnit(CompletingUnit):
         response_valid = Signal()
         response_thread = Signal(engine.thread_bits)
         response_sector = Signal(vector_layout(config))
+        response_failed = Signal()
         m.d.comb += [
             response.ready.eq(1),
             format_read.addr.eq(response.payload.id),
@@ -142,12 +146,18 @@ class LoadStoreUnit(CompletingUnit):
             response_valid.eq(response.valid),
             response_thread.eq(response.payload.id),
             response_sector.eq(response.payload.data),
+            response_failed.eq(response.payload.status.as_value()[1]),
+        ]
+        m.d.comb += [
+            failed_mark.valid.eq(response_valid & response_failed),
+            failed_mark.payload.thread.eq(response_thread),
+            failed_mark.payload.error.eq(1),
         ]
         response_format_now = format_read.data
         word_value = Signal(vector_layout(config))
         m.d.comb += word_value[0].eq(response_sector[response_format_now.word])
         m.d.comb += [
-            queue.fill.valid.eq(response_valid),
+            queue.fill.valid.eq(response_valid & ~response_failed),
             queue.fill.payload.thread.eq(response_thread),
             queue.fill.payload.value.eq(Mux(response_format_now.word_only, word_value,
                                             response_sector)),

@@ -3,18 +3,33 @@
 import pathlib
 
 
+# Designs `matndp export` writes: name -> (module name, a function that builds it).
+def _slice():
+    from matndp.hw.ndp_slice import NDPSlice
+    return "ndp_slice", NDPSlice()
+
+
+def _axi_slice():
+    from matndp.hw.fpga.top import AXISlice
+    from ..designs import AXI_SLICE_MODULE, TRIGGER_SLICE
+    return AXI_SLICE_MODULE, AXISlice(TRIGGER_SLICE)
+
+
+EXPORTS = {"slice": _slice, "axi": _axi_slice}
+
+
 def run_export(args):
     from matndp.hw.export import export_verilog
-    from matndp.hw.ndp_slice import NDPSlice
     from ..runner import write_if_changed
-    path = write_if_changed(args.output, export_verilog(NDPSlice(), "ndp_slice"))
+    name, design = EXPORTS[args.design]()
+    path = write_if_changed(args.output, export_verilog(design, name))
     print(f"wrote {path}")
     return 0
 
 
 def run_lint(args):
     from ..lint import lint
-    return lint(pathlib.Path(args.verilog))
+    return lint(pathlib.Path(args.verilog), top=args.top)
 
 
 def run_bench(args):
@@ -24,8 +39,12 @@ def run_bench(args):
 
 
 def register(subparsers):
-    export = subparsers.add_parser("export", help="export the NDP slice as Verilog",
-                                   description="Write reproducible Verilog of the NDP slice.")
+    export = subparsers.add_parser("export", help="export the NDP slice or its AXI top as Verilog",
+                                   description="Write reproducible Verilog of the NDP slice "
+                                               "(--design slice) or of the FPGA top with AXI4 "
+                                               "and AXI4-Lite ports around the slice of the "
+                                               "trigger alone (--design axi).")
+    export.add_argument("--design", choices=list(EXPORTS), default="slice")
     export.add_argument("--output", default="build/verilog/ndp_slice.v")
     export.set_defaults(func=run_export)
 
@@ -33,6 +52,7 @@ def register(subparsers):
                                  description="Lint exported Verilog with Verilator; waivers "
                                              "and their reasons are in sim/lint_waivers.vlt.")
     lint.add_argument("verilog")
+    lint.add_argument("--top", default="ndp_slice", help="top module (default ndp_slice)")
     lint.set_defaults(func=run_lint)
 
     bench = subparsers.add_parser("bench", help="run the performance benchmarks",

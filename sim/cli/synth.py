@@ -1,19 +1,28 @@
-"""``matndp synth``: ECP5 resource and Fmax report of the FP units and the NDP slice."""
+"""``matndp synth``: ECP5 resource and Fmax report of the FP units, the NDP slice and its
+AXI top."""
 
 import json
 import pathlib
 
 from matndp.hw.fp.units import FP_UNITS, timing_text
+from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.synth import DEVICES, synthesize, synthesis_table
 
 
 # ``matndp synth`` ------------------------------------------------------------------------
 
-# Designs of the default run: name -> class (constructed without arguments).
+def _axi_slice():
+    """The FPGA top around the slice of the trigger alone, as `make verilog` exports it."""
+    from matndp.sim.designs import TRIGGER_SLICE
+    return AXISlice(TRIGGER_SLICE)
+
+
+# Designs of the default run: name -> a class or function that builds it without arguments.
 DESIGNS = {
     **{f"fp_{name}": unit for name, unit in FP_UNITS.items()},
     "ndp_slice": NDPSlice,
+    "ndp_slice_axi": _axi_slice,
 }
 
 
@@ -39,9 +48,10 @@ def run_synth(args):
     output = pathlib.Path(args.output)
     rows = []
     for name in names:
-        design_class = DESIGNS[name]
+        design = DESIGNS[name]()
+        design_class = type(design)
         print(f"synth {name}: {_class_path(design_class)} on {args.device} ...", flush=True)
-        result = synthesize(design_class(), name, device=args.device, package=args.package,
+        result = synthesize(design, name, device=args.device, package=args.package,
                             out_dir=output / name, freq_mhz=args.freq, seed=args.seed,
                             route_timeout_s=args.route_timeout)
         row = {"name": name, "design": _class_path(design_class),
@@ -66,7 +76,7 @@ def run_synth(args):
 
 def register(subparsers):
     parser = subparsers.add_parser(
-        "synth", help="ECP5 resource and Fmax report of the FP units and the NDP slice",
+        "synth", help="ECP5 resource and Fmax report of the FP units, the NDP slice and its AXI top",
         description="Synthesize (Yosys synth_ecp5) and place and route (nextpnr-ecp5) each "
                     "design with the YoWASP tools; write JSON and a Markdown table.")
     parser.add_argument("--output", default="build/synth")

@@ -89,6 +89,7 @@ async def kernel_launch(dut):
             memory.store.load(region["addr"], np.load(job_dir / region["file"]))
 
     cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
+    dut.mem_write_error.value = 0      # the memory model accepts every write
     dut.rst.value = 1
     await WaitCycles(dut.clk, 3)
     dut.rst.value = 0

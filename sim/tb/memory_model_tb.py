@@ -227,7 +227,7 @@ async def byte_masks(dut):
         writes.append(bench.write(0, int.from_bytes(ones, "little"), mask))
     await bench.run(writes + [bench.read(0, 1)])
     merged = bytes(0xFF if any(mask >> b & 1 for mask in masks) else base[b] for b in range(sector))
-    assert bench.gpu_responses.items == [{"id": 1, "data": int.from_bytes(merged, "little")}]
+    assert bench.gpu_responses.items == [{"id": 1, "data": int.from_bytes(merged, "little"), "status": 0}]
 
 
 @cocotb.test()
@@ -246,4 +246,4 @@ async def reset_discards_reads_in_flight(dut):
     await bench.wait(latency + 10)
     assert not bench.gpu_responses.items and not bench.memory.responses
     await bench.run([bench.read(0, 7)])
-    assert bench.gpu_responses.items == [{"id": 7, "data": value}]
+    assert bench.gpu_responses.items == [{"id": 7, "data": value, "status": 0}]

@@ -196,6 +196,7 @@ class SliceBench:
 
     async def start(self):
         cocotb.start_soon(Clock(self.dut.clk, CLOCK_NS, unit="ns").start())
+        self.dut.mem_write_error.value = 0      # the memory model accepts every write
         self.dut.rst.value = 1
         await WaitCycles(self.dut.clk, 3)
         self.dut.rst.value = 0

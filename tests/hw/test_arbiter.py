@@ -7,6 +7,7 @@ import pytest
 
 from matndp.hw.arbiter import MemoryArbiter
 from matndp.hw.config import ArbiterConfig, NDPConfig
+from matndp.hw.layouts import ResponseStatus
 
 from .streams import simulate
 
@@ -22,13 +23,14 @@ def _requests(rng, count, id_bits, *, source):
 
 
 def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
-        memory_stall=0.0, cycles=None, share_slots=None):
+        memory_stall=0.0, cycles=None, share_slots=None, answered=None):
     """Returns the requests memory took, with their cycles, and the responses each source
-    received; appends to ``share_slots`` the cycles in which ``ndp_slot`` was high."""
+    received; appends to ``share_slots`` the cycles in which ``ndp_slot`` was high and to
+    ``answered`` every read response memory gave."""
     dut = MemoryArbiter(config)
     seen = []                 # (cycle, mem request) in order of acceptance
     gpu_responses, ndp_responses = [], []
-    trace = {"gpu_ready": [], "ndp_waiting_and_gpu": []}
+    trace = {"gpu_ready": [], "ndp_waiting_and_gpu": [], "answered": []}
     done = {"sources": 0}
 
     def offer(port, requests, idle, rng_seed):
@@ -59,7 +61,8 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
             offered = None
             if reads and rng.random() < 0.5:
                 offered = reads[rng.randrange(len(reads))]
-                ctx.set(dut.mem.resp.payload, {"data": offered[1], "id": offered[0]})
+                ctx.set(dut.mem.resp.payload, {"data": offered[1], "id": offered[0],
+                                               "status": offered[2]})
                 ctx.set(dut.mem.resp.valid, 1)
             else:
                 ctx.set(dut.mem.resp.valid, 0)
@@ -80,14 +83,18 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
             if valid and ready:
                 seen.append((cycle, request))
                 if not payload.write:
-                    reads.append((int(payload.id), rng.getrandbits(256)))
+                    reads.append((int(payload.id), rng.getrandbits(256),
+                                  rng.choice(list(ResponseStatus)).value))
             if offered is not None and resp_ready:
                 reads.remove(offered)
                 answered += 1
+                trace["answered"].append(offered)
             if gvalid and gpu_ready:
-                gpu_responses.append((int(gpayload.id), int(gpayload.data)))
+                gpu_responses.append((int(gpayload.id), int(gpayload.data),
+                                      gpayload.status.value))
             if nvalid:
-                ndp_responses.append((int(npayload.id), int(npayload.data)))
+                ndp_responses.append((int(npayload.id), int(npayload.data),
+                                      npayload.status.value))
             if offered is not None:
                 trace["ndp_waiting_and_gpu"].append(offered)
             if ndp_req_valid and gpu_req_valid:
@@ -96,6 +103,8 @@ def run(config, gpu_requests, ndp_requests, *, seed, gpu_idle=0.0, ndp_idle=0.0,
     simulate(dut, offer(dut.gpu, gpu_requests, gpu_idle, seed + 1),
              offer(dut.ndp, ndp_requests, ndp_idle, seed + 2), memory,
              cycles=cycles or 20 * (len(gpu_requests) + len(ndp_requests)) + 500)
+    if answered is not None:
+        answered.extend(trace["answered"])
     return seen, gpu_responses, ndp_responses
 
 
@@ -108,8 +117,10 @@ def test_nothing_lost_duplicated_or_misrouted(pressure):
     rng = random.Random(3)
     gpu = _requests(rng, 300, CONFIG.id_width, source="gpu")
     ndp = _requests(rng, 200, CONFIG.ndp_id_width, source="ndp")
+    answered = []             # (id, data, status) of every read response memory gave
     seen, gpu_responses, ndp_responses = run(CONFIG, gpu, ndp, seed=5, gpu_idle=pressure,
-                                             ndp_idle=pressure, memory_stall=pressure)
+                                             ndp_idle=pressure, memory_stall=pressure,
+                                             answered=answered)
     fields = ("addr", "write", "data", "mask")
     gpu_seen = [r for _, r in seen if not r["id"] & SOURCE]
     ndp_seen = [r for _, r in seen if r["id"] & SOURCE]
@@ -119,8 +130,12 @@ def test_nothing_lost_duplicated_or_misrouted(pressure):
     assert [{k: r[k] for k in fields} | {"id": r["id"] & ~SOURCE} for r in ndp_seen] == \
         [{k: q[k] for k in fields} | {"id": q["id"]} for q in ndp]
     # Every read answered to its own source, with its own id.
-    assert sorted(i for i, _ in gpu_responses) == sorted(q["id"] for q in gpu if not q["write"])
-    assert sorted(i for i, _ in ndp_responses) == sorted(q["id"] for q in ndp if not q["write"])
+    assert sorted(i for i, *_ in gpu_responses) == sorted(q["id"] for q in gpu if not q["write"])
+    assert sorted(i for i, *_ in ndp_responses) == sorted(q["id"] for q in ndp if not q["write"])
+    # ... with the data and the status memory gave it.
+    assert sorted(gpu_responses) == sorted(r for r in answered if not r[0] & SOURCE)
+    assert sorted(ndp_responses) == sorted((r[0] & ~SOURCE, *r[1:]) for r in answered if r[0] & SOURCE)
+    assert {r[2] for r in answered} == {status.value for status in ResponseStatus}
 
 
 @pytest.mark.parametrize("period", [4, 16])

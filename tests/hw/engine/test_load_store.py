@@ -19,6 +19,7 @@ from matndp.hw.engine.isa import Opcode
 from matndp.hw.engine.layouts import ndp_id_width
 from matndp.hw.engine.load_store import LoadStoreUnit
 from matndp.hw.export import export_verilog
+from matndp.hw.layouts import ResponseStatus
 
 from .harness import CompletionSinks, Source, overrun_seen, simulate
 
@@ -85,12 +86,13 @@ class PortMemory:
     """What answers the unit's memory port: applies requests as they are accepted and
     answers reads after a random latency, any due response first."""
 
-    def __init__(self, config, *, max_latency, seed):
+    def __init__(self, config, *, max_latency, seed, fail_rate=0.0):
         self.sector_bytes = config.sector_bytes
         self.sectors = {}
         self.random = random.Random(seed)
         self.max_latency = max_latency
-        self.pending = []          # (due cycle, id, data)
+        self.fail_rate = fail_rate
+        self.pending = []          # (due cycle, id, data, status)
         self.reading = set()       # ids of reads not yet answered
 
     def accept(self, request, cycle):
@@ -104,8 +106,11 @@ class PortMemory:
         else:
             assert request.id not in self.reading, f"id {request.id} reused while outstanding"
             self.reading.add(request.id)
+            status = ResponseStatus.OKAY
+            if self.random.random() < self.fail_rate:
+                status = self.random.choice([ResponseStatus.SLAVE_ERROR, ResponseStatus.DECODE_ERROR])
             self.pending.append((cycle + self.random.randint(1, self.max_latency),
-                                 request.id, old))
+                                 request.id, old, status))
 
     def response(self, cycle, pause):
         """A due response to offer this cycle, or None."""
@@ -160,8 +165,9 @@ def expected_request(config, note):
 
 
 def run_random(config, *, count, seed, op_pause=0.3, request_pause=0.3, completion_pause=0.3,
-               response_pause=0.2, max_latency=12, sectors=12):
-    """Runs ``count`` random ops; returns the statistics the tests look at."""
+               response_pause=0.2, max_latency=12, sectors=12, fail_rate=0.0):
+    """Runs ``count`` random ops; returns the statistics the tests look at. Memory answers
+    a ``fail_rate`` share of the reads with an error status."""
     dut = LoadStoreUnit(config)
     engine = config.engine
     rng = random.Random(seed)
@@ -181,14 +187,15 @@ def run_random(config, *, count, seed, op_pause=0.3, request_pause=0.3, completi
 
     source = Source(dut.ops, next_record, pause=op_pause, seed=seed + 1)
     sinks = CompletionSinks(dut, pause=completion_pause, seed=seed + 10)
-    memory = PortMemory(config, max_latency=max_latency, seed=seed + 2)
+    memory = PortMemory(config, max_latency=max_latency, seed=seed + 2, fail_rate=fail_rate)
     reference = ReferenceMemory(config)
+    failed = set()                   # threads whose read memory answered with an error
     request_random = random.Random(seed + 3)
     outstanding = {}                 # thread -> (note, expected value)
     to_request = deque()             # accepted ops that must still send a request
     request_cycle, response_cycle = {}, {}
     completed = []
-    stats = dict(requests=0, loads=0, stores=0, refused=0, cycles=0)
+    stats = dict(requests=0, loads=0, stores=0, refused=0, failed=0, cycles=0)
 
     async def bench(ctx):
         cycle = 0
@@ -200,7 +207,8 @@ def run_random(config, *, count, seed, op_pause=0.3, request_pause=0.3, completi
             response = memory.response(cycle, response_pause)
             ctx.set(dut.mem.resp.valid, response is not None)
             if response is not None:
-                ctx.set(dut.mem.resp.payload, {"id": response[1], "data": response[2]})
+                ctx.set(dut.mem.resp.payload, {"id": response[1], "data": response[2],
+                                               "status": response[3]})
             sinks.drive(ctx)
 
             assert not ctx.get(dut.overrun), f"completion lost in cycle {cycle}"
@@ -228,12 +236,21 @@ def run_random(config, *, count, seed, op_pause=0.3, request_pause=0.3, completi
                 assert ctx.get(dut.mem.resp.ready), "a response was not taken at once"
                 memory.delivered(response)
                 response_cycle[response[1]] = cycle
+                if response[3] != ResponseStatus.OKAY:
+                    failed.add(response[1])
             for thread, value, error in sinks.sample(ctx, cycle):
                 assert thread in outstanding, f"completion for idle thread {thread} in cycle {cycle}"
                 note, expected = outstanding.pop(thread)
+                if thread in failed:
+                    # A failed load completes with the error and no value.
+                    expected, note = [0] * config.lanes, dict(note, refused=True)
                 assert (value, error) == (expected, int(note["refused"])), \
                     f"thread {thread} {note['opcode'].name} at {note['addr']:#x}"
-                if note["refused"]:
+                if thread in failed:
+                    failed.remove(thread)
+                    assert response_cycle.pop(thread) < cycle
+                    stats["failed"] += 1
+                elif note["refused"]:
                     stats["refused"] += 1
                 elif note["opcode"] in (Opcode.VLD, Opcode.LW):
                     assert response_cycle.pop(thread) < cycle
@@ -265,6 +282,13 @@ def test_long_memory_latency_and_hard_back_pressure():
     stats = run_random(CONFIGS["two-sub-cores"], count=400, seed=77, op_pause=0.1,
                        request_pause=0.6, completion_pause=0.6, max_latency=60)
     assert stats["loads"] > 100
+
+
+def test_failed_reads_complete_with_an_error():
+    """Memory answers 30 % of the reads with SLAVE_ERROR or DECODE_ERROR: those loads
+    complete with ``error`` and no value, every other op as before."""
+    stats = run_random(CONFIGS["default"], count=500, seed=31, fail_rate=0.3)
+    assert stats["failed"] > 20 and stats["loads"] > 50 and stats["stores"] > 50
 
 
 def _full_rate_run(config, ops):

@@ -1,0 +1,130 @@
+"""The GPU side's reads: AXI4 read bursts become sector reads of the slice, and the
+sectors that come back, in whatever order memory returns them, leave on R in the order
+the bursts were accepted (docs/fpga.md, "GPU side").
+
+Every beat takes a *slot* of a ring of :attr:`~.config.AXIConfig.read_slots`; the slot's
+index is the read's id toward the slice, so ids are unique among outstanding reads as the
+trigger requires. A slot is filled when its sector returns (with memory's status) and
+freed when its beat leaves on R, oldest first. Answering every burst in acceptance order
+is one of the orders AXI allows (the same id in order; different ids in any order). A
+refused burst's beats take slots too, already filled, and leave with SLVERR and zero data.
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out, connect
+
+from ..layouts import ResponseStatus, request_layout, response_layout
+from ..stream import SkidBuffer
+from .axi import AXI4Signature, address_layout, drive_channel, read_data_layout, take_channel
+from .burst import BurstBeats
+
+
+__all__ = ["AXIReadBridge"]
+
+
+class AXIReadBridge(wiring.Component):
+    """Ports: ``axi`` (the AR and R channels, slave side), ``requests`` (sector reads toward
+    the slice's GPU port), ``responses`` (the slice's read responses; always taken)."""
+
+    def __init__(self, config, axi_config):
+        self.config = config
+        self.axi_config = axi_config
+        axi_config.check(config)
+        super().__init__({
+            "axi": In(AXI4Signature(addr_width=config.addr_width, data_width=config.data_width,
+                                    id_width=axi_config.id_width, halves=("read",))),
+            "requests": Out(stream.Signature(request_layout(config))),
+            "responses": In(stream.Signature(response_layout(config))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config, axi_config = self.config, self.axi_config
+        slots, slot_bits = axi_config.read_slots, axi_config.slot_bits
+        id_width = axi_config.id_width
+
+        m.submodules.ar = ar = SkidBuffer(address_layout(config.addr_width, id_width))
+        m.submodules.r = r = SkidBuffer(read_data_layout(config.data_width, id_width))
+        m.submodules.beats = splitter = BurstBeats(config, id_width)
+        take_channel(m, self.axi, "ar", ar.i)
+        connect(m, ar.o, splitter.command)
+        drive_channel(m, self.axi, "r", r.o)
+
+        # The ring: beats are given slots at ``tail`` and leave from ``head`` (one more bit
+        # than a slot index, so that a full ring differs from an empty one).
+        head = Signal(slot_bits + 1)
+        tail = Signal(slot_bits + 1)
+        full = (head[:slot_bits] == tail[:slot_bits]) & (head[slot_bits] != tail[slot_bits])
+        filled = Signal(slots)
+
+        beat_meta = data.StructLayout({"id": unsigned(id_width), "last": unsigned(1),
+                                       "refused": unsigned(1)})
+        m.submodules.meta = meta = Memory(shape=beat_meta, depth=slots, init=[])
+        meta_write = meta.write_port()
+        meta_read = meta.read_port(domain="comb")
+        sector_layout = data.StructLayout({"data": unsigned(config.data_width),
+                                           "status": ResponseStatus})
+        m.submodules.sectors = sectors = Memory(shape=sector_layout, depth=slots, init=[])
+        sector_write = sectors.write_port()
+        sector_read = sectors.read_port(domain="comb")
+
+        # --- beats into slots, reads toward the slice ---------------------------------------
+        beat = splitter.beats.payload
+        allocate = splitter.beats.valid & ~full & (beat.refused | self.requests.ready)
+        m.d.comb += [
+            self.requests.valid.eq(splitter.beats.valid & ~full & ~beat.refused),
+            self.requests.payload.addr.eq(beat.sector),
+            self.requests.payload.write.eq(0),
+            self.requests.payload.mask.eq(beat.lanes),
+            self.requests.payload.id.eq(tail[:slot_bits]),
+            splitter.beats.ready.eq(~full & (beat.refused | self.requests.ready)),
+            meta_write.addr.eq(tail[:slot_bits]),
+            meta_write.data.id.eq(beat.id),
+            meta_write.data.last.eq(beat.last),
+            meta_write.data.refused.eq(beat.refused),
+            meta_write.en.eq(allocate),
+        ]
+        with m.If(allocate):
+            m.d.sync += tail.eq(tail + 1)
+
+        # --- sectors back into their slots ---------------------------------------------------
+        response = self.responses.payload
+        m.d.comb += [
+            self.responses.ready.eq(1),
+            sector_write.addr.eq(response.id[:slot_bits]),
+            sector_write.data.data.eq(response.data),
+            sector_write.data.status.eq(response.status),
+            sector_write.en.eq(self.responses.valid),
+        ]
+
+        # --- the oldest slot onto R ----------------------------------------------------------
+        m.d.comb += [
+            meta_read.addr.eq(head[:slot_bits]),
+            sector_read.addr.eq(head[:slot_bits]),
+        ]
+        refused_beat = meta_read.data.refused
+        leave = r.i.valid & r.i.ready
+        m.d.comb += [
+            r.i.valid.eq(filled.bit_select(head[:slot_bits], 1)),
+            r.i.payload.id.eq(meta_read.data.id),
+            r.i.payload.last.eq(meta_read.data.last),
+            r.i.payload.data.eq(Mux(refused_beat, 0, sector_read.data.data)),
+            r.i.payload.resp.eq(Mux(refused_beat, ResponseStatus.SLAVE_ERROR,
+                                    sector_read.data.status)),
+        ]
+        with m.If(leave):
+            m.d.sync += head.eq(head + 1)
+
+        set_bits = Signal(slots)
+        clear_bits = Signal(slots)
+        with m.If(self.responses.valid):
+            m.d.comb += set_bits.eq(Const(1, slots) << response.id[:slot_bits])
+        refused_bit = Signal(slots)
+        with m.If(allocate & beat.refused):
+            m.d.comb += refused_bit.eq(Const(1, slots) << tail[:slot_bits])
+        with m.If(leave):
+            m.d.comb += clear_bits.eq(Const(1, slots) << head[:slot_bits])
+        m.d.sync += filled.eq((filled & ~clear_bits) | set_bits | refused_bit)
+        return m

@@ -1,0 +1,45 @@
+"""The FPGA top through cocotbext-axi (testbench: sim/tb/axi_slice_tb.py): every test under
+Verilator and Icarus with random pauses on every channel, one short run without pauses,
+the register windows on a build with a small engine, long random runs marked slow."""
+
+import pytest
+
+from matndp.hw.config import EngineConfig, NDPConfig
+from matndp.sim.designs import AXI_SLICE_MODULE, TRIGGER_SLICE, axi_slice_verilog, config_environment
+from matndp.sim.runner import run_cocotb
+
+
+TESTS = ["random_traffic", "register_errors", "unsupported_bursts", "memory_errors",
+         "reset_mid_traffic"]
+# The engine's windows, small enough to write and read every word in a short run.
+SMALL_ENGINE = NDPConfig(engine=EngineConfig(instruction_words=64, argument_blocks=1,
+                                             scratchpad_bytes=256))
+
+
+def _run(simulator, testcase, config=TRIGGER_SLICE, **env):
+    run_cocotb(sources=[axi_slice_verilog(config)], toplevel=AXI_SLICE_MODULE,
+               test_module="matndp.sim.tb.axi_slice_tb", simulator=simulator, testcase=testcase,
+               extra_env={**config_environment(config), **env})
+
+
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+def test_axi_top(simulator):
+    operations = 12 if simulator == "verilator" else 4
+    _run(simulator, TESTS, MATNDP_SEED=1, MATNDP_OPERATIONS=operations, MATNDP_PRESSURE="random")
+
+
+def test_traffic_without_pauses():
+    _run("verilator", "random_traffic", MATNDP_SEED=2, MATNDP_OPERATIONS=12, MATNDP_PRESSURE="none")
+
+
+def test_windows_and_errors_with_an_engine():
+    _run("verilator", ["windows", "register_errors", "random_traffic"], config=SMALL_ENGINE,
+         MATNDP_SEED=4, MATNDP_OPERATIONS=6, MATNDP_PRESSURE="random")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_long_random_traffic(simulator, seed):
+    _run(simulator, ["random_traffic", "memory_errors"], MATNDP_SEED=seed,
+         MATNDP_OPERATIONS=200 if simulator == "verilator" else 30, MATNDP_PRESSURE="random")
