@@ -14,7 +14,7 @@ import numpy as np
 
 
 __all__ = ["ConvLayer", "RESNET50_LAYERS", "SectorAccess", "LayerStream", "conv_output_write_stream",
-           "sector_words"]
+           "output_tiles", "sector_words"]
 
 
 @dataclass(frozen=True)
@@ -80,17 +80,36 @@ def sector_words(values, sector_bytes):
             for i in range(0, raw.size, sector_bytes)]
 
 
+def _layer(layer):
+    if isinstance(layer, str):
+        try:
+            return RESNET50_LAYERS[layer]
+        except KeyError:
+            raise ValueError(f"unknown layer {layer!r}; known: {', '.join(RESNET50_LAYERS)}") from None
+    return layer
+
+
+def output_tiles(layer, *, batch=1, tile=(128, 64)):
+    """How many ``tile``-sized tiles the implicit GEMM of ``layer``'s output has."""
+    layer = _layer(layer)
+    rows, columns = batch * layer.out_size ** 2, layer.out_channels
+    return ceil(rows / tile[0]) * ceil(columns / tile[1])
+
+
 def conv_output_write_stream(layer, *, batch=1, base=0x10_0000_0000, tile=(128, 64),
                              sector_bytes=32, max_tiles=None, seed=0):
     """The sector writes of ``layer``'s output, tile by tile, with the real output values.
 
-    ``max_tiles`` keeps the first tiles only (a slice of the layer for short runs).
+    ``max_tiles`` keeps the first tiles only (a slice of the layer for short runs); it must
+    be in ``1..output_tiles(layer)``.
     """
-    if isinstance(layer, str):
-        try:
-            layer = RESNET50_LAYERS[layer]
-        except KeyError:
-            raise ValueError(f"unknown layer {layer!r}; known: {', '.join(RESNET50_LAYERS)}") from None
+    layer = _layer(layer)
+    if max_tiles is not None:
+        available = output_tiles(layer, batch=batch, tile=tile)
+        if isinstance(max_tiles, bool) or not isinstance(max_tiles, int) or \
+                not 1 <= max_tiles <= available:
+            raise ValueError(f"{layer.name} has {available} output tiles of {tile[0]}x{tile[1]}; "
+                             f"max_tiles must be in 1..{available}, not {max_tiles!r}")
     tile_m, tile_n = tile
     floats_per_sector = sector_bytes // 4
     if tile_n % floats_per_sector or layer.out_channels % floats_per_sector:

@@ -271,6 +271,19 @@ class NDPRuntime:
         """COMPLETE of every entry, bit i for entry i (all its words)."""
         return self._read_split("complete")
 
+    def enable_interrupts(self, mask):
+        """Write IRQ_ENABLE: bit i lets entry i's COMPLETE bit raise ``irq`` (all its words;
+        0 masks the interrupt off)."""
+        entries = self.config.trigger.filter_entries
+        if not 0 <= mask < 1 << entries:
+            raise RangeError(f"interrupt mask {mask:#x} names entries beyond the "
+                             f"{entries} this slice has")
+        self._write_split("irq_enable", mask)
+
+    def interrupt_mask(self):
+        """IRQ_ENABLE of every entry, bit i for entry i."""
+        return self._read_split("irq_enable")
+
     def stopped_mask(self):
         """STOPPED of every entry (engine only)."""
         return self._read_split("stopped")

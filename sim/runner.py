@@ -17,7 +17,7 @@ from cocotb_tools.runner import Verilator, get_runner, get_results
 from .environment import put_environment_tools_on_path
 
 
-__all__ = ["SIMULATORS", "SimulationFailed", "project_root", "build_root", "write_if_changed",
+__all__ = ["SIMULATORS", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
            "run_cocotb", "check_simulator"]
 
 
@@ -25,7 +25,11 @@ SIMULATORS = ("verilator", "icarus")
 
 
 class SimulationFailed(RuntimeError):
-    pass
+    """A simulation did not run to a pass: a build error, or a failed cocotb test."""
+
+
+class ToolMissing(SimulationFailed):
+    """A simulator the run needs is not installed where matndp looks for it."""
 
 
 def project_root():
@@ -42,7 +46,8 @@ def check_simulator(simulator):
     put_environment_tools_on_path()
     executable = "verilator" if simulator == "verilator" else "iverilog"
     if shutil.which(executable) is None:
-        raise SimulationFailed(f"{executable} is not on PATH; run `make setup`")
+        raise ToolMissing(f"{executable} is not installed (not beside this Python nor on "
+                          f"PATH); run `make setup`")
 
 
 def write_if_changed(path, text):
