@@ -114,7 +114,8 @@ def run_flagship(output, *, simulator="verilator", tiles=8, seed=1, pressure="ra
         write_save_file(staging / FILES["gtkwave_save"], dump_file=wave.name,
                         verilog_text=verilog.read_text(), module="ndp_slice", scope="ndp_slice",
                         groups=SIGNAL_GROUPS, payload_fields=_payload_fields(config),
-                        decimal_fields=DECIMAL_FIELDS, window=window, markers=markers)
+                        decimal_fields=DECIMAL_FIELDS, escaped_fields=simulator == "icarus",
+                        window=window, markers=markers)
         report = _report(config, measurements, simulator, available)
         _figure(measurements, staging / FILES["figure"])
         (staging / FILES["report_json"]).write_text(json.dumps(report, indent=2) + "\n")

@@ -57,7 +57,7 @@ def _trace(scope, name, width, decimal=False):
 
 
 def write_save_file(path, *, dump_file, verilog_text, module, scope, groups, payload_fields=None,
-                    decimal_fields=(), window=None, markers=()):
+                    decimal_fields=(), escaped_fields=False, window=None, markers=()):
     """Write the save file and return ``path``.
 
     groups:         ``[(title, [port-name prefixes])]``; ports are listed in declaration
@@ -66,6 +66,8 @@ def write_save_file(path, *, dump_file, verilog_text, module, scope, groups, pay
                     (names as the exported Verilog gives them, ``port.field``), its raw
                     vector kept in a closed sub-group at the end of its group.
     decimal_fields: field names shown in decimal (the others in hex, one-bit ones in binary).
+    escaped_fields: the dump names a field as the Verilog escaped identifier it is
+                    (``\\port.field``: Icarus keeps the backslash; Verilator drops it).
     window:         ``(start, end)`` in the dump's time units: the view the file opens on.
     markers:        up to 26 times, the named markers A, B, C, ...; the first is also the
                     primary marker.
@@ -97,8 +99,9 @@ def write_save_file(path, *, dump_file, verilog_text, module, scope, groups, pay
         raw = []
         for name in members:
             if name in payload_fields:
+                escape = "\\" if escaped_fields else ""
                 for field, width in payload_fields[name]:
-                    lines += _trace(scope, f"{name}.{field}", width, field in decimal_fields)
+                    lines += _trace(scope, f"{escape}{name}.{field}", width, field in decimal_fields)
                 raw.append(name)
             else:
                 lines += _trace(scope, name, ports[name])

@@ -62,6 +62,8 @@ def register(subparsers):
 
 def run_sim(args):
     from ..flagship import run_flagship
+    from ..runner import check_simulator
+    check_simulator(args.simulator)
     with tool_output("sim", args.verbose) as tools:
         run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                      pressure=args.pressure, progress=tools.step)
