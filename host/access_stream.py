@@ -19,6 +19,8 @@ __all__ = ["ConvLayer", "RESNET50_LAYERS", "SectorAccess", "LayerStream", "conv_
 
 @dataclass(frozen=True)
 class ConvLayer:
+    """A 2-D convolution's shape: channels, square kernel, stride, padding, input size."""
+
     name: str
     in_channels: int
     out_channels: int
@@ -44,6 +46,8 @@ RESNET50_LAYERS = {layer.name: layer for layer in [
 
 @dataclass(frozen=True)
 class SectorAccess:
+    """One GPU memory request of a sector."""
+
     addr: int
     write: bool
     data: int        # the sector's bytes, byte 0 in the low bits
@@ -52,6 +56,8 @@ class SectorAccess:
 
 @dataclass(frozen=True)
 class LayerStream:
+    """A layer's output write stream: the output values and their sector writes in order."""
+
     layer: ConvLayer
     batch: int
     base: int

@@ -52,8 +52,10 @@ def format_seconds(seconds):
 
 
 def format_joules(joules):
+    """Joules with an SI prefix: ``'30 J'``, ``'550 mJ'``."""
     return format_si(joules, "J")
 
 
 def format_watts(watts):
+    """Watts with an SI prefix: ``'420 W'``."""
     return format_si(watts, "W")

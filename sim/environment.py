@@ -26,7 +26,7 @@ def environment_tool_folders():
 def put_environment_tools_on_path():
     """Put :func:`environment_tool_folders` first on PATH, so that a command started as
     ``.venv/bin/matndp`` without an activated venv finds them."""
+    folders = environment_tool_folders()
     path = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
-    missing = [folder for folder in environment_tool_folders() if folder not in path]
-    if missing:
-        os.environ["PATH"] = os.pathsep.join(missing + path)
+    if path[:len(folders)] != folders:
+        os.environ["PATH"] = os.pathsep.join(folders + [entry for entry in path if entry not in folders])

@@ -33,14 +33,18 @@ class ToolMissing(SimulationFailed):
 
 
 def project_root():
+    """The folder holding hw/, sim/ and host/ (the repository, for an editable install)."""
     return pathlib.Path(__file__).resolve().parent.parent
 
 
 def build_root():
+    """Where builds and logs go: ``$MATNDP_BUILD``, else ``build/`` in the project root."""
     return pathlib.Path(os.environ.get("MATNDP_BUILD", project_root() / "build"))
 
 
 def check_simulator(simulator):
+    """Refuse an unknown simulator (ValueError) or one that is not installed
+    (:class:`ToolMissing`), looking beside this Python first."""
     if simulator not in SIMULATORS:
         raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
     put_environment_tools_on_path()
