@@ -157,7 +157,8 @@ def run_list(args):
             path = pathlib.Path(args.update)
             if not path.is_file():
                 raise UsageError(f"{path}: no such file")
-            path.write_text(update_generated(path.read_text(), generated))
+            from matndp.host.output import write_text
+            write_text(path, update_generated(path.read_text(), generated))
             print(f"updated {path}")
         else:
             sys.stdout.write(generated)
