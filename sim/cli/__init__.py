@@ -108,9 +108,8 @@ def _command_name(args):
 
 
 def main(argv=None):
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
     except KeyboardInterrupt:
         print("matndp: interrupted", file=sys.stderr)
         return INTERRUPT_EXIT

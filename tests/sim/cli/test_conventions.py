@@ -96,28 +96,29 @@ def test_an_interrupt_exits_130_with_one_line_and_no_file(capsys, tmp_path, monk
     assert list(tmp_path.iterdir()) == []
 
 
-def _interrupt(argv, *, after, wait_for=None, cwd):
-    """Run the installed command, send it Ctrl-C ``after`` seconds (after ``wait_for``
-    appeared on standard error, when given); returns (exit code, standard error)."""
+def _interrupt(argv, *, after, wait_for, cwd):
+    """Run the installed command, send it Ctrl-C ``after`` seconds after ``wait_for``
+    appeared on its standard error (the work has started); returns (exit code, standard
+    error)."""
     process = subprocess.Popen([str(MATNDP), *argv], cwd=cwd, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-    seen = ""
-    if wait_for is not None:
-        while wait_for not in seen:
-            line = process.stderr.readline()
-            assert line, f"the command ended before printing {wait_for!r}: {seen}"
-            seen += line
+                               stderr=subprocess.PIPE)
+    seen = b""
+    while wait_for.encode() not in seen:
+        chunk = os.read(process.stderr.fileno(), 4096)
+        assert chunk, f"the command ended before printing {wait_for!r}: {seen.decode()}"
+        seen += chunk
     time.sleep(after)
     process.send_signal(signal.SIGINT)
     rest = process.communicate(timeout=120)[1]
-    return process.returncode, seen + rest
+    return process.returncode, (seen + rest).decode()
 
 
 def test_ctrl_c_during_a_sweep(tmp_path):
-    code, err = _interrupt(["tier", "sweep", "--models", "all", "--no-progress", "--output",
-                            str(tmp_path / "rows.json")], after=4, cwd=tmp_path)
+    code, err = _interrupt(["tier", "sweep", "--models", "all", "--output", str(tmp_path / "rows.json")],
+                           after=1, wait_for="tier sweep:", cwd=tmp_path)
     assert code == 130
-    assert err.strip().splitlines()[-1] == "matndp tier sweep: interrupted; no output was left half-written"
+    assert err.strip().splitlines()[-1].split("\r")[-1] == \
+        "matndp tier sweep: interrupted; no output was left half-written"
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
 
