@@ -195,3 +195,21 @@ def test_a_clean_clone_sets_up_and_simulates_with_the_commands_the_readme_shows(
     setup = subprocess.run(["make", "setup"], cwd=clone, capture_output=True, text=True, timeout=1800)
     assert setup.returncode == 0, setup.stdout + setup.stderr
     _doctor_and_sim(clone / ".venv" / "bin" / "matndp", clone, clone / "build" / "sim")
+
+
+def test_a_failed_simulation_shows_its_log_and_exits_1(capfd, tmp_path, monkeypatch):
+    from matndp.sim.runner import SimulationFailed
+
+    def failing(**kwargs):
+        subprocess.run(["echo", "%Error: ndp_slice.v:12: the compiler's complaint"], check=True)
+        raise SimulationFailed("matndp.sim.tb.ndp_slice_tb on ndp_slice under verilator: build failed")
+    monkeypatch.setattr("matndp.sim.flagship.run_cocotb", failing)
+    monkeypatch.setenv("MATNDP_BUILD", str(tmp_path / "build"))
+    assert exit_code(["sim", "--tiles", "1", "--output", str(tmp_path / "sim")]) == 1
+    err = capfd.readouterr().err
+    assert "%Error: ndp_slice.v:12: the compiler's complaint" in err
+    assert err.strip().splitlines()[-1] == ("matndp sim: failed: matndp.sim.tb.ndp_slice_tb on "
+                                            "ndp_slice under verilator: build failed")
+    assert "Traceback" not in err
+    assert not (tmp_path / "sim").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["build"]
