@@ -14,11 +14,13 @@ import numpy as np
 
 
 __all__ = ["ConvLayer", "RESNET50_LAYERS", "SectorAccess", "LayerStream", "conv_output", "conv_output_write_stream",
-           "sector_words"]
+           "output_tiles", "sector_words"]
 
 
 @dataclass(frozen=True)
 class ConvLayer:
+    """A 2-D convolution's shape: channels, square kernel, stride, padding, input size."""
+
     name: str
     in_channels: int
     out_channels: int
@@ -44,6 +46,8 @@ RESNET50_LAYERS = {layer.name: layer for layer in [
 
 @dataclass(frozen=True)
 class SectorAccess:
+    """One GPU memory request of a sector."""
+
     addr: int
     write: bool
     data: int        # the sector's bytes, byte 0 in the low bits
@@ -52,6 +56,8 @@ class SectorAccess:
 
 @dataclass(frozen=True)
 class LayerStream:
+    """A layer's output write stream: the output values and their sector writes in order."""
+
     layer: ConvLayer
     batch: int
     base: int
@@ -89,6 +95,13 @@ def _layer(layer):
     return layer
 
 
+def output_tiles(layer, *, batch=1, tile=(128, 64)):
+    """How many ``tile``-sized tiles the implicit GEMM of ``layer``'s output has."""
+    layer = _layer(layer)
+    rows, columns = batch * layer.out_size ** 2, layer.out_channels
+    return ceil(rows / tile[0]) * ceil(columns / tile[1])
+
+
 def conv_output(layer, *, batch=1, seed=0):
     """``layer``'s output for seeded inputs, channels innermost: (batch × pixels, C_out)
     float32, computed by im2col and a matrix product in float32."""
@@ -107,9 +120,16 @@ def conv_output_write_stream(layer, *, batch=1, base=0x10_0000_0000, tile=(128, 
                              sector_bytes=32, max_tiles=None, seed=0):
     """The sector writes of ``layer``'s output, tile by tile, with the real output values.
 
-    ``max_tiles`` keeps the first tiles only (a slice of the layer for short runs).
+    ``max_tiles`` keeps the first tiles only (a slice of the layer for short runs); it must
+    be in ``1..output_tiles(layer)``.
     """
     layer = _layer(layer)
+    if max_tiles is not None:
+        available = output_tiles(layer, batch=batch, tile=tile)
+        if isinstance(max_tiles, bool) or not isinstance(max_tiles, int) or \
+                not 1 <= max_tiles <= available:
+            raise ValueError(f"{layer.name} has {available} output tiles of {tile[0]}x{tile[1]}; "
+                             f"max_tiles must be in 1..{available}, not {max_tiles!r}")
     tile_m, tile_n = tile
     floats_per_sector = sector_bytes // 4
     if tile_n % floats_per_sector or layer.out_channels % floats_per_sector:

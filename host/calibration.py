@@ -118,6 +118,10 @@ DEFAULT_KERNELS = MappingProxyType({
 
 @dataclass(frozen=True)
 class Calibration:
+    """NDP kernel costs by kernel name (:class:`KernelCost`), the hardware they run on, and
+    where they came from: ``source`` (a file or ``defaults``), the kernels the file
+    measured and the unknown names it listed (ignored)."""
+
     kernels: MappingProxyType
     hardware: NDPHardware = field(default_factory=NDPHardware)
     source: str = "defaults"

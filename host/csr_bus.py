@@ -25,6 +25,10 @@ class CSRAccessError(RuntimeError):
 
 
 class CSRBus(ABC):
+    """Word access to an NDP slice's register bus: what :class:`~matndp.host.runtime.NDPRuntime`
+    drives. Implementations: the register model (:class:`RegisterModelBus`), the simulated
+    bus in co-simulation, a memory-mapped device on hardware."""
+
     @abstractmethod
     def read(self, address):
         """Return the 32-bit word at ``address``; raise :class:`CSRAccessError` on a bus error."""

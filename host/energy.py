@@ -17,6 +17,9 @@ PJ = 1e-12
 
 @dataclass(frozen=True)
 class EnergyConstants:
+    """The per-bit, per-FLOP and per-instruction energies and static powers of the energy
+    model, with their sources (docs/energy.md)."""
+
     # HBM2 device access (O'Connor et al., MICRO 2017).
     dram_pj_per_bit: float = 3.97
     # Measured A100 HBM-level 13.11 pJ/bit includes controller and transport (Antepara et
@@ -42,6 +45,9 @@ class EnergyConstants:
 
 @dataclass(frozen=True)
 class EnergyBreakdown:
+    """Joules of one iteration by part: GPU and NDP arithmetic, DRAM device, GPU-side
+    transport, GPU and NDP static, links."""
+
     gpu_compute_j: float = 0.0
     ndp_compute_j: float = 0.0
     dram_j: float = 0.0
@@ -69,6 +75,7 @@ def gpu_compute_j(graph, ops, constants):
 
 
 def baseline_energy(plan, constants=None):
+    """The :class:`EnergyBreakdown` of ``plan``'s iteration on the plain GPU."""
     constants = constants or EnergyConstants()
     graph, gpu = plan.graph, plan.gpu
     bits = plan.dram_bytes_baseline * 8
@@ -80,6 +87,7 @@ def baseline_energy(plan, constants=None):
 
 
 def matndp_energy(plan, constants=None):
+    """The :class:`EnergyBreakdown` of ``plan``'s iteration with the offloaded ops on the NDP."""
     constants = constants or EnergyConstants()
     graph, gpu = plan.graph, plan.gpu
     on_gpu = [op for op in graph.ops if not plan.placements[op.name].offloaded]

@@ -52,6 +52,10 @@ TENSOR_CORE_KINDS = ("gemm", "conv")
 
 @dataclass(frozen=True)
 class GPUPreset:
+    """A GPU as the timing model sees it: peaks (FP32, 16-bit tensor cores, DRAM bandwidth
+    in GB/s of 1e9 B), capacity, memory controllers (one NDP unit beside each), L2, NVLink,
+    TDP, kernel launch overhead and the efficiency factors of the roofline."""
+
     name: str
     fp32_tflops: float
     tensor_tflops: float          # dense FP16/BF16 tensor-core peak
@@ -138,6 +142,8 @@ def is_memory_bound(graph, op, gpu):
 
 @dataclass(frozen=True)
 class TimelineEntry:
+    """One op on the GPU timeline: when it runs and the DRAM bytes it moves."""
+
     op: str
     kind: str
     phase: str

@@ -26,7 +26,9 @@ PHASES = ("forward", "backward", "optimizer")
 
 
 class GraphError(ValueError):
-    pass
+    """A graph that is not a valid training iteration: an unknown dtype or tensor kind, a
+    tensor id or op name used twice, an op naming a tensor that does not exist, or a
+    dependency on an op that does not come before it."""
 
 
 @dataclass(frozen=True)
@@ -55,16 +57,19 @@ class Tensor:
 
     @property
     def elements(self):
+        """The element count."""
         return prod(self.shape)
 
     @property
     def bytes(self):
+        """The size in bytes."""
         if self.size_bytes is not None:
             return self.size_bytes
         return self.elements * DTYPE_BYTES[self.dtype]
 
     @property
     def persistent(self):
+        """Whether it lives across iterations (weights, optimizer state)."""
         return self.kind in ("weight", "optimizer_state")
 
 
@@ -102,6 +107,16 @@ class Op:
 
 
 class IterationGraph:
+    """One training iteration: ``tensors`` (:class:`Tensor`, by id) and ``ops`` (:class:`Op`)
+    in a valid execution order, for ``batch`` samples in ``dtype``; ``meta`` holds what the
+    builder knew (outputs, loss, optimizer, sequence length).
+
+    The constructor checks the graph (:class:`GraphError` names the first problem). Build
+    one with :class:`~matndp.host.zoo.builder.GraphBuilder`, take one from the zoo
+    (:func:`~matndp.host.zoo.build_model`) or import a PyTorch model
+    (:func:`~matndp.host.zoo.torch_import.import_module_graph`).
+    """
+
     def __init__(self, name, tensors, ops, *, batch, dtype, meta=None):
         self.name = name
         self.batch = batch
@@ -130,12 +145,14 @@ class IterationGraph:
             seen.add(op.name)
 
     def op(self, name):
+        """The op named ``name`` (KeyError if none)."""
         for op in self.ops:
             if op.name == name:
                 return op
         raise KeyError(f"{self.name}: no op named {name!r}")
 
     def tensor_bytes(self, tensor_id):
+        """The size of tensor ``tensor_id`` in bytes."""
         return self.tensors[tensor_id].bytes
 
     def reads_sixteen_bit(self, op):
@@ -149,4 +166,5 @@ class IterationGraph:
                sum(self.tensors[t].bytes for t in op.outputs)
 
     def parameters(self):
+        """The number of trainable parameters (elements of the weight tensors)."""
         return sum(t.elements for t in self.tensors.values() if t.kind == "weight")

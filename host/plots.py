@@ -18,6 +18,8 @@ def _rows(intervals, kind_of):
 
 
 def plot_run(plan, report, path):
+    """Write the timeline (baseline GPU, matNDP GPU, NDP on the fly, NDP standalone) and the
+    time per op kind of ``plan`` to the image ``path``; returns the path written."""
     plt = pyplot()
     kind_of = {op.name: op.kind for op in plan.graph.ops}
     kinds = sorted({op.kind for op in plan.graph.ops})

@@ -20,6 +20,10 @@ __all__ = ["RunConfig", "GpuRun", "run_gpu", "breakdown"]
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
+    """What :func:`run_gpu` runs: a zoo model at ``batch`` per GPU in ``dtype`` on ``gpus``
+    GPUs of preset ``gpu``, with offload ``policy`` and the NDP calibration file
+    ``calibration_path`` (default: the measured file when it exists, else defaults)."""
+
     model: str
     gpu: str
     batch: int

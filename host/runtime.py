@@ -128,9 +128,11 @@ class NDPRuntime:
         return self.registers[name].address
 
     def read_register(self, name):
+        """The word of register ``name`` (a register map name, e.g. ``entry3.hits``)."""
         return self.bus.read(self._address(name))
 
     def write_register(self, name, value):
+        """Write the word ``value`` to register ``name``."""
         self.bus.write(self._address(name), value)
 
     def read_fields(self, name):
@@ -252,6 +254,7 @@ class NDPRuntime:
                              f"have not ended; wait for them before re-programming it")
 
     def disable(self, index):
+        """Disable filter entry ``index``: it matches nothing until programmed again."""
         if index not in self.ranges:
             raise RangeError(f"filter entry {index} is not programmed")
         self.write_fields(entry_register_name(index, "ctrl"))
@@ -259,17 +262,33 @@ class NDPRuntime:
 
     # --- observation ----------------------------------------------------------------------------
     def hits(self, index):
+        """The trigger events filter entry ``index`` produced since it was programmed."""
         return self.read_fields(entry_register_name(index, "hits"))["count"]
 
     def stall_cycles(self):
+        """Cycles the trigger held the GPU path for a full event queue."""
         return self.read_fields("stall_cycles")["count"]
 
     def event_count(self):
+        """Trigger events produced, all entries."""
         return self.read_fields("event_count")["count"]
 
     def done_mask(self):
         """COMPLETE of every entry, bit i for entry i (all its words)."""
         return self._read_split("complete")
+
+    def enable_interrupts(self, mask):
+        """Write IRQ_ENABLE: bit i lets entry i's COMPLETE bit raise ``irq`` (all its words;
+        0 masks the interrupt off)."""
+        entries = self.config.trigger.filter_entries
+        if not 0 <= mask < 1 << entries:
+            raise RangeError(f"interrupt mask {mask:#x} names entries beyond the "
+                             f"{entries} this slice has")
+        self._write_split("irq_enable", mask)
+
+    def interrupt_mask(self):
+        """IRQ_ENABLE of every entry, bit i for entry i."""
+        return self._read_split("irq_enable")
 
     def stopped_mask(self):
         """STOPPED of every entry (engine only)."""
@@ -280,6 +299,7 @@ class NDPRuntime:
         return self.read_fields(entry_register_name(index, "completed"))["count"]
 
     def drained(self, index):
+        """Events of entry ``index`` dropped since an error stopped it (engine only)."""
         return self.read_fields(entry_register_name(index, "drained"))["count"]
 
     def error(self):
@@ -291,6 +311,7 @@ class NDPRuntime:
         return fields["entry"], self.read_fields("error_pc")["pc"], ErrorCause(fields["cause"])
 
     def clear_error(self):
+        """Clear the recorded engine error, so that the next one is recorded."""
         self.write_fields("error", recorded=1)
 
     def set_memory_window(self, base, end):
@@ -302,6 +323,7 @@ class NDPRuntime:
         self._write_split("window_end", end)
 
     def set_watchdog(self, cycles):
+        """Let a µthread live at most ``cycles`` cycles (engine only)."""
         self.write_fields("watchdog", cycles=cycles)
 
     # --- kernels and arguments --------------------------------------------------------------------
@@ -346,9 +368,11 @@ class NDPRuntime:
         self.write_window("args", 8 * ARGUMENT_WORDS * block, padded)
 
     def id_reuse_flag(self):
+        """Whether a read was issued while another with the same id was outstanding."""
         return bool(self.read_fields("status")["id_reuse"])
 
     def clear_counters(self):
+        """Zero STALL_CYCLES and EVENT_COUNT."""
         self.write_fields("stall_cycles", count=0)
         self.write_fields("event_count", count=0)
 

@@ -55,6 +55,8 @@ def _design_file(build_design, name, *parameters):
 
 
 def ndp_slice_verilog(config=None):
+    """The exported Verilog file of the NDP slice built with ``config`` (default
+    :class:`~matndp.hw.config.NDPConfig`), under ``build/verilog/``."""
     return _design_file(NDPSlice, "ndp_slice", config or NDPConfig())
 
 
@@ -101,6 +103,7 @@ class MemoryPortFIFOs(wiring.Component):
 
 
 def memory_port_fifos_verilog(config, depth=4):
+    """The exported Verilog file of :class:`MemoryPortFIFOs`."""
     return _design_file(MemoryPortFIFOs, "memory_port_fifos", config, depth)
 
 

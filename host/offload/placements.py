@@ -64,6 +64,8 @@ class Placement:
 
 @dataclass(frozen=True, kw_only=True)
 class OnGpu(Placement):
+    """The op runs as a GPU kernel, as in the baseline."""
+
     where = "gpu"
     offloaded = False
 

@@ -10,6 +10,9 @@ __all__ = ["ScheduledOp", "Busy", "BandwidthSegment", "Plan"]
 
 @dataclass(frozen=True)
 class ScheduledOp:
+    """One op in the matNDP schedule: where it ran (its placement's name), when, and the
+    DRAM bytes it moved."""
+
     op: str
     kind: str
     phase: str
@@ -39,6 +42,10 @@ class BandwidthSegment(NamedTuple):
 
 @dataclass
 class Plan:
+    """The result of :func:`~matndp.host.offload.plan_offload`: the placement of every op,
+    the matNDP schedule and the baseline timeline, busy intervals, DRAM bandwidth over
+    time, bytes and NDP cycles; ``baseline_s``, ``matndp_s`` and ``speedup`` summarize it."""
+
     graph: object
     gpu: object
     calibration: object

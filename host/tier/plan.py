@@ -39,6 +39,10 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Plan:
+    """A placement policy's plan for one iteration: the write-outs and prefetches (chunks) it
+    issues at op boundaries, for ``capacity_pages`` of HBM; ``strict`` when the plan alone
+    keeps HBM within capacity."""
+
     policy: str
     n_slots: int
     capacity_pages: int

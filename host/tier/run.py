@@ -55,6 +55,10 @@ def run_tier(config, workload, *, check=True):
 def run_model(model, *, policy, gpu="a100", batch=8, hbm_fraction=None, hbm_bytes=None,
               flash="zssd", flash_devices=1, link_gbs=31.5, dtype="fp32", seq_len=None,
               iterations=3, check=True):
+    """Simulate zoo model ``model`` on GPU preset ``gpu`` with HBM of ``hbm_fraction`` of
+    its footprint (or ``hbm_bytes``) over ``flash`` under the placement ``policy``; returns
+    the :class:`~matndp.host.tier.simulate.TierRun`, whose ``metrics`` are per iteration in
+    steady state."""
     if batch < 1:
         raise ValueError(f"batch must be >= 1, got {batch}")
     if hbm_fraction is None and hbm_bytes is None:

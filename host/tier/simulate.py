@@ -18,6 +18,10 @@ __all__ = ["POLICIES", "TierRun", "simulate", "capacity_pages_for"]
 
 @dataclass
 class TierRun:
+    """A tiering simulation: the policy, the steady-state ``metrics`` (the last iteration),
+    a record and the plan of every simulated iteration, the HBM capacity in pages, the
+    tensor lifetimes, and the trace totals and event log when the run was checked."""
+
     policy: str
     metrics: dict
     records: list           # IterationRecord per iteration

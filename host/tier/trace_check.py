@@ -13,7 +13,8 @@ __all__ = ["TraceError", "check_trace"]
 
 
 class TraceError(AssertionError):
-    pass
+    """A tiering trace broke a rule of the memory (an op ran on a tensor not resident, HBM
+    over capacity, a transfer of pages that were not there)."""
 
 
 def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):

@@ -66,6 +66,7 @@ OPTIMIZERS = Registry("optimizer", (
 
 
 def conv_out(size, kernel, stride, padding):
+    """The output size of a convolution or pooling window along one dimension."""
     out = (size + 2 * padding - kernel) // stride + 1
     if out < 1:
         raise ValueError(f"input size {size} too small for kernel {kernel}, stride {stride}, "
@@ -92,6 +93,21 @@ class _Layer:
 
 
 class GraphBuilder:
+    """Writes a training iteration from its forward pass.
+
+    Declare the inputs (:meth:`input`), then call one method per layer (:meth:`conv2d`,
+    :meth:`linear`, :meth:`batchnorm`, :meth:`relu`, ... :meth:`cross_entropy`); each
+    returns the id of its output tensor and records what its backward pass reads and
+    writes. :meth:`finish` adds the backward ops and one optimizer op per parameter tensor
+    and returns the :class:`~matndp.host.graph.IterationGraph`.
+
+    name:      the graph's name; tensor and op names are prefixed by the layer names given.
+    batch:     samples per iteration (a positive integer).
+    dtype:     ``fp32``, or ``bf16`` / ``fp16`` for mixed precision (:data:`PRECISIONS`).
+    optimizer: ``adamw`` or ``sgd_momentum`` (:data:`OPTIMIZERS`).
+    meta:      extra facts kept in the graph's ``meta``.
+    """
+
     def __init__(self, name, *, batch, dtype, optimizer, meta=None):
         if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
             raise ValueError(f"batch must be a positive integer, not {batch!r}")
@@ -116,19 +132,24 @@ class GraphBuilder:
         return tensor_id
 
     def input(self, tensor_id, shape, dtype=None):
+        """A model input (images, token ids, labels) of ``shape``; returns its id."""
         return self._tensor(tensor_id, shape, dtype or self.precision.compute, "input")
 
     def activation(self, tensor_id, shape, dtype=None):
+        """An activation tensor a layer produces; returns its id."""
         return self._tensor(tensor_id, shape, dtype or self.precision.compute, "activation")
 
     def parameter(self, tensor_id, shape):
+        """A trainable weight: the optimizer step updates it; returns its id."""
         self.parameters.append(tensor_id)
         return self._tensor(tensor_id, shape, self.precision.compute, "weight")
 
     def shape(self, tensor_id):
+        """The shape of tensor ``tensor_id``."""
         return self.tensors[tensor_id].shape
 
     def elements(self, tensor_id):
+        """The element count of tensor ``tensor_id``."""
         return self.tensors[tensor_id].elements
 
     # -- ops --------------------------------------------------------------------------------
@@ -153,11 +174,14 @@ class GraphBuilder:
         return op
 
     def forward(self, name, kind, flops, inputs, outputs, backward=(), alias=(), **attrs):
+        """A forward op of any ``kind`` with its FLOPs, input and output tensor ids and the
+        backward ops it implies (what the layer methods use; for a layer they lack)."""
         self._emit(name, kind, "forward", flops, inputs, outputs, attrs)
         self._layers.append(_Layer(name, list(backward), alias))
 
     # -- layers ------------------------------------------------------------------------------
     def conv2d(self, name, x, out_channels, kernel, stride=1, padding=0, bias=False):
+        """A square 2-D convolution of the NCHW tensor ``x``; returns the output's id."""
         n, c, h, w = self.shape(x)
         ho, wo = conv_out(h, kernel, stride, padding), conv_out(w, kernel, stride, padding)
         weight = self.parameter(f"{name}.weight", (out_channels, c, kernel, kernel))
@@ -212,6 +236,7 @@ class GraphBuilder:
         return y
 
     def batchnorm(self, name, x):
+        """Batch normalization of the NCHW tensor ``x`` (training mode, FP32 statistics)."""
         n, c, h, w = self.shape(x)
         gamma = self.parameter(f"{name}.weight", (c,))
         beta = self.parameter(f"{name}.bias", (c,))
@@ -229,6 +254,7 @@ class GraphBuilder:
         return y
 
     def layernorm(self, name, x):
+        """Layer normalization over the last dimension of ``x``."""
         shape = self.shape(x)
         rows, width = prod(shape[:-1]), shape[-1]
         gamma = self.parameter(f"{name}.weight", (width,))
@@ -254,13 +280,16 @@ class GraphBuilder:
         return y
 
     def relu(self, name, x):
+        """Element-wise ReLU."""
         return self._unary(name, x, 1, 1, "relu", ("y",))
 
     def gelu(self, name, x):
+        """Element-wise GELU."""
         # tanh approximation: about 8 FLOPs forward, 14 backward per element
         return self._unary(name, x, 8, 14, "gelu", ("x",))
 
     def tanh(self, name, x):
+        """Element-wise tanh."""
         return self._unary(name, x, 4, 3, "tanh", ("y",))
 
     def scale(self, name, x):
@@ -268,6 +297,7 @@ class GraphBuilder:
         return self._unary(name, x, 1, 1, "scale", ())
 
     def dropout(self, name, x):
+        """Dropout (training mode): the mask is kept for the backward pass."""
         y = self.activation(f"{name}.out", self.shape(x))
         mask = self.activation(f"{name}.mask", self.shape(x), "bool")
         elements = self.elements(x)
@@ -301,6 +331,7 @@ class GraphBuilder:
         return y
 
     def softmax(self, name, x):
+        """Softmax over the last dimension of ``x``."""
         y = self.activation(f"{name}.out", self.shape(x))
         elements = self.elements(x)
         # max, subtract, exp, sum, divide; backward: dot(dy, y), subtract, multiply
@@ -310,6 +341,7 @@ class GraphBuilder:
         return y
 
     def maxpool(self, name, x, kernel, stride, padding):
+        """Square max-pooling of the NCHW tensor ``x``."""
         n, c, h, w = self.shape(x)
         ho, wo = conv_out(h, kernel, stride, padding), conv_out(w, kernel, stride, padding)
         y = self.activation(f"{name}.out", (n, c, ho, wo))
@@ -321,6 +353,7 @@ class GraphBuilder:
         return y
 
     def adaptive_avgpool(self, name, x, out_h, out_w):
+        """Adaptive average pooling of the NCHW tensor ``x`` to ``out_h`` x ``out_w``."""
         n, c, h, w = self.shape(x)
         y = self.activation(f"{name}.out", (n, c, out_h, out_w))
         elements = n * c * h * w
@@ -329,6 +362,7 @@ class GraphBuilder:
         return y
 
     def embedding(self, name, indices, num_embeddings, dim, weight=None):
+        """A lookup of rows of a ``num_embeddings`` x ``dim`` table (``weight`` reuses one)."""
         if weight is None:
             weight = self.parameter(f"{name}.weight", (num_embeddings, dim))
         y = self.activation(f"{name}.out", (*self.shape(indices), dim))
@@ -347,6 +381,7 @@ class GraphBuilder:
         return y
 
     def cross_entropy(self, name, logits, labels):
+        """Cross-entropy of ``logits`` against integer ``labels``: the loss to pass to :meth:`finish`."""
         loss = self.activation(f"{name}.loss", (), "fp32")
         elements = self.elements(logits)
         # log-softmax (5/elem) and the pick; backward: softmax minus one-hot (3/elem)

@@ -19,6 +19,8 @@ def footprint_bytes(graph):
 
 
 def summarize(graph):
+    """Parameters, FLOPs (total, by phase, by op kind), tensor bytes by kind, the footprint
+    and op counts of ``graph``, as a JSON-able dict."""
     kinds = Counter(op.kind for op in graph.ops)
     flops_by_kind = Counter()
     flops_by_phase = Counter()

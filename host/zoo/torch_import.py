@@ -31,6 +31,11 @@ def _conv(b, name, module, x):
 
 
 def import_module_graph(module, input_shape, *, name=None, dtype="fp32", optimizer="adamw"):
+    """The training iteration of the PyTorch ``module`` on inputs of ``input_shape`` (batch
+    first), as an :class:`~matndp.host.graph.IterationGraph` named ``name`` (default the
+    module's class name). Needs torch; a layer or function it cannot map is a ValueError
+    naming it. ``dtype`` and ``optimizer`` are those of
+    :class:`~matndp.host.zoo.builder.GraphBuilder`."""
     import torch
     import torch.fx
     from torch import nn

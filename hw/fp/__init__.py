@@ -1,1 +1,1 @@
-"""IEEE-754 binary32 arithmetic units of the NDP datapath (ARCHITECTURE §4.4)."""
+"""IEEE-754 binary32 arithmetic units of the NDP datapath (docs/architecture.md, docs/fp.md)."""

@@ -11,6 +11,8 @@ import pathlib
 import platform
 import time
 
+from matndp.host.output import write_text
+
 
 __all__ = ["BENCHMARKS", "run_benchmarks"]
 
@@ -33,7 +35,9 @@ def _machine():
             "cpus": os.cpu_count()}
 
 
-def run_benchmarks(output, names=None, quick=False):
+def run_benchmarks(output, names=None, quick=False, progress=None):
+    """Run the benchmarks ``names`` (default all) and write their JSON under ``output``;
+    returns the files written. ``progress`` receives a line as each one starts."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     selected = names or list(BENCHMARKS)
@@ -41,7 +45,9 @@ def run_benchmarks(output, names=None, quick=False):
     if unknown:
         raise ValueError(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
     written = []
-    for name in selected:
+    for number, name in enumerate(selected, 1):
+        if progress is not None:
+            progress(f"bench {number}/{len(selected)}: {name}")
         module_name, function_name = BENCHMARKS[name].split(":")
         function = getattr(importlib.import_module(module_name), function_name)
         started = time.time()
@@ -49,8 +55,7 @@ def run_benchmarks(output, names=None, quick=False):
         document = {"benchmark": name, "started_unix": round(started, 3),
                     "wall_s": round(time.time() - started, 3), "machine": _machine(),
                     "results": result}
-        path = output / f"{name}.json"
-        path.write_text(json.dumps(document, indent=2) + "\n")
+        path = write_text(output / f"{name}.json", json.dumps(document, indent=2) + "\n")
         print(f"bench {name}: {path}")
         written.append(path)
     return written

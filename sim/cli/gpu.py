@@ -1,14 +1,16 @@
 """``matndp gpu``: time training iterations on GPU presets, with and without matNDP."""
 
-import json
 
 from matndp.host.gpu import PRESETS
 from matndp.host.ndpxnet import MAX_GPUS
 from matndp.host.offload.policies import OFFLOAD_POLICIES
 from matndp.host.zoo import MODELS
 
+from matndp.host.units import format_bytes, format_joules, format_seconds
+
 from .arguments import integer, name_in
 from .model import add_model_options
+from .output import add_result_options, output_file, warn, write_result
 
 
 def run_presets(args):
@@ -19,18 +21,31 @@ def run_presets(args):
     return 0
 
 
+def warn_unknown_kernels(command, calibration):
+    """Kernels a calibration file names that the model does not know are ignored: say so."""
+    unknown = calibration.get("ignored_unknown_kernels") or []
+    if unknown:
+        warn(command, f"the calibration {calibration['source']} names kernels the model does "
+                      f"not know, ignored: {', '.join(unknown)}")
+
+
 def _print_report(report):
+    gpus = report["gpus"]
     print(f"{report['model']} batch {report['batch']} {report['dtype']} on "
-          f"{report['gpus']} x {report['gpu'].upper()} (NDP calibration: "
+          f"{gpus} x {report['gpu'].upper()} (NDP calibration: "
           f"{report['calibration']['source']})")
-    print(f"  baseline      {report['baseline_s'] * 1e3:10.3f} ms")
-    print(f"  matNDP        {report['matndp_s'] * 1e3:10.3f} ms   speedup {report['speedup']:.3f}x "
+    print(f"  baseline      {format_seconds(report['baseline_s']):>10}")
+    print(f"  matNDP        {format_seconds(report['matndp_s']):>10}   speedup {report['speedup']:.3f}x "
           f"(Amdahl bound {report['amdahl_bound']:.3f}x at offloaded share "
           f"{report['offloaded_share']:.1%})")
-    print(f"  DRAM bytes    {report['dram_bytes_baseline'] / 1e9:10.3f} GB -> "
-          f"{report['dram_bytes_matndp'] / 1e9:.3f} GB")
-    print(f"  energy        {report['energy_j_baseline']:10.3f} J  -> "
-          f"{report['energy_j_matndp']:.3f} J")
+    print(f"  DRAM traffic  {format_bytes(report['dram_bytes_baseline']):>10} -> "
+          f"{format_bytes(report['dram_bytes_matndp'])}")
+    print(f"  energy        {format_joules(report['energy_j_baseline']):>10} -> "
+          f"{format_joules(report['energy_j_matndp'])}"
+          + ("" if gpus == 1 else
+             f"   (all {gpus} GPUs and their links, one iteration; per GPU "
+             f"{format_joules(report['energy_j_baseline'] / gpus)} -> "
+             f"{format_joules(report['energy_j_matndp'] / gpus)})"))
     print(f"  {'kind':<14}{'baseline ms':>12}{'matNDP GPU':>12}{'NDP (ovl.)':>12}{'offloaded':>10}")
     for kind, row in report["breakdown"].items():
         print(f"  {kind:<14}{row['baseline_s'] * 1e3:12.3f}{row['matndp_gpu_s'] * 1e3:12.3f}"
@@ -42,20 +57,21 @@ def run_run(args):
     config = RunConfig(args.model, args.gpu, args.batch, args.dtype, args.gpus, args.seq_len,
                        args.policy, args.calibration)
     report, plan = run_gpu(config, with_plan=True)
+    warn_unknown_kernels("gpu run", report["calibration"])
     if args.plot:
         from matndp.host.plots import plot_run
         report["plot"] = str(plot_run(plan, report, args.plot))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
+    if not write_result(args, report):
         _print_report(report)
         if args.plot:
-            print(f"wrote {args.plot}")
+            print(f"wrote {report['plot']}")
     return 0
 
 
 def run_validate(args):
+    from matndp.host.calibration import load_calibration
     from matndp.host.validation import validation_tables
+    warn_unknown_kernels("gpu validate", load_calibration(args.calibration).describe())
     text = validation_tables(args.calibration)
     if args.output:
         from matndp.host.output import write_text
@@ -92,17 +108,19 @@ def register(subparsers):
                      help="offload policy: " + "; ".join(f"{name}: {policy.help}" for name, policy
                                                          in OFFLOAD_POLICIES.items())
                           + " (default %(default)s)")
-    run.add_argument("--calibration", default=None,
+    run.add_argument("--calibration", default=None, metavar="FILE",
                      help="NDP kernel calibration JSON (default build/calibration/"
                           "ndp_kernels.json when it exists, else documented defaults)")
-    run.add_argument("--json", action="store_true", help="print JSON")
-    run.add_argument("--plot", default=None, help="write a timeline + breakdown plot (PNG/PDF/SVG)")
+    add_result_options(run, "the report", figure="a timeline + breakdown plot")
     run.set_defaults(func=run_run)
 
     validate = commands.add_parser(
         "validate", help="predictions beside published figures (docs/validation.md)",
         description="Configure the model like the published setups and print the "
                     "comparison tables of docs/validation.md as Markdown.")
-    validate.add_argument("--calibration", default=None, help="NDP kernel calibration JSON")
-    validate.add_argument("--output", default=None, help="write to this file")
+    validate.add_argument("--calibration", default=None, metavar="FILE",
+                          help="NDP kernel calibration JSON (default build/calibration/"
+                               "ndp_kernels.json when it exists, else documented defaults)")
+    validate.add_argument("--output", type=output_file, default=None, metavar="FILE",
+                          help="write the Markdown to this file instead of standard output")
     validate.set_defaults(func=run_validate)

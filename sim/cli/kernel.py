@@ -159,7 +159,8 @@ def run_list(args):
             path = pathlib.Path(args.update)
             if not path.is_file():
                 raise UsageError(f"{path}: no such file")
-            path.write_text(update_generated(path.read_text(), generated))
+            from matndp.host.output import write_text
+            write_text(path, update_generated(path.read_text(), generated))
             print(f"updated {path}")
         else:
             sys.stdout.write(generated)
@@ -320,15 +321,17 @@ def register(subparsers):
     commands = parser.add_subparsers(dest="kernel_command", metavar="COMMAND", required=True)
     asm = commands.add_parser("asm", help="assemble kernel source into an .ndpk file")
     asm.add_argument("file", help="kernel source (docs/isa.md, 'Assembly language')")
-    asm.add_argument("--output", help="the .ndpk file to write (default: FILE with .ndpk)")
-    asm.add_argument("--instruction-words", type=int, default=DEFAULT_INSTRUCTION_WORDS,
+    asm.add_argument("--output", type=output_file, metavar="FILE",
+                     help="the .ndpk file to write (default: FILE with .ndpk)")
+    asm.add_argument("--instruction-words", type=integer(1), default=DEFAULT_INSTRUCTION_WORDS,
                      help="instruction memory depth the kernel must fit (default %(default)s)")
     asm.set_defaults(func=run_asm)
     disasm = commands.add_parser("disasm", help="print the source of an .ndpk file")
     disasm.add_argument("file", help="an .ndpk file")
     disasm.set_defaults(func=run_disasm)
     doc = commands.add_parser("doc", help="render docs/isa.md from hw/engine/isa.py")
-    doc.add_argument("--output", help="write to this file instead of standard output")
+    doc.add_argument("--output", type=output_file, metavar="FILE",
+                     help="write to this file instead of standard output")
     doc.set_defaults(func=run_doc)
     listing = commands.add_parser("list", help="the kernel library: one kernel a line with its "
                                   "triggering access and instructions per sector")

@@ -1,10 +1,12 @@
 """``matndp model``: the model zoo (training iterations of reference models)."""
 
-import json
 
 from matndp.host.zoo import MODELS, PRECISIONS
 
+from matndp.host.units import format_bytes
+
 from .arguments import integer, name_in
+from .output import add_result_options, write_result
 
 
 def seq_len_help():
@@ -28,17 +30,12 @@ def run_list(args):
     return 0
 
 
-def _format_bytes(value):
-    return f"{value / 1e9:.3f} GB" if value >= 1e8 else f"{value / 1e6:.3f} MB"
-
-
 def run_summary(args):
     from matndp.host.zoo import build_model
     from matndp.host.zoo.summary import summarize
     graph = build_model(args.name, batch=args.batch, dtype=args.dtype, seq_len=args.seq_len)
     summary = summarize(graph)
-    if args.json:
-        print(json.dumps(summary, indent=2))
+    if write_result(args, summary):
         return 0
     print(f"{summary['model']}: batch {summary['batch']}, {summary['dtype']}"
           + (f", sequence length {summary['seq_len']}" if summary["seq_len"] else "")
@@ -47,7 +44,7 @@ def run_summary(args):
     print(f"  FLOPs / iteration       {summary['flops_per_iteration'] / 1e12:.3f} TFLOP")
     for key in ("weight_bytes", "weight_gradient_bytes", "optimizer_state_bytes",
                 "activation_bytes", "footprint_bytes"):
-        print(f"  {key:<24}{_format_bytes(summary[key])}")
+        print(f"  {key:<24}{format_bytes(summary[key])}")
     print(f"  ops                     {summary['ops']}: "
           + ", ".join(f"{kind} {count}" for kind, count in summary["ops_by_kind"].items()))
     for name, shape in summary["outputs"].items():
@@ -69,5 +66,5 @@ def register(subparsers):
     summary.add_argument("--batch", type=integer(1), default=1,
                          help="batch size (default %(default)s)")
     add_model_options(summary)
-    summary.add_argument("--json", action="store_true", help="print JSON")
+    add_result_options(summary, "the summary")
     summary.set_defaults(func=run_summary)

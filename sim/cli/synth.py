@@ -9,6 +9,15 @@ from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.synth import DEVICES, synthesize, synthesis_table
 
+from .arguments import integer, number
+from .output import output_folder
+
+
+# nextpnr takes its seed as a signed 32-bit integer.
+NEXTPNR_SEEDS = (0, 2**31 - 1)
+# ECP5 fabric tops out well below this; a higher target is a typo.
+MAX_TARGET_MHZ = 1000
+
 
 # ``matndp synth`` ------------------------------------------------------------------------
 
@@ -45,6 +54,7 @@ def run_synth(args):
     unknown = [name for name in names if name not in DESIGNS]
     if unknown:
         raise ValueError(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
+    from matndp.host.output import write_text
     output = pathlib.Path(args.output)
     rows = []
     for name in names:
@@ -66,8 +76,8 @@ def run_synth(args):
                         "through serial shift chains)",
                 "command": _command_line(args),
                 "results": rows}
-    (output / "synth.json").write_text(json.dumps(document, indent=2) + "\n")
-    (output / "synth.md").write_text(
+    write_text(output / "synth.json", json.dumps(document, indent=2) + "\n")
+    write_text(output / "synth.md", 
         f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seed "
         f"{args.seed}. Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
     print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
@@ -79,14 +89,18 @@ def register(subparsers):
         "synth", help="ECP5 resource and Fmax report of the FP units, the NDP slice and its AXI top",
         description="Synthesize (Yosys synth_ecp5) and place and route (nextpnr-ecp5) each "
                     "design with the YoWASP tools; write JSON and a Markdown table.")
-    parser.add_argument("--output", default="build/synth")
+    parser.add_argument("--output", type=output_folder, default="build/synth", metavar="FOLDER",
+                        help="folder for the tools' files, synth.json and synth.md")
     parser.add_argument("--only", nargs="*", metavar="NAME",
                         help=f"designs to run (default all: {', '.join(DESIGNS)})")
-    parser.add_argument("--device", default="LFE5U-85F", choices=list(DEVICES))
-    parser.add_argument("--package", default="CABGA381")
-    parser.add_argument("--freq", type=float, default=100, help="target clock in MHz")
-    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
-    parser.add_argument("--route-timeout", type=float, default=900, metavar="SECONDS",
+    parser.add_argument("--device", default="LFE5U-85F", choices=list(DEVICES), help="ECP5 device")
+    parser.add_argument("--package", default="CABGA381", help="device package")
+    parser.add_argument("--freq", type=number("target clock", at_most=MAX_TARGET_MHZ, unit="MHz"),
+                        default=100, help="target clock in MHz")
+    parser.add_argument("--seed", type=integer(*NEXTPNR_SEEDS), default=1,
+                        help="nextpnr placement seed")
+    parser.add_argument("--route-timeout", type=number("route timeout", unit="s"), default=900,
+                        metavar="SECONDS",
                         help="give up routing a design after this long and report its "
                              "post-placement Fmax estimate instead (default 900)")
     parser.set_defaults(func=run_synth)

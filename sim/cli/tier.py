@@ -9,7 +9,6 @@ Numbers are per iteration, in steady state: the last of at least ``--iterations`
 simulated iterations (the timing monitor of ``tm`` may add a few until its plan settles).
 """
 
-import json
 import sys
 
 from matndp.host.gpu import PRESETS
@@ -19,14 +18,34 @@ from matndp.host.tier.presets import SETUP_PRESETS
 from matndp.host.workload import TRACE_READERS
 from matndp.host.zoo import MODELS
 
+from matndp.host.units import format_bytes, format_joules, format_seconds
+
 from .arguments import integer, name_in, names_in, number, numbers
 from .model import add_model_options
+from .output import add_result_options, write_result
 
 
 RUN_KEYS = ("inter_tier_bytes", "flash_read_bytes", "flash_write_bytes", "stall_s",
             "iteration_s", "energy_j", "throughput_per_watt", "hbm_peak_bytes")
 
 _fraction = number("HBM fraction")
+# The most HBM one GPU carries today (eight 36 GB stacks); more is no real device, and its
+# memory cost is then that of HBM that cannot be bought.
+LARGEST_HBM_GB = 288
+_hbm_gb = number("HBM size", unit="GB",
+                 warn_above=(LARGEST_HBM_GB, f"is more than any GPU carries (at most "
+                                             f"{LARGEST_HBM_GB} GB); memory_cost_usd prices it "
+                                             f"as if it could be bought"))
+
+# How each metric of ``tier run`` is printed.
+_BYTES = format_bytes
+METRIC_UNITS = {
+    "inter_tier_bytes": _BYTES, "flash_read_bytes": _BYTES, "flash_write_bytes": _BYTES,
+    "stall_s": format_seconds, "iteration_s": format_seconds, "energy_j": format_joules,
+    "throughput_per_watt": lambda value: f"{value:.4g} samples/J",
+    "hbm_peak_bytes": _BYTES, "hbm_capacity_bytes": _BYTES, "footprint_bytes": _BYTES,
+    "memory_cost_usd": lambda value: f"${value:,.2f}",
+}
 
 
 def _hbm_size(args):
@@ -100,12 +119,10 @@ def run_setup(args):
 
 
 def _print_metrics(args, metrics):
-    if args.json:
-        print(json.dumps(metrics, indent=2, sort_keys=True))
-    else:
+    if not write_result(args, metrics):
         for key in RUN_KEYS + ("ideal_iteration_s", "hbm_capacity_bytes", "footprint_bytes",
                                "memory_cost_usd"):
-            print(f"{key:24s} {metrics[key]:.6g}")
+            print(f"{key:24s} {METRIC_UNITS.get(key, format_seconds)(metrics[key])}")
 
 
 def run_run(args):
@@ -202,13 +219,10 @@ def run_sweep(args):
     from matndp.host.tier.run import sweep
     rows = sweep(args.models, args.fractions, args.policies, progress=not args.no_progress,
                  **_common(args))
-    print(_table(rows))
-    print()
-    print(_relative_table(rows))
-    if args.json:
-        from matndp.host.output import write_text
-        path = write_text(args.json, json.dumps(rows, indent=2, sort_keys=True) + "\n")
-        print(f"wrote {path}", file=sys.stderr)
+    if not write_result(args, rows):
+        print(_table(rows))
+        print()
+        print(_relative_table(rows))
     if args.plot:
         from matndp.host.tier.plot import plot_sweep
         print(f"wrote {plot_sweep(rows, args.plot)}", file=sys.stderr)
@@ -265,15 +279,14 @@ def register(subparsers):
     size = run.add_mutually_exclusive_group()
     size.add_argument("--hbm-fraction", type=_fraction,
                       help="HBM capacity as a fraction of the all-resident footprint, e.g. 0.25")
-    size.add_argument("--hbm-gb", type=number("HBM size", unit="GB"),
+    size.add_argument("--hbm-gb", type=_hbm_gb,
                       help="HBM capacity in GB (1e9 bytes), e.g. 2.5")
     run.add_argument("--policy", type=name_in(TIER_POLICIES),
                      choices=TIER_POLICIES.names, help="placement policy (default tm)")
     _add_machine(run, defaults=False)
     _add_setup(run)
-    run.add_argument("--json", action="store_true",
-                     help="print all metrics and the full configuration as JSON on stdout")
-    run.add_argument("--plot", help="write tier occupancy and traffic per policy to this image")
+    add_result_options(run, "all metrics and the full configuration",
+                       figure="tier occupancy, stalls and traffic per policy")
     run.set_defaults(func=run_run)
     export = commands.add_parser("export", help="write a workload file (zoo model or trace)")
     source = export.add_mutually_exclusive_group(required=True)
@@ -304,7 +317,7 @@ def register(subparsers):
                        help=f"comma-separated policies ({', '.join(TIER_POLICIES)}; "
                             "default all of them)")
     _add_machine(sweep, defaults=True)
-    sweep.add_argument("--json", help="write the rows as JSON to this file")
-    sweep.add_argument("--plot", help="write traffic and throughput per watt plots to this image")
+    add_result_options(sweep, "the rows (instead of the tables)",
+                       figure="traffic and throughput per watt plots")
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.set_defaults(func=run_sweep)

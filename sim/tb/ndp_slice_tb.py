@@ -39,7 +39,7 @@ from matndp.sim.drivers.pause import PAUSE_PATTERNS, BurstyPause, RandomPause
 from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, SignalTrace, StreamMonitor,
                                       StreamSink, StreamSource)
 from matndp.sim.memory_model import MemoryModel, MemoryTiming
-from matndp.sim.trigger_scenario import build_scenario, golden_replay, matching_entry
+from matndp.sim.trigger_scenario import OUTPUT_ENTRY, build_scenario, golden_replay, matching_entry
 
 
 CLOCK_NS = 10
@@ -105,6 +105,7 @@ class StallObserver(Participant):
         self.count = 0
         self.request_held = 0
         self.response_held = 0
+        self.held_cycles = []
         self.mismatches = []
         self._seen = defaultdict(int)                   # log name -> entries consumed
         self._write_queue = 0
@@ -159,6 +160,23 @@ class StallObserver(Participant):
             self.response_held += held
             withheld |= held
         self.count += withheld
+        if withheld:
+            self.held_cycles.append(now)
+
+
+class LevelWatch(Participant):
+    """The cycles in which a one-bit output changes level, and its level in each."""
+
+    def __init__(self, signal):
+        self.signal = signal
+        self.level = None
+        self.changes = []                   # (cycle, new level)
+
+    def sample(self, now):
+        level = int(self.signal.value)
+        if level != self.level:
+            self.changes.append((now, level))
+            self.level = level
 
 
 class SliceBench:
@@ -327,6 +345,7 @@ async def dnn_stream(dut):
     scenario = build_scenario(config, tiles=_env("MATNDP_TILES", 2), seed=seed)
     golden = golden_replay(scenario)
     bench = SliceBench(dut, config, pressure=pressure, seed=seed)
+    irq = bench.loop.add(LevelWatch(dut.irq))
     for addr, array in scenario.preload:
         bench.memory.store.load(addr, array)
     await bench.start()
@@ -337,6 +356,11 @@ async def dnn_stream(dut):
     for index, entry in scenario.entries.items():
         await call_runtime(runtime.program, index, entry)
     await call_runtime(runtime.clear_counters)
+    # The interrupt of the output's entry: it rises when the layer's output is written.
+    await call_runtime(runtime.enable_interrupts, 1 << OUTPUT_ENTRY)
+    await RisingEdge(dut.clk)
+    assert not int(dut.irq.value), "irq is high before any traffic"
+    checks = []
 
     started = time.perf_counter()
     first_cycle = bench.cycles.now()
@@ -350,6 +374,7 @@ async def dnn_stream(dut):
     assert len(bench.memory.requests) == len(scenario.requests)
     for index, (seen, sent) in enumerate(zip(bench.memory.requests, scenario.requests)):
         assert seen == sent, f"request {index} changed on its way: sent {sent}, memory saw {seen}"
+    checks.append("every request reached memory unchanged and in order")
 
     # Every read gets exactly one response with the right data; pair them by tag (a tag is
     # reused only once its previous read has been answered).
@@ -364,6 +389,7 @@ async def dnn_stream(dut):
         assert response["data"] == golden.read_data[index], f"read {index} returned wrong data"
         response_order.append(index)
     assert len(response_order) == len(reads)
+    checks.append("every read got one response, with the golden memory's data")
 
     # Events: writes in request order, reads in response order, each with its data.
     write_events = [event for event in bench.events.items if event["write"]]
@@ -372,6 +398,8 @@ async def dnn_stream(dut):
     expected_read_events = [golden.read_events[i] for i in response_order if i in golden.read_events]
     assert read_events == expected_read_events, "read events differ from the golden model"
     assert write_events and read_events, "the scenario produced no events of one kind: a weak test"
+    checks.append("write events (in request order) and read events (in response order) equal "
+                  "the golden replay's, with their data and byte enables")
 
     # Counters through the runtime.
     for index in scenario.entries:
@@ -381,13 +409,51 @@ async def dnn_stream(dut):
     assert await call_runtime(runtime.done_mask) == _pack(bench.registers["complete"],
                                                           mask=sum(1 << i for i in scenario.entries))
     assert not await call_runtime(runtime.id_reuse_flag)
+    checks.append("HITS per entry, EVENT_COUNT and COMPLETE read over the bus equal the golden "
+                  "counts; ID_REUSE stays clear")
     stall_cycles = await bench.check_stall_counter()
+    checks.append("the stream rules hold on every output; the slice held the GPU exactly when "
+                  "an event queue was full, and STALL_CYCLES counts those cycles")
+
+    # irq: low until the output entry's last event is produced (a write's as the write
+    # leaves for memory, a read's as its response leaves for the GPU), high from then on.
+    def output_hit(index):
+        return matching_entry(scenario.entries, scenario.requests[index]) == OUTPUT_ENTRY
+    produced = [bench.memory.request_cycles[i] for i, request in enumerate(scenario.requests)
+                if request["write"] and output_hit(i)]
+    produced += [bench.gpu_responses.transfer_cycles[k] for k, i in enumerate(response_order)
+                 if output_hit(i)]
+    last_event = max(produced)
+    rises = [cycle for cycle, level in irq.changes if level]
+    assert len(rises) == 1 and irq.changes[-1][1] == 1, f"irq changes (cycle, level): {irq.changes}"
+    irq_rise = rises[0]
+    # HITS counts the event as it is produced; COMPLETE and irq follow the counter.
+    assert 0 < irq_rise - last_event <= 2, \
+        f"irq rose in cycle {irq_rise}; the output entry's last event was produced in {last_event}"
+    checks.append("irq rose once, as the output entry's last event was produced, and stayed high")
 
     measurements = {
         "pressure": pressure, "requests": len(scenario.requests), "reads": len(reads),
         "events": len(bench.events.items), "write_events": len(write_events), "cycles": cycles, "wall_s": wall,
         "cycles_per_s": cycles / wall, "stall_cycles": stall_cycles,
         "gpu_tag_wait_cycles": bench.gpu.gated_cycles, "config": asdict(config), **scenario.description,
+        "entries": {index: {"base": entry.base, "size": entry.size, "on_write": entry.on_write,
+                            "on_read": entry.on_read, "expected": entry.expected,
+                            "irq": index == OUTPUT_ENTRY}
+                    for index, entry in scenario.entries.items()},
+        "events_by_entry": {index: sum(event["entry"] == index for event in bench.events.items)
+                            for index in scenario.entries},
+        "disabled_entries": sorted(scenario.disabled_entries),
+        "checks": checks,
+        # When things happen, for the waveform's save file and the report's figure.
+        "cycle_ps": CLOCK_NS * 1000,
+        "first_request_cycle": bench.gpu.transfer_cycles[0],
+        "first_event_cycle": bench.events.transfer_cycles[0],
+        "held_cycles": bench.stalls.held_cycles,
+        "irq_rise_cycle": irq_rise,
+        "irq_latency_cycles": irq_rise - last_event,
+        "event_cycles": {index: [cycle for cycle, event in zip(bench.events.transfer_cycles, bench.events.items)
+                                 if event["entry"] == index] for index in scenario.entries},
     }
     if pressure == "none":
         # One added cycle on the request path and on the response path, one request per

@@ -161,6 +161,19 @@ def test_narrow_addresses_and_many_entries():
     assert runtime.done_mask() == 1 << 63 | 1 << 33 | 1 << 31 | 1
 
 
+
+def test_interrupt_enables_take_every_word_of_the_mask():
+    config = NDPConfig(trigger=TriggerConfig(filter_entries=40))
+    runtime, bus = make_runtime(config)
+    runtime.enable_interrupts(1 << 39 | 1 << 5)
+    assert bus.values[runtime.registers["irq_enable"].address] == 1 << 5
+    assert bus.values[runtime.registers["irq_enable_hi"].address] == 1 << 7
+    assert runtime.interrupt_mask() == 1 << 39 | 1 << 5
+    for mask in (1 << 40, -1):
+        with pytest.raises(RangeError, match="beyond the 40 this slice has"):
+            runtime.enable_interrupts(mask)
+
+
 # --- windows --------------------------------------------------------------------------------------
 
 SMALL_ENGINE = NDPConfig(engine=EngineConfig(instruction_words=64, argument_blocks=2, scratchpad_bytes=256))

@@ -39,7 +39,7 @@ def test_run_writes_a_plot(tmp_path, capsys):
 def test_sweep_prints_a_table_and_writes_json_and_plot(tmp_path, capsys):
     rows_path, plot_path = tmp_path / "rows.json", tmp_path / "sweep.png"
     assert main(["tier", "sweep", "--models", "resnet50", "--batch", "2", "--fractions",
-                 "0.02,0.5", "--policies", "ideal,tm", "--no-progress", "--json", str(rows_path),
+                 "0.02,0.5", "--policies", "ideal,tm", "--no-progress", "--output", str(rows_path),
                  "--plot", str(plot_path)]) == 0
     out = capsys.readouterr().out
     assert "infeasible" in out          # 2 % is below the largest op's working set

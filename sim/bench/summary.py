@@ -1,0 +1,126 @@
+"""The table ``make bench`` ends with: each benchmark's headline figures against their
+targets (docs/benchmarks.md lists both), read back from the JSON files it wrote.
+
+A headline is registered per benchmark name in :data:`HEADLINES`; a benchmark without one
+is listed with the path of its JSON file.
+"""
+
+from dataclasses import dataclass
+import json
+import pathlib
+from typing import Callable
+
+from matndp.host.units import format_seconds, format_si
+
+
+__all__ = ["Headline", "HEADLINES", "headline_rows", "summary_table"]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One figure of a benchmark's results.
+
+    figure:  what it is, in words.
+    value:   ``results -> number`` (the ``results`` object of the benchmark's JSON).
+    show:    ``number -> str`` with its unit.
+    target:  ``(">=" or "<=", number)``, or None for a figure measured without a target.
+    """
+
+    figure: str
+    value: Callable
+    show: Callable
+    target: tuple = None
+
+    def status(self, value):
+        if self.target is None:
+            return "measured"
+        relation, limit = self.target
+        met = value >= limit if relation == ">=" else value <= limit
+        return "met" if met else "NOT MET"
+
+    def target_text(self):
+        if self.target is None:
+            return "-"
+        relation, limit = self.target
+        return f"{'≥' if relation == '>=' else '≤'} {self.show(limit)}"
+
+
+def _per_second(unit):
+    return lambda value: format_si(value, f"{unit}/s")
+
+
+def _slowest_fp_op(results, simulator="verilator", pressure="random"):
+    rates = [entry[simulator][pressure]["vectors_per_s"] for entry in results.values()
+             if pressure in entry.get(simulator, {})]
+    return min(rates)
+
+
+def _trigger_rate(results, simulator="verilator", pressure="random"):
+    return results["runs"][f"{simulator}/{pressure}"]["cycles_per_s"]
+
+
+def _slowest_tiering(results, model="gpt2"):
+    return max(run["plan_and_simulate_s"] for run in results["runs"] if run["model"] == model)
+
+
+def _iss_rate(results):
+    return min(run["instructions_per_s"] for run in results["runs"])
+
+
+HEADLINES = {
+    "trigger_stream": [
+        Headline("NDP slice, per-cycle cocotb testbench, Verilator, random back-pressure",
+                 _trigger_rate, _per_second("cycles"), (">=", 1e6)),
+        Headline("the same under Icarus", lambda r: _trigger_rate(r, "icarus"),
+                 _per_second("cycles")),
+    ],
+    "fp_vectors": [
+        Headline("FP32 units through the batch harness, Verilator, slowest op",
+                 _slowest_fp_op, _per_second("vectors")),
+    ],
+    "tiering": [
+        Headline("GPT-2 small batch 8: plan + 3 simulated iterations, slowest policy",
+                 _slowest_tiering, format_seconds, ("<=", 5.0)),
+    ],
+    "host_models": [
+        Headline("GPU model: build, time and plan one configuration",
+                 lambda r: r["sweep"]["per_configuration_s"], format_seconds),
+    ],
+    "kernel_iss": [
+        Headline("kernel instruction-set simulator, slowest kernel",
+                 _iss_rate, _per_second("instructions")),
+    ],
+}
+
+
+def headline_rows(paths):
+    """``(benchmark, figure, measured, target, status)`` per headline of the files."""
+    rows = []
+    for path in paths:
+        document = json.loads(pathlib.Path(path).read_text())
+        name = document["benchmark"]
+        for headline in HEADLINES.get(name, ()):
+            try:
+                value = headline.value(document["results"])
+            except (KeyError, TypeError, ValueError):
+                rows.append((name, headline.figure, "not in the results", headline.target_text(), "-"))
+                continue
+            rows.append((name, headline.figure, headline.show(value), headline.target_text(),
+                         headline.status(value)))
+        if name not in HEADLINES:
+            rows.append((name, f"see {path}", "-", "-", "-"))
+    return rows
+
+
+def summary_table(paths):
+    """The headline rows as an aligned text table, the JSON folder under it."""
+    header = ("benchmark", "figure", "measured", "target", "status")
+    rows = [header] + headline_rows(paths)
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    folders = sorted({str(pathlib.Path(path).parent) for path in paths})
+    lines.append(f"(JSON per benchmark under {', '.join(folders)}; figures and targets: "
+                 f"docs/benchmarks.md)")
+    return "\n".join(lines)

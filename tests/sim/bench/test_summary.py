@@ -1,0 +1,42 @@
+"""The table `make bench` ends with, from the JSON files it wrote."""
+
+import json
+
+from matndp.sim.bench.summary import HEADLINES, headline_rows, summary_table
+
+
+def _document(tmp_path, name, results):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"benchmark": name, "results": results}))
+    return path
+
+
+def test_headlines_are_measured_against_their_targets(tmp_path):
+    tiering = _document(tmp_path, "tiering", {"runs": [
+        {"model": "gpt2", "plan_and_simulate_s": 0.4}, {"model": "gpt2", "plan_and_simulate_s": 6.5},
+        {"model": "bert-base", "plan_and_simulate_s": 60.0}]})
+    trigger = _document(tmp_path, "trigger_stream", {"runs": {
+        "verilator/random": {"cycles_per_s": 3400}, "icarus/random": {"cycles_per_s": 900}}})
+    rows = headline_rows([tiering, trigger])
+    assert rows[0][0] == "tiering" and rows[0][2:] == ("6.5 s", "≤ 5 s", "NOT MET")
+    assert rows[1][2:] == ("3.4 kcycles/s", "≥ 1 Mcycles/s", "NOT MET")
+    assert rows[2][2:] == ("900 cycles/s", "-", "measured")
+    fast = _document(tmp_path, "tiering", {"runs": [{"model": "gpt2", "plan_and_simulate_s": 0.2}]})
+    assert headline_rows([fast])[0][4] == "met"
+
+
+def test_a_benchmark_without_a_headline_is_listed_by_its_file(tmp_path):
+    other = _document(tmp_path, "warp_drive", {"anything": 1})
+    broken = _document(tmp_path, "kernel_iss", {"runs": "?"})
+    rows = headline_rows([other, broken])
+    assert rows[0] == ("warp_drive", f"see {other}", "-", "-", "-")
+    assert rows[1][2] == "not in the results"
+    table = summary_table([other, broken])
+    assert table.splitlines()[0].split() == ["benchmark", "figure", "measured", "target", "status"]
+    assert f"JSON per benchmark under {tmp_path}" in table
+
+
+def test_every_registered_benchmark_has_a_headline():
+    from matndp.sim.bench import BENCHMARKS
+    assert set(HEADLINES) <= set(BENCHMARKS)
+    assert [name for name in BENCHMARKS if name not in HEADLINES] == []

@@ -1,0 +1,129 @@
+"""Every command of the ``matndp`` command line refuses bad input the same way: exit code
+2, one message on standard error naming the option or the file and the problem, no
+traceback, and nothing written. The table must name every command: a new command gets its
+rows here."""
+
+import argparse
+
+import pytest
+
+from matndp.sim.cli import build_parser, parsers
+
+from .commands import exit_code
+
+
+UNWRITABLE = "/sys/matndp-out"          # a folder no one may create files in, root included
+MISSING = "no-such-file.json"
+
+# (command words, extra arguments, part of the message)
+TABLE = [
+    (["doctor"], ["--fast"], "unrecognized arguments: --fast"),
+    (["csr", "doc"], ["--output", f"{UNWRITABLE}/csr.md"], "cannot create /sys/matndp-out/csr.md"),
+    (["kernel", "asm"], [MISSING], f"{MISSING}: no such file"),
+    (["kernel", "asm"], [MISSING, "--instruction-words=0"], "argument --instruction-words: must be an integer >= 1"),
+    (["kernel", "asm"], [MISSING, "--output", f"{UNWRITABLE}/k.ndpk"], "argument --output: cannot create"),
+    (["kernel", "disasm"], [MISSING], f"{MISSING}: no such file"),
+    (["kernel", "doc"], ["--output", UNWRITABLE], "argument --output: cannot create"),
+    (["kernel", "list"], ["--update", "docs/kernels.md"], "--update goes with --markdown"),
+    (["model", "list"], ["resnet50"], "unrecognized arguments: resnet50"),
+    (["model", "summary"], ["resnet50", "--batch", "2.5"], "argument --batch: must be an integer >= 1, got '2.5'"),
+    (["model", "summary"], ["resnet50", "--output", UNWRITABLE], "argument --output: cannot create"),
+    (["gpu", "presets"], ["--gpu", "a100"], "unrecognized arguments: --gpu a100"),
+    (["gpu", "run"], ["--model", "resnet50", "--gpu", "a100", "--batch", "2.5"],
+     "argument --batch: must be an integer >= 1, got '2.5'"),
+    (["gpu", "run"], ["--model", "resnet50", "--gpu", "a100", "--batch", "2", "--plot", "run.txt"],
+     "argument --plot: run.txt: a figure is written as .png, .pdf, .svg; not .txt"),
+    (["gpu", "run"], ["--model", "resnet50", "--gpu", "a100", "--batch", "2", "--plot", f"{UNWRITABLE}/run"],
+     "argument --plot: cannot create /sys/matndp-out/run.png"),
+    (["gpu", "run"], ["--model", "resnet50", "--gpu", "a100", "--batch", "2", "--calibration", MISSING],
+     f"calibration file {MISSING} does not exist"),
+    (["gpu", "validate"], ["--output", UNWRITABLE], "argument --output: cannot create"),
+    (["gpu", "validate"], ["--calibration", MISSING], f"calibration file {MISSING} does not exist"),
+    (["tier", "run"], ["--model", "resnet50", "--hbm-gb=-1"], "argument --hbm-gb: HBM size must be > 0 GB"),
+    (["tier", "run"], ["--model", "resnet50", "--hbm-fraction", "0.25", "--plot", f"{UNWRITABLE}/t.png"],
+     "argument --plot: cannot create"),
+    (["tier", "run"], ["--model", "resnet50", "--hbm-fraction", "0.25", "--output", UNWRITABLE],
+     "argument --output: cannot create"),
+    (["tier", "sweep"], ["--output", UNWRITABLE], "argument --output: cannot create"),
+    (["tier", "sweep"], ["--fractions", "0.5,x"], "argument --fractions: HBM fraction must be a number, got 'x'"),
+    (["export"], ["--output", f"{UNWRITABLE}/ndp_slice.v"], "argument --output: cannot create"),
+    (["lint"], ["missing.v"], "no Verilog at missing.v"),
+    (["bench"], ["--output", UNWRITABLE], "argument --output: cannot create"),
+    (["bench"], ["--only", "warp_drive"], "unknown benchmark(s) warp_drive"),
+    (["sim"], ["--tiles=-3"], "argument --tiles: must be an integer in 1..100, got '-3'"),
+    (["sim"], ["--tiles", "0"], "argument --tiles: must be an integer in 1..100, got '0'"),
+    (["sim"], ["--tiles", "100000000"], "argument --tiles: must be an integer in 1..100, got '100000000'"),
+    (["sim"], ["--tiles", "2.5"], "argument --tiles: must be an integer in 1..100, got '2.5'"),
+    (["sim"], ["--seed=-1"], "argument --seed: must be an integer in 0..4294967295, got '-1'"),
+    (["sim"], ["--seed", "4294967296"], "argument --seed: must be an integer in 0..4294967295"),
+    (["sim"], ["--output", UNWRITABLE], "argument --output: cannot create /sys/matndp-out"),
+    (["sim"], ["--simulator", "modelsim"], "argument --simulator: invalid choice: 'modelsim'"),
+    (["synth"], ["--freq", "0"], "argument --freq: target clock must be in (0, 1000] MHz, got 0.0"),
+    (["synth"], ["--freq", "5000"], "argument --freq: target clock must be in (0, 1000] MHz, got 5000.0"),
+    (["synth"], ["--seed=-1"], "argument --seed: must be an integer in 0..2147483647, got '-1'"),
+    (["synth"], ["--route-timeout", "0"], "argument --route-timeout: route timeout must be > 0 s"),
+    (["synth"], ["--output", UNWRITABLE], "argument --output: cannot create"),
+    (["synth"], ["--only", "fp_warp"], "unknown design(s) fp_warp"),
+    (["fp", "doc"], ["--file", "docs/no-such.md"], "docs/no-such.md: No such file or directory"),
+]
+
+
+def _leaf_commands():
+    """The words of every command that runs something (has no sub-commands)."""
+    commands = []
+    for parser in parsers(build_parser()):
+        if not any(isinstance(action, argparse._SubParsersAction) for action in parser._actions):
+            commands.append(parser.prog.split()[1:])
+    return commands
+
+
+def test_the_table_names_every_command():
+    named = {tuple(words) for words, _, _ in TABLE}
+    assert [words for words in _leaf_commands() if tuple(words) not in named] == []
+
+
+@pytest.mark.parametrize("words, extra, message", TABLE,
+                         ids=[" ".join(words + extra) for words, extra, _ in TABLE])
+def test_bad_input_exits_2_with_one_clear_message(capsys, tmp_path, monkeypatch, words, extra, message):
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    assert exit_code(words + extra) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+    assert sorted(tmp_path.rglob("*")) == before, "bad input left files behind"
+
+
+def test_an_output_under_a_file_is_refused(capsys, tmp_path):
+    blocker = tmp_path / "report"
+    blocker.write_text("")
+    assert exit_code(["gpu", "validate", "--output", str(blocker / "tables.md")]) == 2
+    assert f"cannot create {blocker / 'tables.md'}: {blocker} is a file" in capsys.readouterr().err
+    assert exit_code(["sim", "--output", str(blocker)]) == 2
+    assert f"{blocker} is a file, not a folder" in capsys.readouterr().err
+
+
+def test_every_numeric_option_is_range_checked():
+    """No option parses with a bare int or float: each has a range and a message."""
+    loose = [(parser.prog, action.option_strings) for parser in parsers(build_parser())
+             for action in parser._actions if action.type in (int, float)]
+    assert loose == []
+
+
+def test_a_capacity_beyond_any_device_is_taken_with_a_warning(capsys):
+    args = build_parser().parse_args(["tier", "run", "--model", "resnet50", "--hbm-gb", "1e9"])
+    assert args.hbm_gb == 1e9
+    err = capsys.readouterr().err
+    assert "warning: HBM size 1e+09 GB is more than any GPU carries (at most 288 GB)" in err
+
+
+def test_unknown_calibration_kernels_are_reported_in_text_mode(capsys, tmp_path):
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text('{"schema": "matndp.ndp_kernels/1", "kernels": '
+                           '{"relu_fwd": {"cycles_per_packet": 10.4}, "frobnicate": {"cycles_per_packet": 3}}}')
+    assert exit_code(["gpu", "run", "--model", "resnet50", "--gpu", "a100", "--batch", "2",
+                      "--calibration", str(calibration)]) == 0
+    captured = capsys.readouterr()
+    assert f"calibration {calibration} names kernels the model does not know, ignored: frobnicate" \
+        in captured.err
+    assert "speedup" in captured.out
