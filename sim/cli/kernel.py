@@ -9,6 +9,7 @@ import sys
 
 from matndp.sim.cli import UsageError, emit_text
 from matndp.sim.cli.arguments import fraction, integer
+from matndp.sim.cli.output import output_file
 
 
 def _readable(path):
