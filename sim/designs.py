@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import typing
 
 from amaranth.hdl import Module, Shape
@@ -27,7 +28,7 @@ from matndp.hw.ndp_slice import NDPSlice
 from .runner import build_root, write_if_changed
 
 
-__all__ = ["ndp_slice_verilog", "axi_slice_verilog", "AXI_SLICE_MODULE", "MemoryPortFIFOs", "memory_port_fifos_verilog",
+__all__ = ["ndp_slice_verilog", "axi_slice_verilog", "AXI_SLICE_MODULE", "evaluate_at_time_zero", "MemoryPortFIFOs", "memory_port_fifos_verilog",
            "CONFIG_VARIABLE", "TRIGGER_SLICE", "config_environment", "config_from_environment", "config_from_json"]
 
 
@@ -40,18 +41,36 @@ TRIGGER_SLICE = NDPConfig(engine=None)
 # Exporting the slice takes seconds, and a test process asks for the same few designs
 # again and again: each is exported once per process and build directory.
 @functools.cache
-def _exported(build, build_design, name, parameters):
+def _exported(build, build_design, name, parameters, transform):
     text = export_verilog(build_design(*parameters), name)
+    if transform is not None:
+        text = transform(text)
     tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]
     return write_if_changed(build / "verilog" / f"{name}-{tag}.v", text)
 
 
-def _design_file(build_design, name, *parameters):
-    path = _exported(build_root(), build_design, name, parameters)
+def _design_file(build_design, name, *parameters, transform=None):
+    path = _exported(build_root(), build_design, name, parameters, transform)
     if not path.exists():
         _exported.cache_clear()
-        path = _exported(build_root(), build_design, name, parameters)
+        path = _exported(build_root(), build_design, name, parameters, transform)
     return path
+
+
+# Yosys's Verilog names a register in every module, initialized to 0, in each `always @*`
+# block, so that a change of it at time 0 evaluates every block once. Icarus gives
+# declaration initializers their value before any process waits, without an event, so a
+# block whose inputs never change (logic behind registers that keep their reset value)
+# would stay undefined. Setting the register again after time 0's processes have started
+# gives the intended evaluation; the logic is unchanged.
+_TIME_ZERO_REGISTER = re.compile(r"^(\s*)reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+ ) = 0;$",
+                                 re.MULTILINE)
+
+
+def evaluate_at_time_zero(text):
+    """``text`` (Verilog from :func:`~matndp.hw.export.export_verilog`) with every
+    combinational block evaluated once at time 0 in every simulator."""
+    return _TIME_ZERO_REGISTER.sub(r"\1reg \2 = 0;\n\1initial #0 \2 = 1;", text)
 
 
 def ndp_slice_verilog(config=None):
@@ -67,7 +86,7 @@ AXI_SLICE_MODULE = "ndp_slice_axi"
 def axi_slice_verilog(config=None, axi_config=None):
     """The FPGA top around the slice of ``config`` (default: the trigger alone)."""
     return _design_file(AXISlice, AXI_SLICE_MODULE, config or TRIGGER_SLICE,
-                        axi_config or AXIConfig())
+                        axi_config or AXIConfig(), transform=evaluate_at_time_zero)
 
 
 class MemoryPortFIFOs(wiring.Component):

@@ -9,7 +9,7 @@ for a write whose ``WSTRB`` is not all four bytes (registers are written whole; 
 is not performed). When reads and writes both wait they take turns.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -55,15 +55,25 @@ class AXILiteCSRBridge(wiring.Component):
         read_data = Signal(CSR_DATA_WIDTH)
         response = Signal(ResponseStatus)
         writes_turn = Signal()           # a write goes first when both wait
-        # The responses' valid signals are registers of their own, not decoded from the
-        # state: defined from the first instant, whatever the inputs.
+        # The strobes and the responses' valid signals are registers of their own, not
+        # decoded from the state: defined from the first instant in every simulator,
+        # whatever the inputs.
+        read_strobe = Signal()
+        write_strobe = Signal()
         read_valid = Signal()
         write_valid = Signal()
 
-        m.d.comb += [csr.addr.eq(address), csr.w_data.eq(write_data),
+        # In reset the bus address is all ones, so that it moves when reset ends: logic
+        # decoding it is then evaluated by every simulator, also where the first access is
+        # to address 0 (Icarus gives registers their initial value without an event).
+        all_ones = (1 << len(address)) - 1
+        m.d.comb += [csr.addr.eq(Mux(ResetSignal(), all_ones, address)), csr.w_data.eq(write_data),
+                     csr.r_en.eq(read_strobe), csr.w_en.eq(write_strobe),
                      axil.rdata.eq(read_data), axil.rresp.eq(response),
                      axil.bresp.eq(response), axil.rvalid.eq(read_valid),
                      axil.bvalid.eq(write_valid)]
+        # A strobe lasts one cycle.
+        m.d.sync += [read_strobe.eq(0), write_strobe.eq(0)]
 
         def answer(is_read):
             error = ResponseStatus.SLAVE_ERROR
@@ -85,17 +95,15 @@ class AXILiteCSRBridge(wiring.Component):
                     m.d.sync += [address.eq(axil.awaddr), write_data.eq(axil.wdata),
                                  writes_turn.eq(0)]
                     with m.If(axil.wstrb == _ALL_BYTES):
-                        m.next = "WRITE"
+                        m.d.sync += write_strobe.eq(1)
+                        m.next = "WRITE_WAIT"
                     with m.Else():
                         m.d.sync += [response.eq(ResponseStatus.SLAVE_ERROR), write_valid.eq(1)]
                         m.next = "B"
                 with m.Elif(read_waits):
                     m.d.comb += axil.arready.eq(1)
-                    m.d.sync += [address.eq(axil.araddr), writes_turn.eq(1)]
-                    m.next = "READ"
-            with m.State("READ"):
-                m.d.comb += csr.r_en.eq(1)
-                m.next = "READ_WAIT"
+                    m.d.sync += [address.eq(axil.araddr), writes_turn.eq(1), read_strobe.eq(1)]
+                    m.next = "READ_WAIT"
             with m.State("READ_WAIT"):
                 with m.If(csr.ack):
                     answer(is_read=True)
@@ -105,9 +113,6 @@ class AXILiteCSRBridge(wiring.Component):
                 with m.If(axil.rready):
                     m.d.sync += read_valid.eq(0)
                     m.next = "IDLE"
-            with m.State("WRITE"):
-                m.d.comb += csr.w_en.eq(1)
-                m.next = "WRITE_WAIT"
             with m.State("WRITE_WAIT"):
                 with m.If(csr.ack):
                     answer(is_read=False)

@@ -117,14 +117,11 @@ class AXIReadBridge(wiring.Component):
         with m.If(leave):
             m.d.sync += head.eq(head + 1)
 
-        set_bits = Signal(slots)
-        clear_bits = Signal(slots)
-        with m.If(self.responses.valid):
-            m.d.comb += set_bits.eq(Const(1, slots) << response.id[:slot_bits])
-        refused_bit = Signal(slots)
-        with m.If(allocate & beat.refused):
-            m.d.comb += refused_bit.eq(Const(1, slots) << tail[:slot_bits])
-        with m.If(leave):
-            m.d.comb += clear_bits.eq(Const(1, slots) << head[:slot_bits])
-        m.d.sync += filled.eq((filled & ~clear_bits) | set_bits | refused_bit)
+        # Plain expressions rather than assignments under conditions: each is then defined
+        # from the first instant in every simulator, whether or not its inputs ever change.
+        one = Const(1, slots)
+        set_bits = Mux(self.responses.valid, one << response.id[:slot_bits], 0)
+        refused_bit = Mux(allocate & beat.refused, one << tail[:slot_bits], 0)
+        clear_bits = Mux(leave, one << head[:slot_bits], 0)
+        m.d.sync += filled.eq((filled & ~clear_bits[:slots]) | set_bits[:slots] | refused_bit[:slots])
         return m

@@ -41,8 +41,8 @@ from matndp.sim.drivers.pause import PAUSE_PATTERNS, pause_iterator
 from matndp.sim.golden.axi import FIXED, INCR, WRAP, beat_addresses, beat_bytes
 
 
-# cocotbext-axi's Event.data, used by its own masters, is deprecated in cocotb 2.
-warnings.filterwarnings("ignore", message="The data field will be removed", category=DeprecationWarning)
+# cocotbext-axi 0.1.28 calls APIs that cocotb 2 deprecates (Event.data, Task.kill(), ...).
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"cocotbext\.")
 
 CLOCK_NS = 10
 MEMORY_BYTES = 1 << 20
@@ -155,17 +155,19 @@ class Bench:
         await ClockCycles(self.dut.clk, 2)
 
     async def _take_events(self):
-        """Take trigger events with random back-pressure and count them by content."""
+        """Take trigger events with random back-pressure and count them by content. As
+        cocotbext-axi's sinks do, the handshake is read at the clock edge, where the values
+        are those of the cycle that ends there, and ``ready`` is then set for the next."""
         dut = self.dut
         fields = [name for name, _ in trigger_event_layout(self.config)]
+        ready = False
         while True:
             await RisingEdge(dut.clk)
-            ready = not next(self.event_pauses)
-            dut.events_ready.value = int(ready)
-            await ReadOnly()
             if ready and int(dut.events_valid.value) and not int(dut.rst.value):
                 event = {name: int(getattr(dut, f"events_{name}").value) for name in fields}
                 self.events[self._event_key(event)] += 1
+            ready = not next(self.event_pauses)
+            dut.events_ready.value = int(ready)
 
     def _event_key(self, event):
         enabled = sum(0xFF << 8 * byte for byte in range(self.sector_bytes) if event["mask"] >> byte & 1)
@@ -283,6 +285,7 @@ class Bench:
         ids = [2 * number, 2 * number + 1]          # interleaved ids
         for _ in range(operations):
             operation = self.random_operation(rng, base, ids)
+            self.dut._log.debug("worker %d: %s", number, operation)
             if rng.random() < 0.5:
                 data = bytes(rng.getrandbits(8) for _ in range(operation["length"]))
                 response = await self.write(operation, data)
@@ -314,7 +317,12 @@ def _pressure():
     return _env("MATNDP_PRESSURE", "random")
 
 
-@cocotb.test(timeout_time=20, timeout_unit="ms")
+# Simulated time a random-traffic test may take: ample for the operations it runs (a
+# dozen operations per worker take about 10 µs), so that a hang fails soon.
+TRAFFIC_TIMEOUT_US = 200 + 20 * _env("MATNDP_OPERATIONS", 12)
+
+
+@cocotb.test(timeout_time=TRAFFIC_TIMEOUT_US, timeout_unit="us")
 async def random_traffic(dut):
     """Mixed bursts from interleaved ids with trigger ranges armed through AXI4-Lite: memory
     as the reference, reads as the reference, events exactly for in-range beats."""
@@ -332,21 +340,25 @@ async def random_traffic(dut):
     await bench.traffic(_env("MATNDP_OPERATIONS", 12), seed=seed)
     await ClockCycles(dut.clk, 50)
     bench.memory_matches()
-    if bench.has_events:
-        assert bench.events == bench.expected_events, \
-            f"{sum(bench.events.values())} events, {sum(bench.expected_events.values())} expected"
     total = sum(bench.expected_events.values())
     assert total > 0
     assert await call_runtime(bench.runtime.event_count) == total
     for index, _ in bench.ranges:
         hits = sum(count for key, count in bench.expected_events.items() if key[0] == index)
         assert await call_runtime(bench.runtime.hits, index) == hits, f"entry {index}"
+    if bench.has_events:
+        extra = bench.events - bench.expected_events
+        missing = bench.expected_events - bench.events
+        assert not extra and not missing, \
+            f"{sum(bench.events.values())} events, {sum(bench.expected_events.values())} " \
+            f"expected; unexpected (entry, addr, offset, mask, write, data): {sorted(extra.items())}; " \
+            f"missing: {sorted(missing.items())}"
     assert await bench.read_register("mem_read_errors") == 0
     assert await bench.read_register("mem_write_errors") == 0
     assert sb == bench.config.sector_bytes
 
 
-@cocotb.test(timeout_time=5, timeout_unit="ms")
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def register_errors(dut):
     """Through AXI4-Lite: DECERR outside every block and window, SLVERR for a misaligned
     address, a gap inside a block, a read-only register written, a partial write; the
@@ -387,7 +399,7 @@ async def register_errors(dut):
         raise AssertionError("an unmapped read reached the runtime without an error")
 
 
-@cocotb.test(timeout_time=5, timeout_unit="ms")
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def unsupported_bursts(dut):
     """WRAP of 3 beats, unaligned WRAP and FIXED of 17 beats are answered with SLVERR and
     leave memory untouched; traffic afterwards is served."""
@@ -417,7 +429,7 @@ async def unsupported_bursts(dut):
     bench.memory_matches(0, 2 * REGION_BYTES)
 
 
-@cocotb.test(timeout_time=10, timeout_unit="ms")
+@cocotb.test(timeout_time=400, timeout_unit="us")
 async def memory_errors(dut):
     """Memory answers some sectors with SLVERR or DECERR: each GPU transaction gets the
     code of the sector it met, and MEM_READ_ERRORS / MEM_WRITE_ERRORS count every one."""
@@ -460,7 +472,7 @@ async def memory_errors(dut):
     bench.memory_matches(0, span * sb)
 
 
-@cocotb.test(timeout_time=20, timeout_unit="ms")
+@cocotb.test(timeout_time=400, timeout_unit="us")
 async def reset_mid_traffic(dut):
     """A reset while bursts are in flight on both sides: afterwards the counters are clear,
     the memory side sees whole transfers only, and new traffic is served exactly."""
@@ -498,7 +510,7 @@ async def reset_mid_traffic(dut):
     tasks = [cocotb.start_soon(bench.worker(number, 6, seed=90 + number))
              for number in range(1, WORKERS)]
     for task in tasks:
-        await with_timeout(task, 15, "ms")
+        await with_timeout(task, 300, "us")
     await ClockCycles(dut.clk, 20)
     watcher.cancel()
     bench.memory_matches(low, high)
@@ -507,7 +519,7 @@ async def reset_mid_traffic(dut):
     assert sb and handshakes["aw"] and handshakes["ar"]
 
 
-@cocotb.test(timeout_time=60, timeout_unit="ms", skip=config_from_environment(TRIGGER_SLICE).engine is None)
+@cocotb.test(timeout_time=2, timeout_unit="ms", skip=config_from_environment(TRIGGER_SLICE).engine is None)
 async def windows(dut):
     """Every word of every window written and read back through AXI4-Lite by the runtime."""
     bench = Bench(dut, seed=11, pressure=_pressure())
