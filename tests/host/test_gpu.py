@@ -1,5 +1,7 @@
 """GPU timing: presets, roofline times on hand-made graphs, the baseline timeline."""
 
+import dataclasses
+
 import pytest
 
 from matndp.host.gpu import Efficiency, GPUPreset, PRESETS, baseline_timeline, get_preset, op_time_s
@@ -84,3 +86,10 @@ def test_no_kernel_exceeds_peak_compute_or_bandwidth(preset):
         assert graph.op_bytes(op) / busy <= preset.bandwidth_bps * (1 + 1e-9)
         peak = preset.tensor_tflops if op.kind in ("gemm", "conv") else preset.fp32_tflops
         assert op.flops / busy <= peak * 1e12 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("field", ["fp32_tflops", "tensor_tflops", "memory_gbs", "capacity_gb", "tdp_w",
+                                   "nvlink_gbs"])
+def test_a_preset_with_a_non_positive_peak_is_refused_by_name(field):
+    with pytest.raises(ValueError, match=f"GPU preset 'v100': {field} must be positive"):
+        dataclasses.replace(PRESETS["v100"], **{field: 0})

@@ -27,7 +27,8 @@ __all__ = ["EQUIVALENT_MUTANTS", "TEST_SELECTION", "stage", "mutant_names", "sam
            "outcome_of", "run"]
 
 
-TEST_SELECTION = ["tests/host"]
+# The host models' own tests, and the command line's, which run the models in-process.
+TEST_SELECTION = ["tests/host", "tests/sim/cli"]
 
 # Surviving mutants that cannot change behaviour, with the argument (docs/testing.md lists
 # them). Keyed by mutmut's mutant name.
@@ -59,11 +60,17 @@ def stage(repository, directory):
     shutil.copytree(repository / "tests", directory / "tests", ignore=ignore)
     shutil.copytree(repository / "docs", directory / "docs", ignore=ignore)
     shutil.copy2(repository / "Makefile", directory / "Makefile")   # tests read its targets
+    _write_configuration(repository, directory)
+    return directory
+
+
+def _write_configuration(repository, directory):
     text = (repository / "pyproject.toml").read_text()
     text += "\n[tool.mutmut]\n" + "".join(f"{key} = {_toml_value(value)}\n"
                                          for key, value in _MUTMUT_CONFIG.items())
-    (directory / "pyproject.toml").write_text(text)
-    return directory
+    for root in (directory, directory / "mutants"):
+        if root.is_dir():
+            (root / "pyproject.toml").write_text(text)
 
 
 _GENERATE = """
@@ -142,7 +149,54 @@ def refresh(repository, directory):
             shutil.rmtree(root / name)
             shutil.copytree(repository / name, root / name,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _write_configuration(repository, directory)
+    # Which tests reach which function is recorded anew, for the tests as they are now.
+    (directory / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     return directory
+
+
+def _recheck(repository, directory, name):
+    """Whether survivor ``name`` fails the tests of its module when applied to the staged
+    source and run in a fresh interpreter (None when no test reaches the module)."""
+    # The tests of every function of the mutant's module: code that runs at import is
+    # recorded against whichever test happened to import the module first.
+    module = name.rpartition(".")[0] + "."
+    by_function = json.loads((directory / "mutants" / "mutmut-stats.json").read_text())[
+        "tests_by_mangled_function_name"]
+    tests = sorted({test for function, reached in by_function.items() if function.startswith(module)
+                    for test in reached})
+    if not tests:
+        return None
+    source = directory / "matndp" / "host"
+
+    def pytest(*arguments):
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *arguments],
+                              cwd=directory, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=_RECHECK_TIMEOUT,
+                              env={**os.environ, "PYTHONPATH": str(directory),
+                                   "PYTHONDONTWRITEBYTECODE": "1"})
+
+    try:
+        applied = _mutmut(directory, "apply", name)
+        if applied.returncode:
+            raise SystemExit(f"mutmut apply {name} failed:\n{applied.stdout}")
+        try:
+            result = pytest("-x", "-q", *tests)
+        except subprocess.TimeoutExpired:
+            return False          # not shown to fail: it stays a survivor
+    finally:
+        shutil.copytree(pathlib.Path(repository) / "host", source, dirs_exist_ok=True)
+    if result.returncode in (0, 1):
+        return result.returncode == 1
+    # The tests could not be collected: a kill if they can be without the mutant.
+    clean = pytest("--collect-only", "-q", *tests)
+    if clean.returncode:
+        raise SystemExit(f"recheck of {name}: its tests do not collect even unmutated:\n"
+                         f"{clean.stdout[-3000:]}")
+    return True
+
+
+_RECHECK_TIMEOUT = 900
 
 
 def run(repository, directory, *, size, seed, children, command, keep_stage=False):
@@ -174,6 +228,8 @@ def run(repository, directory, *, size, seed, children, command, keep_stage=Fals
         if status == "not checked":
             raise SystemExit(f"mutmut left {name} unchecked; see {directory / 'mutmut.log'}")
         outcome, note, change = outcome_of(status), "", ""
+        if status == "survived" and _recheck(repository, directory, name):
+            outcome, note = KILLED, "killed in a fresh interpreter (code that runs at import)"
         if outcome == SURVIVED:
             change = _mutmut(directory, "show", name).stdout.strip()
             if name in EQUIVALENT_MUTANTS:

@@ -37,7 +37,7 @@ def _cell(text):
 def _run_section(run):
     title = {"host": "Host models (mutmut over `host/`)",
              "rtl": "RTL (the mutant catalog over `hw/`)"}.get(run.kind, run.kind)
-    lines = [f"### {title}", "", f"Command: `{run.command}`. {summary(run)}.", "",
+    lines = [f"### {title}", "", f"Command: `{run.command}`. {summary(run).partition(': ')[2]}.", "",
              "| part | run | killed | survived | equivalent | kill rate |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for part in run.parts():

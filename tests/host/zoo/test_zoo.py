@@ -239,3 +239,23 @@ def test_torch_importer_refuses_unsupported_layers_by_name():
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Hardswish())
     with pytest.raises(ValueError, match="unsupported module Hardswish"):
         import_module_graph(model, (1, 3, 8, 8))
+
+
+def test_vgg_classifier_ops_carry_torchvisions_module_names():
+    """torchvision's VGG-16-BN classifier: Linear, ReLU, Dropout, Linear, ReLU, Dropout,
+    Linear as classifier.0 … classifier.6 (the importer and the reports match by name)."""
+    graph = build_model("vgg16_bn", batch=1)
+    forward = {op.name: op.kind for op in graph.ops if op.name.startswith("classifier.")
+               and "backward" not in op.name and "step" not in op.name}
+    assert forward == {"classifier.0": "gemm", "classifier.1": "elementwise",
+                       "classifier.2": "elementwise", "classifier.3": "gemm",
+                       "classifier.4": "elementwise", "classifier.5": "elementwise",
+                       "classifier.6": "gemm"}
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert-base"])
+def test_the_sequence_length_and_dtype_are_recorded(name):
+    graph = build_model(name, batch=1, dtype="bf16", seq_len=64)
+    assert graph.meta["seq_len"] == 64
+    summary = summarize(graph)
+    assert (summary["model"], summary["batch"], summary["dtype"]) == (graph.name, 1, "bf16")
