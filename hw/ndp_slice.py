@@ -77,20 +77,26 @@ class NDPSlice(wiring.Component):
             table_entry = trigger.table[index]
             base = registers.split_storage(entry_register_name(index, "base"))
             size = registers.split_storage(entry_register_name(index, "size"))
+            # Each range's end is a register, so matching compares against it without an
+            # adder in front. It is summed from the stored base and size, a cycle after they
+            # are written (summing the values being written would put the bus's address
+            # decoder in front of the adder); in that one cycle the entry matches nothing, so
+            # no request is matched against a new base and an old end.
+            end = Signal(config.addr_width + 1, name=f"end{index}")
+            range_written = Signal(name=f"range_written{index}")
+            m.d.sync += [
+                end.eq(Cat(storage.data for storage in base) +
+                       Cat(storage.data for storage in size)),
+                range_written.eq(Cat(storage.written for storage in base + size).any()),
+            ]
             m.d.comb += [
-                table_entry.enable.eq(entry_storage("ctrl", "enable").data),
+                table_entry.enable.eq(entry_storage("ctrl", "enable").data & ~range_written),
                 table_entry.on_write.eq(entry_storage("ctrl", "on_write").data),
                 table_entry.on_read.eq(entry_storage("ctrl", "on_read").data),
                 table_entry.base.eq(Cat(storage.data for storage in base)),
                 table_entry.size.eq(Cat(storage.data for storage in size)),
+                trigger.ends[index].eq(end),
             ]
-            # Each range's end is formed when its base or size is written, from the values
-            # being written, so it is in step with them; matching compares against it
-            # without an adder in front.
-            end = Signal(config.addr_width + 1, name=f"end{index}")
-            m.d.sync += end.eq(Cat(storage.next for storage in base) +
-                               Cat(storage.next for storage in size))
-            m.d.comb += trigger.ends[index].eq(end)
             hits = attach(entry_register_name(index, "hits"), "count",
                           Counter(config.counter_width, increment_width=len(trigger.hit_pulse[index])))
             m.d.comb += hits.increment.eq(trigger.hit_pulse[index])

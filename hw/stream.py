@@ -12,8 +12,8 @@ part                      latency (cycles)  throughput          registered outpu
 ========================  ================  ==================  ==========================
 :class:`RegisterSlice`    1                 1 per cycle         ``o.valid``, ``o.payload``
 :class:`SkidBuffer`       1                 1 per cycle         all, ``i.ready`` included
-:class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``
-                                            depth 3
+:class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``,
+                                            depth 3             ``i.ready``
 :class:`RoundRobinMerge`  0                 1 per cycle         none
 ========================  ================  ==================  ==========================
 """
@@ -122,9 +122,16 @@ class Queue(_Stage):
         # make the room exactly ``depth``.
         m.submodules.fifo = fifo = SyncFIFOBuffered(
             width=Shape.cast(self.payload_shape).width, depth=self.depth + 1)
+        # ``i.ready`` comes from a register, formed from the level the queue is about to
+        # have, rather than from a comparison of the FIFO's level, which is itself a sum: the
+        # producer's handshake (and whatever stalls on a full queue) sees a flop.
+        room = Signal(init=1)
+        next_level = Signal.like(self.level)
+        m.d.comb += next_level.eq(fifo.level + fifo.w_en - (fifo.r_rdy & fifo.r_en))
+        m.d.sync += room.eq(next_level < self.depth)
         m.d.comb += [
             self.level.eq(fifo.level),
-            self.i.ready.eq(fifo.level < self.depth),
+            self.i.ready.eq(room),
             fifo.w_en.eq(self.i.valid & self.i.ready),
             fifo.w_data.eq(self.i.payload),
             self.o.valid.eq(fifo.r_rdy),

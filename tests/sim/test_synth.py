@@ -4,7 +4,7 @@ Yosys and nextpnr (slow)."""
 import pytest
 
 from matndp.hw.fp.select import FPSelect
-from matndp.sim.synth import synthesize, synthesis_table
+from matndp.sim.synth import critical_path_table, synthesize, synthesis_table
 
 
 TINY_VERILOG = "module fp_select(input clk, input d, output reg q);\n" \
@@ -15,6 +15,9 @@ TINY_VERILOG = "module fp_select(input clk, input d, output reg q);\n" \
     ({"device": "XC7A35T"}, "unknown ECP5 device 'XC7A35T'"),
     ({"top_name": "fp select"}, "top_name must be a plain Verilog identifier"),
     ({"freq_mhz": 0}, "freq_mhz must be a positive number"),
+    ({"seeds": []}, r"seeds must be a non-empty list of distinct ints, not \[\]"),
+    ({"seeds": 1}, "seeds must be a non-empty list of distinct ints, not 1"),
+    ({"seeds": [1, 1]}, r"seeds must be a non-empty list of distinct ints, not \[1, 1\]"),
 ])
 def test_bad_arguments_are_refused_by_name(tmp_path, kwargs, message):
     arguments = {"top_name": "fp_select", "out_dir": tmp_path, **kwargs}
@@ -30,12 +33,23 @@ def test_verilog_text_must_define_the_top_module(tmp_path):
 
 @pytest.mark.slow
 def test_select_unit_synthesizes_places_and_routes(tmp_path):
-    result = synthesize(FPSelect(), "fp_select", out_dir=tmp_path)
+    result = synthesize(FPSelect(), "fp_select", out_dir=tmp_path, seeds=[1, 2])
     # A 32-bit 2:1 multiplexer with a registered output and its valid bit: one LUT per
     # bit, a flip-flop per bit plus valid, no DSP or block RAM.
     assert result["ff"] == 33
     assert 32 <= result["lut"] <= 40
     assert result["dsp"] == 0 and result["bram"] == 0
     assert result["routed"] and result["fmax_mhz"] > 0
-    assert "| fp_select |" in synthesis_table([{"name": "fp_select", "timing": "latency 1",
-                                                 **result}])
+    assert [run["seed"] for run in result["seeds"]] == [1, 2]
+    assert result["fmax_mhz"] == min(run["fmax_mhz"] for run in result["seeds"])
+    for run in result["seeds"]:
+        # The worst path goes through the multiplexer's one LUT level, and it is what sets
+        # the seed's Fmax.
+        path = run["critical_path"]
+        assert path["from"] and path["to"]
+        assert path["logic_levels"] == 1 and path["routing_ns"] > 0
+        assert abs(path["logic_ns"] + path["routing_ns"] - 1000 / run["fmax_mhz"]) < 0.05
+    rows = [{"name": "fp_select", "timing": "latency 1", **result}]
+    assert "Fmax seed 1 (MHz) | Fmax seed 2 (MHz) |" in synthesis_table(rows)
+    assert "| fp_select | latency 1 | " in synthesis_table(rows)
+    assert critical_path_table(rows).count("| fp_select |") == 2
