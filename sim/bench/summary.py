@@ -90,6 +90,28 @@ HEADLINES = {
         Headline("kernel instruction-set simulator, slowest kernel",
                  _iss_rate, _per_second("instructions")),
     ],
+    "kernel_rtl": [
+        Headline("engine, GPU idle: lowest share of the issue/memory bound over the kernels",
+                 lambda r: min(p["efficiency"] for p in r["phases"]), lambda v: f"{v:.0%}",
+                 (">=", 0.9)),
+        Headline("engine: slowdown from memory latency 10 to 100 cycles, worst kernel",
+                 lambda r: max(s["slowdown"]["100"] for s in r["memory_latency_sensitivity"]),
+                 lambda v: f"{v:.2f}x", ("<=", 1.1)),
+    ],
+    "tiering_traces": [
+        Headline("SENet-154-sized trace: import + simulate, slowest of ideal, g10, tm",
+                 lambda r: max(run["import_and_simulate_s"] for run in r["runs"]
+                               if run["policy"] != "lru"), format_seconds, ("<=", 10.0)),
+        Headline("the same, page-granular lru",
+                 lambda r: max(run["import_and_simulate_s"] for run in r["runs"]
+                               if run["policy"] == "lru"), format_seconds, ("<=", 120.0)),
+    ],
+    "sweep": [
+        Headline("1 000-point host-model sweep, local pool",
+                 lambda r: r["local_pool"]["wall_s"], format_seconds, ("<=", 60.0)),
+        Headline("the same on local Ray", lambda r: r["ray"]["wall_s"], format_seconds,
+                 ("<=", 60.0)),
+    ],
 }
 
 
