@@ -9,8 +9,8 @@ epilogue a GEMM would otherwise need a second pass for), the second ``bn_stats``
 batch-norm statistics, reduced in the scratchpad in trigger order, and the finalizer's
 scale and shift). Both compute on the written data in flight; the GPU does nothing else.
 Outputs are checked bit for bit against the instruction-set simulator and the numpy
-goldens; the waveform groups the GPU port, the memory port, the trigger's events into the
-engine and the engine's memory requests.
+goldens. With waves, the save file groups the GPU port, the memory port, the trigger's
+events into the engine and the engine's memory requests.
 """
 
 import json
@@ -68,25 +68,32 @@ def _checks(run):
     return launch, differing(iss), differing(golden)
 
 
-def run_engine_flagship(output, *, simulator="verilator", rows=8, seed=1, pressure=0.2):
-    """Run the two launches with waves into ``output`` (``engine.fst``, ``engine.gtkw``,
-    ``engine_report.json``, ``engine_report.md``); returns the report."""
+def run_engine_flagship(output, *, simulator="verilator", rows=8, seed=1, pressure=0.2,
+                        waves=False):
+    """Run the two launches into ``output`` (``engine_report.json``, ``engine_report.md``;
+    with ``waves`` also ``engine.fst`` and ``engine.gtkw``); returns the report.
+
+    Waves are off by default: under Verilator the traced build of the engine slice does not
+    yet reproduce the untraced build's (bit-exact) results, see docs/engine.md."""
     from .gtkwave import write_save_file, append_group
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     runs = run_launches_rtl(_launches(rows, seed), seed=seed, simulator=simulator,
-                            pressure=pressure, unrelated_per_access=0, waves=True,
+                            pressure=pressure, unrelated_per_access=0, waves=waves,
                             directory=output / "engine_run")
-    wave = output / "engine.fst"
-    (output / "engine_run" / "waves.fst").replace(wave)
-    verilog = ndp_slice_verilog(KERNEL_CONFIG)
-    save = output / "engine.gtkw"
-    write_save_file(save, dump_file=wave.name, verilog_text=verilog.read_text(),
-                    module="ndp_slice", scope="ndp_slice", groups=PORT_GROUPS)
-    text = verilog.read_text()
-    for title, scope, names in ENGINE_SIGNALS:
-        append_group(save, title, f"ndp_slice.{scope}", names, verilog_text=text,
-                     module=f"ndp_slice.{scope}")
+    files = {}
+    if waves:
+        wave = output / "engine.fst"
+        (output / "engine_run" / "waves.fst").replace(wave)
+        verilog = ndp_slice_verilog(KERNEL_CONFIG)
+        save = output / "engine.gtkw"
+        text = verilog.read_text()
+        write_save_file(save, dump_file=wave.name, verilog_text=text,
+                        module="ndp_slice", scope="ndp_slice", groups=PORT_GROUPS)
+        for title, scope, names in ENGINE_SIGNALS:
+            append_group(save, title, f"ndp_slice.{scope}", names, verilog_text=text,
+                         module=f"ndp_slice.{scope}")
+        files = {"waveform": str(wave), "gtkwave": str(save)}
 
     measured = runs[0].measurements
     sector = KERNEL_CONFIG.sector_bytes
@@ -114,7 +121,7 @@ def run_engine_flagship(output, *, simulator="verilator", rows=8, seed=1, pressu
         "gpu_stall_cycles": measured["stall_cycles"],
         "passed": all(entry["complete"] and entry["error"] is None and entry["bit_exact"]
                       for entry in entries),
-        "files": {"waveform": str(wave), "gtkwave": str(save)},
+        "files": files,
     }
     (output / "engine_report.json").write_text(json.dumps(report, indent=2) + "\n")
     (output / "engine_report.md").write_text(_markdown(report))
@@ -149,7 +156,8 @@ def _markdown(report):
         f"{'equals' if report['passed'] else 'does not equal'} the instruction-set simulator's "
         f"and the golden model's, bit for bit.",
         "",
-        f"Waveform: `{report['files']['waveform']}` (open `gtkwave {report['files']['gtkwave']}`).",
-        "",
     ]
+    if report["files"]:
+        lines += [f"Waveform: `{report['files']['waveform']}` (open `gtkwave "
+                  f"{report['files']['gtkwave']}`).", ""]
     return "\n".join(lines)
