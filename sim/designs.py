@@ -46,7 +46,8 @@ def _exported(build, build_design, name, parameters, transform):
     if transform is not None:
         text = transform(text)
     tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]
-    return write_if_changed(build / "verilog" / f"{name}-{tag}.v", text)
+    suffix = "" if transform is None else f"-{transform.__name__}"
+    return write_if_changed(build / "verilog" / f"{name}-{tag}{suffix}.v", text)
 
 
 def _design_file(build_design, name, *parameters, transform=None):
@@ -83,10 +84,13 @@ def ndp_slice_verilog(config=None):
 AXI_SLICE_MODULE = "ndp_slice_axi"
 
 
-def axi_slice_verilog(config=None, axi_config=None):
-    """The FPGA top around the slice of ``config`` (default: the trigger alone)."""
+def axi_slice_verilog(config=None, axi_config=None, *, simulator="verilator"):
+    """The FPGA top around the slice of ``config`` (default: the trigger alone), for
+    ``simulator`` (Icarus gets :func:`evaluate_at_time_zero`; Verilator evaluates every
+    block at time 0 anyway and refuses delays)."""
+    transform = evaluate_at_time_zero if simulator == "icarus" else None
     return _design_file(AXISlice, AXI_SLICE_MODULE, config or TRIGGER_SLICE,
-                        axi_config or AXIConfig(), transform=evaluate_at_time_zero)
+                        axi_config or AXIConfig(), transform=transform)
 
 
 class MemoryPortFIFOs(wiring.Component):

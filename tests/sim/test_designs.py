@@ -6,7 +6,7 @@ import pytest
 
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.sim.designs import (CONFIG_VARIABLE, config_environment, config_from_environment, config_from_json,
-                                memory_port_fifos_verilog)
+                                evaluate_at_time_zero, memory_port_fifos_verilog)
 
 
 CONFIGS = [NDPConfig(), NDPConfig(sector_bytes=64, id_width=4, trigger=TriggerConfig(filter_entries=4)),
@@ -59,3 +59,13 @@ def test_designs_are_written_once_per_configuration():
     assert first != memory_port_fifos_verilog(small, depth=2)
     text = first.read_text()
     assert "module memory_port_fifos(" in text and "gpu__req__payload" in text and "mem__resp__ready" in text
+
+
+def test_time_zero_evaluation_sets_each_modules_register_again_and_changes_nothing_else():
+    text = ("module a(x);\n  reg \\$auto$verilog_backend.cc:2355:dump_module$1  = 0;\n  wire x;\nendmodule\n"
+            "module b(y);\n  reg \\$auto$verilog_backend.cc:2355:dump_module$2  = 0;\nendmodule\n")
+    changed = evaluate_at_time_zero(text)
+    assert changed.count("initial #0 \\$auto$verilog_backend.cc:2355:dump_module$") == 2
+    assert "initial #0 \\$auto$verilog_backend.cc:2355:dump_module$2  = 1;" in changed
+    assert [line for line in changed.splitlines() if not line.strip().startswith("initial")] == \
+        text.splitlines()

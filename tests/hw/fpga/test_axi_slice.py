@@ -17,7 +17,7 @@ SMALL_ENGINE = NDPConfig(engine=EngineConfig(instruction_words=64, argument_bloc
 
 
 def _run(simulator, testcase, config=TRIGGER_SLICE, **env):
-    run_cocotb(sources=[axi_slice_verilog(config)], toplevel=AXI_SLICE_MODULE,
+    run_cocotb(sources=[axi_slice_verilog(config, simulator=simulator)], toplevel=AXI_SLICE_MODULE,
                test_module="matndp.sim.tb.axi_slice_tb", simulator=simulator, testcase=testcase,
                extra_env={**config_environment(config), **env})
 
