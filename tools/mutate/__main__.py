@@ -42,6 +42,9 @@ def _parser():
     host_command.add_argument("--keep-stage", action="store_true",
                               help="reuse the last run's staging tree and mutmut's records "
                                    "(after a change to tests/ only)")
+    host_command.add_argument("--collect-partial", action="store_true",
+                              help="report what the staging tree records of a run stopped "
+                                   "early, leaving out the mutants not yet checked")
     rtl_command = commands.add_parser("rtl", help="the RTL mutant catalog over hw/")
     rtl_command.add_argument("--only", nargs="+", metavar="ID", help="run only these mutants")
     rtl_command.add_argument("--jobs", type=_count, default=1, help="mutants at once (default 1)")
@@ -55,6 +58,12 @@ def main(argv=None):
                                                         else sys.argv[1:]))
     if arguments.command == "host":
         size = None if arguments.all else arguments.sample
+        if arguments.collect_partial:
+            result = host.collect(REPOSITORY, BUILD / "host", size=size, seed=arguments.seed,
+                                  command=command, children=arguments.jobs, partial=True)
+            result.save(RESULTS["host"])
+            print(report.summary(result))
+            return 0
         result = host.run(REPOSITORY, BUILD / "host", size=size, seed=arguments.seed,
                           children=arguments.jobs, command=command, keep_stage=arguments.keep_stage)
         result.save(RESULTS["host"])

@@ -19,6 +19,7 @@ import random
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from .results import EQUIVALENT, KILLED, SURVIVED, Outcome, Run
 
@@ -196,7 +197,7 @@ def _recheck(repository, directory, name):
     return True
 
 
-_RECHECK_TIMEOUT = 900
+_RECHECK_TIMEOUT = int(os.environ.get("MATNDP_MUTATE_RECHECK_TIMEOUT", 900))
 
 
 def run(repository, directory, *, size, seed, children, command, keep_stage=False):
@@ -219,16 +220,36 @@ def run(repository, directory, *, size, seed, children, command, keep_stage=Fals
         result = _mutmut(directory, "run", "--max-children", str(children), *chosen, log=log)
     if result.returncode:
         raise SystemExit(f"mutmut run failed (exit {result.returncode}); see {directory / 'mutmut.log'}")
+    return collect(repository, directory, size=size, seed=seed, command=command, children=children)
+
+
+def collect(repository, directory, *, size, seed, command, children=1, partial=False):
+    """The :class:`~.results.Run` of the sample as the staging tree records it; with
+    ``partial``, the mutants mutmut had not yet checked (a run stopped early) are left out."""
+    from mutmut.stats import status_by_exit_code
+
+    directory = pathlib.Path(directory)
+    names = sorted(name for meta in _meta_files(directory)
+                   for name in json.loads(meta.read_text())["exit_code_by_key"])
+    chosen = sample(names, size, seed)
     codes = {}
     for meta in _meta_files(directory):
         codes.update(json.loads(meta.read_text())["exit_code_by_key"])
+    statuses = {name: status_by_exit_code[codes[name]] for name in chosen}
+    unchecked = [name for name, status in statuses.items() if status == "not checked"]
+    if unchecked and not partial:
+        raise SystemExit(f"mutmut left {len(unchecked)} mutants unchecked; see {directory / 'mutmut.log'}")
+    chosen = [name for name in chosen if name not in unchecked]
+    survivors = [name for name in chosen if statuses[name] == "survived"]
+    # One at a time: each applies its mutant to the one staged source.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        rechecked = dict(zip(survivors, pool.map(lambda name: _recheck(repository, directory, name),
+                                                 survivors)))
     outcomes = []
     for name in chosen:
-        status = status_by_exit_code[codes[name]]
-        if status == "not checked":
-            raise SystemExit(f"mutmut left {name} unchecked; see {directory / 'mutmut.log'}")
+        status = statuses[name]
         outcome, note, change = outcome_of(status), "", ""
-        if status == "survived" and _recheck(repository, directory, name):
+        if rechecked.get(name):
             outcome, note = KILLED, "killed in a fresh interpreter (code that runs at import)"
         if outcome == SURVIVED:
             change = _mutmut(directory, "show", name).stdout.strip()
@@ -237,4 +258,6 @@ def run(repository, directory, *, size, seed, children, command, keep_stage=Fals
             elif status != "survived":
                 note = status
         outcomes.append(Outcome(name, part_of(name), outcome, change, note))
+    if unchecked:
+        command += f"  (stopped early: {len(unchecked)} of the {len(chosen) + len(unchecked)} sampled unchecked)"
     return Run("host", command, len(names), outcomes)
