@@ -34,6 +34,12 @@ def _cell(text):
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def _changed_line(change):
+    """A mutmut diff's added line (the whole text for a catalog entry's one-line change)."""
+    added = [line[1:] for line in change.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    return added[0] if added else change
+
+
 def _run_section(run):
     title = {"host": "Host models (mutmut over `host/`)",
              "rtl": "RTL (the mutant catalog over `hw/`)"}.get(run.kind, run.kind)
@@ -53,8 +59,7 @@ def _run_section(run):
             continue
         lines += ["", f"{heading}:", "", "| mutant | change | note |", "| --- | --- | --- |"]
         for o in listed:
-            change = _cell(o.change.splitlines()[-1] if "\n" in o.change and run.kind == "host"
-                           else o.change)
+            change = _cell(_changed_line(o.change))
             lines.append(f"| `{o.name}` | `{change}` | {_cell(o.note)} |")
     return lines
 
