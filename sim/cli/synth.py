@@ -3,13 +3,15 @@ AXI top."""
 
 import json
 import pathlib
+import sys
 
 from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import TRIGGER_SLICE
-from matndp.sim.synth import DEVICES, critical_path_table, synthesize, synthesis_table
+from matndp.sim.synth import (DEVICES, SynthesisFailed, critical_path_table, synthesize,
+                              synthesis_table)
 
 from .arguments import integer, number
 from .output import output_folder
@@ -79,9 +81,15 @@ def run_synth(args):
         design = DESIGNS[name]
         print(f"synth {name}: {design['design']} on {args.device}, seeds "
               f"{', '.join(map(str, args.seed))} ...", flush=True)
-        result = synthesize(design["build"](), name, device=args.device, package=args.package,
-                            out_dir=output / name, freq_mhz=args.freq, seeds=args.seed,
-                            route_timeout_s=args.route_timeout)
+        try:
+            result = synthesize(design["build"](), name, device=args.device,
+                                package=args.package, out_dir=output / name,
+                                freq_mhz=args.freq, seeds=args.seed,
+                                route_timeout_s=args.route_timeout)
+        except SynthesisFailed as error:
+            # A tool that fails is not bad input: exit 1, with the tool's log tail.
+            print(f"matndp synth: {name}: {error}", file=sys.stderr)
+            return 1
         row = {"name": name, "design": design["design"], "timing": design["timing"], **result}
         rows.append(row)
         fmax = ", ".join(f"seed {run['seed']}: {run['fmax_mhz']:.1f} MHz"
