@@ -52,6 +52,10 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class TierSetup:
+    """Everything a tier run takes: the tiers (``tier``), the flash device (``flash``), the
+    GPU preset, the iterations simulated and the placement policy; ``name`` is the preset
+    it started from. ``as_dict`` gives the plain-data form TOML files and JSON echoes use."""
+
     name: str
     tier: TierConfig
     flash: FlashConfig
@@ -89,6 +93,7 @@ SETUP_PRESETS = Registry("tier preset", (
 
 
 def setup_preset(name):
+    """The registered tier setup ``name`` (``default`` or ``g10``), as a :class:`TierSetup`."""
     return SETUP_PRESETS.lookup(name)
 
 
