@@ -19,11 +19,11 @@ import pathlib
 import numpy as np
 
 from matndp.host.access_stream import RESNET50_LAYERS, conv_output
-from matndp.host.kernels.catalog import kernel, run_on_iss
+from matndp.host.kernels.catalog import kernel
 from matndp.host.kernels.inputs import random_inputs
 from .designs import ndp_slice_verilog
-from .golden.kernels import GOLDENS
-from .kernel_run import KERNEL_CONFIG, Launch, run_launches_rtl
+from .kernel_run import (KERNEL_CONFIG, Launch, differing_elements, reference_outputs,
+                         run_launches_rtl)
 
 
 __all__ = ["run_engine_flagship", "LAYER"]
@@ -57,15 +57,8 @@ def _launches(rows, seed):
 
 def _checks(run):
     launch = kernel(run.kernel).launch(run.problem)
-    iss, _ = run_on_iss(launch, run.inputs)
-    golden = GOLDENS[run.kernel](run.inputs, dict(launch.params), dict(launch.problem),
-                                 partials=launch.partials)
-
-    def differing(expected):
-        return {name: int(np.count_nonzero(np.asarray(run.outputs[name]).view(np.uint32) !=
-                                           np.asarray(values).view(np.uint32)))
-                for name, values in expected.items()}
-    return launch, differing(iss), differing(golden)
+    iss, golden, _ = reference_outputs(launch, run.inputs)
+    return launch, differing_elements(run.outputs, iss), differing_elements(run.outputs, golden)
 
 
 def run_engine_flagship(output, *, simulator="verilator", rows=8, seed=1, pressure=0.2,

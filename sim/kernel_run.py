@@ -24,7 +24,8 @@ from .designs import ndp_slice_verilog
 from .runner import build_root, run_cocotb
 
 
-__all__ = ["KernelRun", "Launch", "run_kernel_rtl", "run_launches_rtl", "KERNEL_CONFIG", "launch_layout"]
+__all__ = ["KernelRun", "Launch", "run_kernel_rtl", "run_launches_rtl", "KERNEL_CONFIG", "launch_layout",
+           "reference_outputs", "differing_elements"]
 
 
 # The slice the library's kernels run on: the default parameters, with the scratchpad large
@@ -200,6 +201,29 @@ def _launch_job(index, spec, launch, inputs, addresses, scratchpad_base, directo
         "read_back": read_back,
     }
     return job, accesses
+
+
+def reference_outputs(launch, inputs):
+    """What ``launch`` on ``inputs`` must give: (the instruction-set simulator's outputs,
+    the golden model's, the simulator's run result)."""
+    from matndp.host.kernels.catalog import run_on_iss
+    from .golden.kernels import GOLDENS
+    iss, result = run_on_iss(launch, inputs)
+    golden = GOLDENS[launch.kernel.name](inputs, dict(launch.params), dict(launch.problem),
+                                         partials=launch.partials)
+    return iss, golden, result
+
+
+def differing_elements(got, expected):
+    """{output: elements whose bits differ}, over the outputs of ``expected`` that differ."""
+    found = {}
+    for name, values in expected.items():
+        a, b = np.asarray(got[name]), np.asarray(values)
+        unsigned = np.uint32 if a.dtype.itemsize == 4 else np.uint16
+        differing = int(np.count_nonzero(a.view(unsigned) != b.view(unsigned)))
+        if differing:
+            found[name] = differing
+    return found
 
 
 def _runs_root():

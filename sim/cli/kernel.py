@@ -206,19 +206,6 @@ def _launch(args):
         raise UsageError(str(error)) from None
 
 
-def _mismatches(got, expected):
-    """{output: elements that differ} over the outputs of ``expected``."""
-    import numpy as np
-    found = {}
-    for name, values in expected.items():
-        a, b = np.asarray(got[name]), np.asarray(values)
-        unsigned = np.uint32 if a.dtype.itemsize == 4 else np.uint16
-        differing = int(np.count_nonzero(a.view(unsigned) != b.view(unsigned)))
-        if differing:
-            found[name] = differing
-    return found
-
-
 def _dump(directory, inputs, outputs, params, report):
     import numpy as np
     for folder, tensors in (("inputs", inputs), ("outputs", outputs)):
@@ -230,9 +217,8 @@ def _dump(directory, inputs, outputs, params, report):
 
 
 def run_run(args):
-    from matndp.host.kernels.catalog import run_on_iss
     from matndp.host.kernels.inputs import random_inputs
-    from matndp.sim.golden.kernels import GOLDENS
+    from matndp.sim.kernel_run import differing_elements, reference_outputs
     spec, problem, launch = _launch(args)
     if args.waves and not args.dump:
         raise UsageError("--waves needs --dump DIR to write the waveform into")
@@ -244,9 +230,7 @@ def run_run(args):
             raise UsageError(f"{dump}: cannot create ({error.strerror})") from None
 
     inputs = random_inputs(launch, args.seed)
-    iss_outputs, iss_result = run_on_iss(launch, inputs)
-    golden = GOLDENS[spec.name](inputs, dict(launch.params), dict(launch.problem),
-                                partials=launch.partials)
+    iss_outputs, golden, iss_result = reference_outputs(launch, inputs)
     report = {"kernel": spec.name, "problem": problem,
               "elements": launch.elements(launch.trigger), "simulator": args.sim,
               "seed": args.seed, "triggers": launch.expected_triggers}
@@ -270,10 +254,10 @@ def run_run(args):
                       ndp_requests=measured["ndp_memory_requests"],
                       gpu_stall_cycles=measured["stall_cycles"],
                       completed=measured["completed"], drained=measured["drained"],
-                      mismatches_against_iss=_mismatches(outputs, iss_outputs))
+                      mismatches_against_iss=differing_elements(outputs, iss_outputs))
         if dump is not None and args.waves:
             shutil.copy2(run.directory / "waves.fst", dump / "waves.fst")
-    report["mismatches"] = _mismatches(outputs, golden)
+    report["mismatches"] = differing_elements(outputs, golden)
     report["passed"] = bool(report["complete"] and report["error"] is None
                             and not report["mismatches"]
                             and not report.get("mismatches_against_iss"))

@@ -22,6 +22,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from .results import EQUIVALENT, KILLED, SURVIVED, Outcome, Run
+from .staging import copy_package
 
 
 __all__ = ["EQUIVALENT_MUTANTS", "TEST_SELECTION", "stage", "mutant_names", "sample", "part_of",
@@ -52,15 +53,8 @@ def _toml_value(value):
 
 def stage(repository, directory):
     """Lay out the staging tree in ``directory`` (emptied first) from ``repository``."""
-    repository, directory = pathlib.Path(repository), pathlib.Path(directory)
-    if directory.exists():
-        shutil.rmtree(directory)
-    (directory / "matndp").mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(repository / "host", directory / "matndp" / "host", ignore=ignore)
-    shutil.copytree(repository / "tests", directory / "tests", ignore=ignore)
-    shutil.copytree(repository / "docs", directory / "docs", ignore=ignore)
-    shutil.copy2(repository / "Makefile", directory / "Makefile")   # tests read its targets
+    # The tests read the Makefile's targets.
+    directory = copy_package(repository, directory, "host", ("Makefile",))
     _write_configuration(repository, directory)
     return directory
 

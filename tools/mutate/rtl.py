@@ -18,6 +18,7 @@ import sys
 import time
 
 from .results import EQUIVALENT, KILLED, SURVIVED, Outcome, Run
+from .staging import copy_package
 from .rtl_mutants import MUTANTS
 
 
@@ -32,16 +33,7 @@ _TIMEOUT_FACTOR, _TIMEOUT_FLOOR = 10, 60.0
 
 def copy_tree(repository, directory):
     """An unmutated copy of what the tests need, in ``directory`` (emptied first)."""
-    repository, directory = pathlib.Path(repository), pathlib.Path(directory)
-    if directory.exists():
-        shutil.rmtree(directory)
-    (directory / "matndp").mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(repository / "hw", directory / "matndp" / "hw", ignore=ignore)
-    shutil.copytree(repository / "tests", directory / "tests", ignore=ignore)
-    shutil.copytree(repository / "docs", directory / "docs", ignore=ignore)
-    shutil.copy2(repository / "pyproject.toml", directory / "pyproject.toml")
-    return directory
+    return copy_package(repository, directory, "hw", ("pyproject.toml",))
 
 
 def _source(directory, mutant):
