@@ -65,6 +65,8 @@ class EngineConfig:
                         vector divide takes ``lanes / divide_units`` passes); ``None``: one
                         per lane.
     watchdog_cycles:    reset value of the per-µthread watchdog (cycles from start to exit).
+    ordered_atomics:    atomics per µthread of an ordered entry that may wait for its turn
+                        (a power of two); a µthread with more waits at dispatch.
     """
 
     sub_cores: int = 1
@@ -74,6 +76,7 @@ class EngineConfig:
     scratchpad_bytes: int = 32768
     divide_units: int | None = None
     watchdog_cycles: int = 1 << 16
+    ordered_atomics: int = 4
 
     def __post_init__(self):
         _check_ints(self)
@@ -95,6 +98,9 @@ class EngineConfig:
             raise ValueError(f"EngineConfig.divide_units must be a power of two in 1..32, "
                              f"not {self.divide_units}")
         _check_range(self, "watchdog_cycles", 16, (1 << 32) - 1)
+        if not _is_power_of_two(self.ordered_atomics) or not 1 <= self.ordered_atomics <= 16:
+            raise ValueError(f"EngineConfig.ordered_atomics must be a power of two in 1..16, "
+                             f"not {self.ordered_atomics}")
 
     @property
     def slot_bits(self):

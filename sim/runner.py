@@ -11,6 +11,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import subprocess
 
 from cocotb_tools.runner import Verilator, get_runner, get_results
 
@@ -142,9 +143,17 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
             extra_sources = []
             if fast and simulator == "verilator":
                 extra_sources.append(_verilator_control_file(build_dir, toplevel))
-            runner.build(sources=[*extra_sources, *sources], hdl_toplevel=toplevel,
-                         build_dir=build_dir, build_args=build_args, waves=waves,
-                         timescale=("1ns", "1ps"), always=False)
+            # The build's output goes to its log, not to stdout (which may carry JSON).
+            build_log = build_dir / "build.log"
+            try:
+                runner.build(sources=[*extra_sources, *sources], hdl_toplevel=toplevel,
+                             build_dir=build_dir, build_args=build_args, waves=waves,
+                             timescale=("1ns", "1ps"), always=False, log_file=build_log)
+            except (subprocess.CalledProcessError, SystemExit) as error:
+                tail = "".join(build_log.read_text(errors="replace").splitlines(True)[-20:]) \
+                    if build_log.exists() else ""
+                raise SimulationFailed(f"building {toplevel} under {simulator} failed; the "
+                                       f"end of {build_log}:\n{tail}") from error
         finally:
             for key, value in saved.items():
                 if value is None:

@@ -2,8 +2,9 @@
 completions that carry a value (loaded data) and by completions that carry none (stores,
 atomics, refused accesses).
 
-Why nothing can overflow: a µthread has at most one access in a shared unit at a time,
-from the cycle the unit accepts it until the sub-core takes its completion. So a
+Why nothing can overflow: a µthread has at most one access that completes in a shared
+unit at a time, from the cycle the unit accepts it until the sub-core takes its completion
+(a posted atomic, see :mod:`.ordering`, gives none). So a
 sub-core has at most ``slots`` completions inside the unit, and
 
 * valued completions go to a per-sub-core queue ``slots`` deep, which is therefore

@@ -3,9 +3,9 @@
 Structure (docs/engine.md)::
 
     events ─► Spawner ─► SubCore 0 … n−1 ──memory ops──► merge ─► LoadStoreUnit ─► mem
-                 ▲         │  ▲      │ ▲  ──scratchpad ops─► merge ─► Scratchpad
-                 │         ▼  │      ▼ │                                  ▲
-              EntryControl ◄─ retire, release, errors           host window (spad)
+                 ▲         │  ▲      │ ▲  ──scratchpad ops─► merge ─► AtomicOrder ─► Scratchpad
+                 │         ▼  │      ▼ │                                             ▲
+              EntryControl ◄─ retire, errors                           host window (spad)
 
 Each sub-core owns its execution units (ALU, multiply, FMA lanes, vector lanes, BF16
 conversion, divide/square root, reductions) and its copies of the instruction memory and
@@ -28,6 +28,7 @@ from .isa import ARGUMENT_WORDS
 from .layouts import (entry_config_layout, entry_status_layout, error_layout, memory_op_layout,
                       ndp_memory_port_signature, scratchpad_op_layout)
 from .load_store import LoadStoreUnit
+from .ordering import AtomicOrder
 from .reduce import VectorReduce
 from .scratchpad import Scratchpad
 from .spawner import Spawner
@@ -102,8 +103,8 @@ class Engine(wiring.Component):
 
         m.submodules.spawner = spawner = Spawner(config)
         m.submodules.entries = control = EntryControl(
-            config, retire_ports=sub_cores * RETIRE_PORTS, error_ports=sub_cores * ERROR_PORTS,
-            release_sources=sub_cores + 1)
+            config, retire_ports=sub_cores * RETIRE_PORTS, error_ports=sub_cores * ERROR_PORTS)
+        m.submodules.order = order = AtomicOrder(config, release_sources=sub_cores)
         m.submodules.load_store = load_store = LoadStoreUnit(config)
         m.submodules.scratchpad = scratchpad = Scratchpad(config)
         if sub_cores > 1:
@@ -117,9 +118,10 @@ class Engine(wiring.Component):
             memory_ops = memory_inputs = spad_ops = spad_inputs = None
 
         connect(m, flipped(self.events), spawner.events)
+        connect(m, order.o, scratchpad.ops)
         if sub_cores > 1:
             connect(m, memory_ops, load_store.ops)
-            connect(m, spad_ops, scratchpad.ops)
+            connect(m, spad_ops, order.i)
         connect(m, load_store.mem, flipped(self.mem))
         connect(m, flipped(self.scratchpad_bus), scratchpad.host)
 
@@ -140,7 +142,7 @@ class Engine(wiring.Component):
             control.spawned_kind.eq(spawner.spawned_kind),
             control.drained.eq(spawner.drained),
             control.drained_entry.eq(spawner.drained_entry),
-            control.release[sub_cores].eq(scratchpad.released),
+            order.arm.eq(self.arm),
         ]
         stopped = Cat(*(control.status[entry].stopped
                         for entry in range(config.trigger.filter_entries)))
@@ -148,7 +150,7 @@ class Engine(wiring.Component):
                                             config.trigger.filter_entries))
         for entry in range(config.trigger.filter_entries):
             m.d.comb += completed[entry].eq(control.status[entry].completed)
-        m.d.comb += spawner.stopped.eq(stopped)
+        m.d.comb += [spawner.stopped.eq(stopped), order.stopped.eq(stopped)]
 
         issued = 0
         active = 0
@@ -159,18 +161,19 @@ class Engine(wiring.Component):
                 connect(m, core.scratchpad_ops, spad_inputs[index])
             else:
                 connect(m, core.memory_ops, load_store.ops)
-                connect(m, core.scratchpad_ops, scratchpad.ops)
+                connect(m, core.scratchpad_ops, order.i)
             connect(m, load_store.completions[index], core.memory_done)
             connect(m, scratchpad.completions[index], core.scratchpad_done)
             m.d.comb += [
                 spawner.free[index].eq(core.free),
                 core.completed.eq(completed),
-                core.turn.eq(control.turn),
+                core.turn.eq(order.turn),
+                core.holding.eq(order.holding[index * engine.slots:(index + 1) * engine.slots]),
                 core.stopped.eq(stopped),
                 core.window_base.eq(self.window_base),
                 core.window_end.eq(self.window_end),
                 core.watchdog.eq(self.watchdog),
-                control.release[index].eq(core.release),
+                order.release[index].eq(core.release),
             ]
             for port in range(RETIRE_PORTS):
                 m.d.comb += [control.retire_valid[index * RETIRE_PORTS + port].eq(core.retire_valid[port]),

@@ -1,5 +1,5 @@
 """Per-entry control of the engine: arming, initializer and finalizer, completion
-counting, the ordering ticket, errors.
+counting, errors.
 
 An entry is *armed* by the runtime (a pulse on ``arm``): its counters restart and, when it
 names an initializer, that kernel runs first; trigger events of the entry wait until it
@@ -8,9 +8,8 @@ count reaches the entry's expected count (non-zero), the finalizer runs (when it
 one) and, once it has ended, the entry is *complete*. An error stops the entry: its
 µthreads end as they next dispatch, and its further events are drained (counted, not run).
 
-The ticket (``turn``) orders an ordered entry's scratchpad atomics: µthread ``seq`` may
-issue them only while ``turn == seq``; it hands the turn on with its last atomic (or its
-end), which advances ``turn``.
+The order of an ordered entry's scratchpad atomics is kept by :mod:`.ordering`, from the
+sequence numbers given here.
 """
 
 from amaranth.hdl import Module, Signal, unsigned
@@ -39,7 +38,6 @@ class EntryControl(wiring.Component):
     entry_config:  per entry, the kernel entry points and counts (register file).
     arm:           per entry, a pulse that (re)starts it.
     retire_valid / retire:  µthreads that ended, ``retire_ports`` of them per cycle.
-    release:       per source, per entry pulses handing the ticket on.
     error_valid / error:    errors, ``error_ports`` per cycle.
     spawned / spawned_entry / spawned_kind: the spawner started a µthread.
     drained / drained_entry: the spawner dropped an event of a stopped entry.
@@ -47,17 +45,15 @@ class EntryControl(wiring.Component):
 
     status:        per entry, what the register file shows.
     seq:           per entry, the sequence number the next main µthread gets.
-    turn:          per entry, whose turn it is.
     accepts:       per entry, events may start main µthreads now.
     init_request, final_request: per entry, a kernel waiting for a slot.
     first_error, error_recorded: the first error since ``clear_error``.
     """
 
-    def __init__(self, config, *, retire_ports, error_ports, release_sources):
+    def __init__(self, config, *, retire_ports, error_ports):
         self.config = config
         self.retire_ports = retire_ports
         self.error_ports = error_ports
-        self.release_sources = release_sources
         entries = config.trigger.filter_entries
         entry = unsigned(config.trigger.entry_bits)
         super().__init__({
@@ -65,7 +61,6 @@ class EntryControl(wiring.Component):
             "arm":            In(entries),
             "retire_valid":   In(retire_ports),
             "retire":         In(data.ArrayLayout(retire_layout(config), retire_ports)),
-            "release":        In(data.ArrayLayout(unsigned(entries), release_sources)),
             "error_valid":    In(error_ports),
             "error":          In(data.ArrayLayout(error_layout(config), error_ports)),
             "spawned":        In(1),
@@ -76,7 +71,6 @@ class EntryControl(wiring.Component):
             "clear_error":    In(1),
             "status":         Out(data.ArrayLayout(entry_status_layout(config), entries)),
             "seq":            Out(data.ArrayLayout(unsigned(32), entries)),
-            "turn":           Out(data.ArrayLayout(unsigned(32), entries)),
             "accepts":        Out(entries),
             "init_request":   Out(entries),
             "final_request":  Out(entries),
@@ -112,7 +106,6 @@ class EntryControl(wiring.Component):
                 self.retire_valid[port] & (self.retire[port].entry == index) &
                 (self.retire[port].kind != ThreadKind.MAIN)
                 for port in range(self.retire_ports)) != 0)
-            releases = sum(self.release[source][index] for source in range(self.release_sources))
             failed = Signal(name=f"failed{index}")
             m.d.comb += failed.eq(sum(
                 self.error_valid[port] & (self.error[port].entry == index)
@@ -137,7 +130,6 @@ class EntryControl(wiring.Component):
                     status.drained.eq(0),
                     status.stopped.eq(0),
                     self.seq[index].eq(0),
-                    self.turn[index].eq(0),
                     finalized.eq(0),
                 ]
                 with m.If(config_e.has_init):
@@ -145,10 +137,7 @@ class EntryControl(wiring.Component):
                 with m.Else():
                     m.d.sync += phase.eq(Phase.RUN)
             with m.Else():
-                m.d.sync += [
-                    status.completed.eq(completed_next),
-                    self.turn[index].eq(self.turn[index] + releases),
-                ]
+                m.d.sync += status.completed.eq(completed_next)
                 with m.If(self.drained & (self.drained_entry == index)):
                     m.d.sync += status.drained.eq(status.drained + 1)
                 with m.If(failed):

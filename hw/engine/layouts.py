@@ -19,7 +19,8 @@ from .isa import ErrorCause, Opcode
 __all__ = [
     "SCALAR_BITS", "vector_layout", "vector_request_layout", "vector_result_layout",
     "scalar_request_layout", "scalar_result_layout", "VectorUnitSignature", "VectorUnit",
-    "ScalarUnitSignature", "ScalarUnit", "memory_op_layout", "scratchpad_op_layout", "completion_layout", "ThreadKind",
+    "ScalarUnitSignature", "ScalarUnit", "memory_op_layout", "order_bits", "scratchpad_op_layout",
+    "completion_layout", "ThreadKind",
     "spawn_layout", "retire_layout", "entry_config_layout", "entry_status_layout", "ErrorCause",
     "error_layout", "ndp_id_width", "ndp_memory_port_signature",
 ]
@@ -130,11 +131,20 @@ def memory_op_layout(config):
     })
 
 
+def order_bits(config):
+    """Bits of the sequence numbers :class:`~.ordering.AtomicOrder` compares: an ordered
+    entry's µthreads that still have atomics to apply are alive, so their sequence numbers
+    lie within ``sub_cores × slots`` of the turn, and this many low bits tell them apart."""
+    return config.engine.thread_bits + 1
+
+
 def scratchpad_op_layout(config):
-    """A scratchpad access. The sub-core sends an ordered entry's atomic only when it is
-    the µthread's turn; ``release`` (the instruction's ``.r``) hands the turn on to the
-    next µthread of ``entry`` as the scratchpad accepts the access, so the scratchpad
-    applies an entry's atomics in trigger order."""
+    """A scratchpad access. ``ordered``: an atomic of an ordered entry's µthread ``seq``
+    (low :func:`order_bits` bits) that has not handed its turn on;
+    :class:`~.ordering.AtomicOrder` passes those to the scratchpad in the order of
+    ``seq``, each µthread's in program order, and ``release`` (the instruction's ``.r``,
+    or its end) hands the turn to the next µthread of ``entry``. ``posted``: the µthread
+    does not wait for this access, so the scratchpad gives it no completion."""
     return data.StructLayout({
         "thread":  unsigned(config.engine.thread_bits),
         "opcode":  Opcode,
@@ -143,6 +153,9 @@ def scratchpad_op_layout(config):
         "c":       vector_layout(config),
         "entry":   unsigned(config.trigger.entry_bits),
         "release": unsigned(1),
+        "ordered": unsigned(1),
+        "posted":  unsigned(1),
+        "seq":     unsigned(order_bits(config)),
     })
 
 

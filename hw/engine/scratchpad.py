@@ -24,9 +24,9 @@ An op whose address is not sector-aligned, or whose opcode is not a scratchpad o
 changes nothing and completes with ``error`` set. (Every address the op's field can hold
 lies in the scratchpad: the sub-core checks the range before it narrows the address.)
 
-``released``: bit e is high for one cycle in the cycle after an op with ``release`` set
-for entry e is accepted (refused or not), so the engine can hand entry e's ordering turn
-to its next µthread.
+An op with ``posted`` set (an ordered atomic the µthread did not wait for, see
+:mod:`.ordering`) has its effect but no completion. The sub-core posts only ops it has
+checked (aligned, in range, a scratchpad opcode), so a posted op is never refused.
 
 ``host``: 32-bit word reads and writes of the scratchpad (byte addresses; every aligned
 address of the port lies in the scratchpad). The initiator pulses ``r_en`` or ``w_en``
@@ -137,7 +137,6 @@ class Scratchpad(CompletingUnit):
     def __init__(self, config):
         super().__init__(config, {
             "ops":      In(stream.Signature(scratchpad_op_layout(config))),
-            "released": Out(config.trigger.filter_entries),
             "host":     In(CSRBusSignature(host_addr_width(config))),
         })
 
@@ -163,6 +162,7 @@ class Scratchpad(CompletingUnit):
             "valid":  1,
             "kind":   _Kind,
             "thread": unsigned(engine.thread_bits),
+            "posted": unsigned(1),
             "sector": unsigned(sector_bits),
             "lane":   unsigned(lane_bits),
         })
@@ -241,6 +241,7 @@ class Scratchpad(CompletingUnit):
             stages[1].valid.eq(op_enters | host_enters),
             stages[1].kind.eq(candidate_kind),
             stages[1].thread.eq(op.thread),
+            stages[1].posted.eq(op.posted & ~host_pending),
             stages[1].sector.eq(candidate_sector),
             stages[1].lane.eq(host_request.lane),
             stage1_x.eq(Mux(host_pending, Cat([host_request.data] * lanes),
@@ -250,11 +251,6 @@ class Scratchpad(CompletingUnit):
         for index in range(2, _LAST_STAGE + 1):
             m.d.sync += stages[index].eq(stages[index - 1])
 
-        released = Signal(config.trigger.filter_entries)
-        m.d.sync += released.eq(0)
-        with m.If(op_enters & op.release):
-            m.d.sync += released.eq(1 << op.entry)
-        m.d.comb += self.released.eq(released)
 
         # Stage 1: stores and host writes.
         stage1 = stages[1]
@@ -333,10 +329,10 @@ class Scratchpad(CompletingUnit):
             m.d.comb += [write.addr.eq(fma_stage.sector), write.data.eq(fma_result),
                          write.en.eq(all_lanes)]
         m.d.comb += [
-            maximum_mark.valid.eq(writes_maximum),
+            maximum_mark.valid.eq(writes_maximum & ~maximum_stage.posted),
             maximum_mark.payload.thread.eq(maximum_stage.thread),
             maximum_mark.payload.error.eq(0),
-            fma_mark.valid.eq(writes_fma),
+            fma_mark.valid.eq(writes_fma & ~fma_stage.posted),
             fma_mark.payload.thread.eq(fma_stage.thread),
             fma_mark.payload.error.eq(0),
         ]

@@ -11,9 +11,10 @@ others. Stages::
     OPERANDS  each source operand chosen among register, special, argument and immediate
     DISPATCH  checks; the instruction goes to its unit, or the µthread is replayed
 
-A unit that cannot take the instruction (busy, or an ordered entry's turn not yet come)
-does not stall the pipeline: the µthread is *replayed* (it stays at its pc and becomes
-eligible again), and other µthreads keep issuing. Units answer with the slot and a value;
+A unit that cannot take the instruction (busy, the µthread's queue of ordered atomics
+full, an ordered µthread's exit before its turn) does not stall the pipeline: the µthread
+is *replayed* (it stays at its pc and becomes eligible again), and other µthreads keep
+issuing. Units answer with the slot and a value;
 one answer per cycle is written back, which also makes the slot eligible again (or ends
 the µthread when its instruction carried ``exit``).
 
@@ -33,7 +34,7 @@ from .decoder import Decoder, OperandClass, UnitCode, control_layout
 from .isa import (REGISTER_COUNT, ARGUMENT_WORDS, Opcode, OperandKind, ScalarSpecial,
                   VectorSpecial, instruction_layout)
 from .layouts import (SCALAR_BITS, ErrorCause, ThreadKind, completion_layout, error_layout,
-                      memory_op_layout, retire_layout, scratchpad_op_layout, spawn_layout,
+                      memory_op_layout, order_bits, retire_layout, scratchpad_op_layout, spawn_layout,
                       vector_layout, vector_request_layout, VectorUnitSignature)
 from .multiply import Multiply
 
@@ -72,7 +73,9 @@ class SubCore(wiring.Component):
                    instruction memory and the argument blocks.
     imem_host_*, args_host_*: the host's reads of them (one cycle).
     completed:     per entry, µthreads finished (the ``COMPLETED`` special).
-    turn:          per entry, the sequence number whose turn it is (ordered entries).
+    turn:          per entry, the sequence number whose turn it is (ordered entries; low
+                   :func:`~.layouts.order_bits` bits, from :class:`~.ordering.AtomicOrder`).
+    holding:       per slot, ordered atomics of its µthread still wait in the station.
     stopped:       entries stopped by an error; their µthreads end at dispatch.
     window_base, window_end: kernels' memory accesses must fall in [base, end).
     watchdog:      cycles a µthread may live.
@@ -80,7 +83,8 @@ class SubCore(wiring.Component):
     fma / vector / divide / reduce / convert: vector execution units (owned by the engine
                    and connected here, so tests may substitute models).
     retire_valid / retire: µthreads that ended (up to RETIRE_PORTS per cycle).
-    release:       per entry, an ordered µthread handed the turn on at its exit.
+    release:       per entry, an ordered µthread with nothing queued handed the turn on
+                   at its exit.
     error_valid / error: errors (up to ERROR_PORTS per cycle).
     issued:        an instruction was dispatched this cycle (for occupancy figures).
     """
@@ -100,7 +104,8 @@ class SubCore(wiring.Component):
             "args_host_addr":  In(range(engine.argument_blocks * ARGUMENT_WORDS)),
             "args_host_data":  Out(64),
             "completed":       In(data.ArrayLayout(unsigned(config.counter_width), entries)),
-            "turn":            In(data.ArrayLayout(unsigned(32), entries)),
+            "turn":            In(data.ArrayLayout(unsigned(order_bits(config)), entries)),
+            "holding":         In(engine.slots),
             "stopped":         In(entries),
             "window_base":     In(config.addr_width + 1),
             "window_end":      In(config.addr_width + 1),
@@ -376,12 +381,18 @@ class SubCore(wiring.Component):
         with m.Elif((ctl.unit == UnitCode.SCRATCHPAD) & ~in_scratchpad):
             m.d.comb += cause.eq(ErrorCause.SCRATCHPAD_RANGE)
 
-        # An ordered entry's atomics, and its µthreads' ends, wait for their turn.
+        # An ordered entry's atomics go to the ordering station, which applies them in
+        # turn; all but the one that hands the turn on are posted (the µthread goes on).
+        # The end of a µthread that has not handed the turn on with an atomic waits for
+        # its turn and for its queued atomics, then hands the turn on itself.
         ends = ctl.exit | (opcode == Opcode.EXIT)
-        my_turn = (self.turn[entry] == seq[slot])
         needs_turn = ordered.bit_select(slot, 1) & ~released.bit_select(slot, 1) & \
             (ctl.atomic | ends)
-        turn_ok = ~needs_turn | my_turn
+        ordered_atomic = needs_turn & ctl.atomic
+        posted = ordered_atomic & ~ctl.release & ~ends
+        my_turn = (self.turn[entry] == seq[slot][:order_bits(config)]) & \
+            ~self.holding.bit_select(slot, 1)
+        turn_ok = ~(needs_turn & ~ctl.atomic) | my_turn
         stopped = self.stopped.bit_select(entry, 1)
 
         # Branches.
@@ -435,10 +446,12 @@ class SubCore(wiring.Component):
             spad_op.b.eq(vb),
             spad_op.c.eq(vc),
             spad_op.entry.eq(entry),
-            # An atomic that ends an ordered µthread hands the turn on as the scratchpad
-            # accepts it, like one marked ``.r``: not earlier, or the next µthread's atomic
-            # could overtake it on the way.
+            # An atomic that ends an ordered µthread hands the turn on as it leaves the
+            # ordering station, like one marked ``.r``.
             spad_op.release.eq(ctl.release | (ends & needs_turn)),
+            spad_op.ordered.eq(ordered_atomic),
+            spad_op.posted.eq(posted),
+            spad_op.seq.eq(seq[slot][:order_bits(config)]),
         ]
 
         # The outcome of the instruction in DISPATCH.
@@ -456,7 +469,7 @@ class SubCore(wiring.Component):
                              unit_ready.eq(self.scratchpad_ops.ready)]
             with m.Default():       # CONTROL, BRANCH: complete here
                 m.d.comb += unit_ready.eq(1)
-        completes_here = (ctl.unit == UnitCode.CONTROL) | (ctl.unit == UnitCode.BRANCH)
+        completes_here = (ctl.unit == UnitCode.CONTROL) | (ctl.unit == UnitCode.BRANCH) | posted
         dispatched = proceed & unit_ready
         failed = dispatch_valid & ~stopped & (cause != ErrorCause.NONE)
         killed = dispatch_valid & stopped

@@ -15,7 +15,7 @@ from matndp.hw.engine.convert import VectorConvert
 from matndp.hw.engine.divide import VectorDivide
 from matndp.hw.engine.fma_lanes import FMALanes
 from matndp.hw.engine.isa import Opcode
-from matndp.hw.engine.layouts import ErrorCause, ThreadKind
+from matndp.hw.engine.layouts import ErrorCause, ThreadKind, order_bits
 from matndp.hw.engine.reduce import VectorReduce
 from matndp.hw.engine.sub_core import SubCore
 from matndp.hw.engine.vector_misc import VectorMisc
@@ -102,6 +102,48 @@ class Models:
         return [0] * LANES
 
 
+class StationModel:
+    """The ordering station as the sub-core sees it: an ordered entry's atomics applied
+    in sequence order, each µthread's in the order it sent them; a release (an op's, or
+    a direct one) hands the turn on."""
+
+    def __init__(self, entries):
+        self.turn = [0] * entries
+        self.waiting = {}           # (entry, seq) -> ops in arrival order
+
+    def take(self, op):
+        """Queue ``op``; return the ops it lets through now, in order."""
+        entry = int(op.entry)
+        self.waiting.setdefault((entry, int(op.seq)), []).append(op)
+        return self._drain(entry)
+
+    def release(self, entry):
+        """A direct release; return the ops it lets through."""
+        assert not self.waiting.get((entry, self.turn[entry] % (1 << order_bits(CONFIG)))), \
+            "a direct release while the µthread still has queued atomics"
+        self.turn[entry] += 1
+        return self._drain(entry)
+
+    def _drain(self, entry):
+        ready = []
+        while True:
+            key = (entry, self.turn[entry] % (1 << order_bits(CONFIG)))
+            queue = self.waiting.get(key, [])
+            if not queue:
+                return ready
+            op = queue.pop(0)
+            ready.append(op)
+            if op.release:
+                self.turn[entry] += 1
+
+    def holding(self, slots):
+        bits = 0
+        for ops in self.waiting.values():
+            for op in ops:
+                bits |= 1 << (int(op.thread) % slots)
+        return bits
+
+
 def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, watchdog=1 << 20,
              entry_config=None, cycles=20000, stop_entries=0):
     """Run ``events`` (dicts: entry, offset, data, and optionally pc, seq, ordered) through a
@@ -152,8 +194,13 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
     async def units_and_observers(ctx):
         rng = random.Random(seed + 20)
         pending = {"memory": [], "scratchpad": []}
-        turn = [0] * CONFIG.trigger.filter_entries
-        ctx.set(core.turn, turn)
+        station = StationModel(CONFIG.trigger.filter_entries)
+        through = []
+        ctx.set(core.turn, station.turn)
+
+        def answer(name, op, value):
+            delay = rng.randrange(1, 30) if pressure else 1
+            pending[name].append((cycle + delay, int(op.thread) % CONFIG.engine.slots, value))
         cycle = 0
         while not state["done"]:
             cycle += 1
@@ -183,15 +230,21 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
                 if name in offers and done_ready:
                     pending[name].remove(offers[name])
                 if valid and readies[name]:
-                    value = ops[name][2](op)
-                    delay = rng.randrange(1, 30) if pressure else 1
-                    pending[name].append((cycle + delay, int(op.thread) % CONFIG.engine.slots, value))
-                    if name == "scratchpad" and op.release:
-                        turn[int(op.entry)] += 1
+                    if name == "scratchpad" and op.ordered:
+                        through.extend(station.take(op))
+                    else:
+                        assert not (name == "scratchpad" and op.posted), "an unordered op posted"
+                        answer(name, op, ops[name][2](op))
             for entry in range(CONFIG.trigger.filter_entries):
                 if release >> entry & 1:
-                    turn[entry] += 1
-            ctx.set(core.turn, turn)
+                    through.extend(station.release(entry))
+            for op in through:
+                value = models.scratchpad_answer(op)
+                if not op.posted:
+                    answer("scratchpad", op, value)
+            through.clear()
+            ctx.set(core.turn, [turn % (1 << order_bits(CONFIG)) for turn in station.turn])
+            ctx.set(core.holding, station.holding(CONFIG.engine.slots))
             for port in range(2):
                 if retire_valid >> port & 1:
                     retires.append((int(retire[port].entry), int(retire[port].error)))
@@ -287,6 +340,34 @@ def test_ordered_atomics_follow_the_sequence():
         squares = reference("add", squares, reference("mul", row, row))
     assert models.scratchpad[0] == total.tolist()
     assert models.scratchpad[SECTOR] == squares.tolist()
+
+
+def test_an_ordered_thread_ending_without_an_atomic_keeps_its_place():
+    """Odd µthreads post one atomic and end with a plain ``exit``: the end waits until the
+    posted atomic has gone through and it is the µthread's turn, then hands the turn on."""
+    rng = np.random.default_rng(9)
+    data = _random_data(rng, 24)
+    program = [
+        I(Opcode.SAMOADD, 0, arg(0), x(0), special("DATA")),
+        I(Opcode.AND, 1, special("SEQ"), imm(), immediate=1),
+        I(Opcode.BNE, 0, x(1), x(0), immediate=2),
+        I(Opcode.SAMOADD, 0, arg(0), x(0), special("DATA"), immediate=SECTOR, release=True,
+          exit=True),
+        I(Opcode.EXIT),
+    ]
+    events = [{"offset": i * SECTOR, "data": data[i], "seq": i, "ordered": 1}
+              for i in range(len(data))]
+    models, retires, errors = run_core(program, events, args=[0], seed=11)
+    assert errors == []
+    assert retires == [(0, 0)] * len(events)
+    total = np.zeros(LANES, dtype=np.uint32)
+    even = np.zeros(LANES, dtype=np.uint32)
+    for index, row in enumerate(data):
+        total = reference("add", total, row)
+        if index % 2 == 0:
+            even = reference("add", even, row)
+    assert models.scratchpad[0] == total.tolist()
+    assert models.scratchpad[SECTOR] == even.tolist()
 
 
 @pytest.mark.parametrize("program, cause, pc", [
