@@ -74,10 +74,13 @@ def evaluate_at_time_zero(text):
     return _TIME_ZERO_REGISTER.sub(r"\1reg \2 = 0;\n\1initial #0 \2 = 1;", text)
 
 
-def ndp_slice_verilog(config=None):
+def ndp_slice_verilog(config=None, *, simulator="verilator"):
     """The exported Verilog file of the NDP slice built with ``config`` (default
-    :class:`~matndp.hw.config.NDPConfig`), under ``build/verilog/``."""
-    return _design_file(NDPSlice, "ndp_slice", config or NDPConfig())
+    :class:`~matndp.hw.config.NDPConfig`), under ``build/verilog/``, for ``simulator``
+    (Icarus gets :func:`evaluate_at_time_zero`: without it, logic behind the engine's
+    registers that keep their reset value stays undefined there)."""
+    transform = evaluate_at_time_zero if simulator == "icarus" else None
+    return _design_file(NDPSlice, "ndp_slice", config or NDPConfig(), transform=transform)
 
 
 # The FPGA top's module name, in `make verilog`'s export and in the testbenches' builds.

@@ -99,7 +99,7 @@ def run_flagship(output, *, simulator="verilator", tiles=8, seed=1, pressure="ra
         config = TRIGGER_SLICE
         progress(f"sim: exporting the trigger-only slice ({config.trigger.filter_entries} "
                  f"filter entries)")
-        verilog = ndp_slice_verilog(config)
+        verilog = ndp_slice_verilog(config, simulator=simulator)
         wave = staging / FILES["waveform"]
         measurements_path = staging / FILES["measurements"]
         progress(f"sim: building it under {simulator} and running {tiles} of {available} output "

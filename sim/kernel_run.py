@@ -139,7 +139,7 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
         "cycle_limit": cycle_limit,
     }
     (directory / "job.json").write_text(json.dumps(job))
-    run_cocotb(sources=[verilog or ndp_slice_verilog(config)], toplevel="ndp_slice",
+    run_cocotb(sources=[verilog or ndp_slice_verilog(config, simulator=simulator)], toplevel="ndp_slice",
                test_module="matndp.sim.tb.engine_tb", simulator=simulator, waves=waves,
                wave_file=directory / "waves.fst" if waves else None,
                extra_env={"MATNDP_JOB": str(directory)},

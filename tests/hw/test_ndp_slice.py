@@ -32,7 +32,7 @@ BEHAVIOUR = ["csr_map_and_bus_errors", "full_event_queue_stalls_only_the_gpu", "
 
 def _run(config, simulator, testcase, **env):
     config = CONFIGS[config]
-    run_cocotb(sources=[ndp_slice_verilog(config)], toplevel="ndp_slice", test_module="matndp.sim.tb.ndp_slice_tb",
+    run_cocotb(sources=[ndp_slice_verilog(config, simulator=simulator)], toplevel="ndp_slice", test_module="matndp.sim.tb.ndp_slice_tb",
                simulator=simulator, testcase=testcase, extra_env={**config_environment(config), **env})
 
 
