@@ -86,15 +86,22 @@ def run_kernel_rtl(name, problem, *, seed=1, params=None, inputs=None, **options
 def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
                      memory_latency=20, reorder=False, unrelated_per_access=0,
                      config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000,
-                     watchdog=1 << 24, directory=None, verilog=None):
+                     watchdog=1 << 24, directory=None, verilog=None, gpu_interval=1):
     """Run several launches at once through the RTL, launch *i* on filter entry *i* and
     argument block *i*, the GPU interleaving their triggering accesses one by one; returns
     one :class:`KernelRun` per launch (the run's measurements shared). ``pressure`` is the
     probability of a pause on every stream each cycle; ``reorder`` lets memory answer reads
     out of order; ``waves`` records ``waves.fst`` in the run's directory. ``verilog`` is
-    the slice's Verilog exported from ``config`` when the caller keeps its own copy."""
+    the slice's Verilog exported from ``config`` when the caller keeps its own copy.
+    ``gpu_interval``: the GPU offers a request in one cycle of every ``gpu_interval`` (a
+    write stream at that rate; only without ``pressure``)."""
     if not launches:
         raise ValueError("run_launches_rtl needs at least one launch")
+    if isinstance(gpu_interval, bool) or not isinstance(gpu_interval, int) or gpu_interval < 1:
+        raise ValueError(f"gpu_interval must be a positive integer of cycles, not {gpu_interval!r}")
+    if gpu_interval > 1 and pressure:
+        raise ValueError("gpu_interval sets the GPU's pace; it cannot be combined with random "
+                         f"back-pressure (pressure {pressure})")
     if len(launches) > config.trigger.filter_entries:
         raise ValueError(f"{len(launches)} launches need as many filter entries; the "
                          f"configuration has {config.trigger.filter_entries}")
@@ -129,6 +136,7 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
         "config": asdict(config),
         "seed": seed,
         "pressure": pressure,
+        "gpu_interval": gpu_interval,
         "memory_latency": memory_latency,
         "reorder": reorder,
         "launches": jobs,

@@ -25,6 +25,7 @@ BENCHMARKS = {
     "tiering_traces": "matndp.host.tier.bench:bench_tier_traces",
     "kernel_iss": "matndp.host.kernels.bench:bench_iss",
     "kernel_rtl": "matndp.sim.bench.kernels:bench_kernels_rtl",
+    "kernel_on_the_fly": "matndp.sim.bench.kernels:bench_kernels_on_the_fly",
     "sweep": "matndp.sim.bench.sweep:bench_sweep",
 }
 

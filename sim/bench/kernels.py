@@ -23,10 +23,10 @@ import pathlib
 from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, SCHEMA
 from matndp.host.kernels.catalog import KERNELS, OPS, kernel, run_on_iss
 from matndp.host.kernels.inputs import random_inputs
-from matndp.sim.kernel_run import KERNEL_CONFIG, run_kernel_rtl
+from matndp.sim.kernel_run import KERNEL_CONFIG, differing_elements, reference_outputs, run_kernel_rtl
 
 
-__all__ = ["bench_kernels_rtl", "SIZES"]
+__all__ = ["bench_kernels_rtl", "bench_kernels_on_the_fly", "SIZES"]
 
 
 # (smaller, larger) problems by the kernels' dimensions: 32 and 128 FP32 packets.
@@ -113,3 +113,48 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
     sensitivity = [latency_sensitivity(name) for name in ("adam",) + (() if quick else ("bn_stats",))]
     return {"calibration_file": str(path), "ops": entries, "phases": list(phases.values()),
             "memory_latency_sensitivity": sensitivity}
+
+
+# On the fly: a GPU write stream at several rates ----------------------------------------
+
+# The two kernels a producer's output writes trigger in the flagship layer, 128 packets
+# each, and the GPU offering one triggering write every `interval` cycles.
+ON_THE_FLY = {"bias_relu": {"rows": 64, "channels": 16}, "bn_stats": {"rows": 64, "channels": 16}}
+INTERVALS = (1, 2, 3, 4, 6, 8)
+
+
+def on_the_fly(name, problem, config=KERNEL_CONFIG, intervals=INTERVALS, seed=1):
+    """Cycles and GPU stall cycles of ``name`` with the GPU offering a triggering write
+    every ``interval`` cycles, and the highest such rate with no stall cycle."""
+    launch = kernel(name).launch(problem)
+    inputs = random_inputs(launch, seed)
+    _, golden, _ = reference_outputs(launch, inputs)
+    runs = []
+    for interval in intervals:
+        run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=interval,
+                             config=config)
+        if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
+            raise RuntimeError(f"{name} at one write per {interval} cycles: the RTL run did "
+                               f"not complete bit-exact ({run.error})")
+        runs.append({"interval_cycles": interval, "cycles": run.cycles,
+                     "gpu_stall_cycles": run.measurements["stall_cycles"]})
+    stall_free = [run["interval_cycles"] for run in runs if run["gpu_stall_cycles"] == 0]
+    return {"kernel": name, "packets": launch.expected_triggers,
+            "engine": {"sub_cores": config.engine.sub_cores, "slots": config.engine.slots},
+            "runs": runs,
+            "highest_stall_free_writes_per_cycle":
+                round(1 / min(stall_free), 3) if stall_free else None}
+
+
+def bench_kernels_on_the_fly(quick=False):
+    """``bias_relu`` and ``bn_stats`` under GPU write streams of several rates, in the
+    default engine and with two sub-cores (``quick``: the default engine at two rates)."""
+    from dataclasses import replace
+    intervals = (1, 2) if quick else INTERVALS
+    result = {"default": [on_the_fly(name, problem, intervals=intervals)
+                          for name, problem in ON_THE_FLY.items()]}
+    if not quick:
+        wide = replace(KERNEL_CONFIG, engine=replace(KERNEL_CONFIG.engine, sub_cores=2))
+        result["two_sub_cores"] = [on_the_fly(name, problem, config=wide, intervals=(1, 2))
+                                   for name, problem in ON_THE_FLY.items()]
+    return result

@@ -67,6 +67,15 @@ def _iss_rate(results):
     return min(run["instructions_per_s"] for run in results["runs"])
 
 
+def _stall_free(result, engine, name):
+    return next((entry["highest_stall_free_writes_per_cycle"] or 0.0
+                 for entry in result.get(engine, ()) if entry["kernel"] == name), 0.0)
+
+
+def _writes_per_cycle(value):
+    return f"{value:.2f} writes/cycle"
+
+
 HEADLINES = {
     "trigger_stream": [
         Headline("NDP slice, per-cycle cocotb testbench, Verilator, random back-pressure",
@@ -97,6 +106,16 @@ HEADLINES = {
         Headline("engine: slowdown from memory latency 10 to 100 cycles, worst kernel",
                  lambda r: max(s["slowdown"]["100"] for s in r["memory_latency_sensitivity"]),
                  lambda v: f"{v:.2f}x", ("<=", 1.1)),
+    ],
+    "kernel_on_the_fly": [
+        Headline("bn_stats on the fly: highest stall-free GPU write rate, default engine",
+                 lambda r: _stall_free(r, "default", "bn_stats"), _writes_per_cycle),
+        Headline("bias_relu on the fly: the same",
+                 lambda r: _stall_free(r, "default", "bias_relu"), _writes_per_cycle,
+                 (">=", 0.5)),
+        Headline("bn_stats on the fly, two sub-cores",
+                 lambda r: _stall_free(r, "two_sub_cores", "bn_stats"), _writes_per_cycle,
+                 (">=", 1.0)),
     ],
     "tiering_traces": [
         Headline("SENet-154-sized trace: import + simulate, slowest of ideal, g10, tm",

@@ -32,7 +32,7 @@ from matndp.sim.designs import config_from_json
 from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.packing import StructCodec
-from matndp.sim.drivers.pause import NoPause, RandomPause
+from matndp.sim.drivers.pause import CyclePause, NoPause, RandomPause
 from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, StreamMonitor,
                                        StreamSink, StreamSource)
 from matndp.sim.memory_model import MemoryModel, MemoryTiming
@@ -70,7 +70,9 @@ async def kernel_launch(dut):
     loop = CycleLoop(dut.clk, cycles, reset=dut.rst)
     requests = StructCodec(request_layout(config))
     responses = StructCodec(response_layout(config))
-    gpu = loop.add(StreamSource(dut, "gpu__req", codec=requests, pause=_pause(pressure), seed=seed))
+    interval = job["gpu_interval"]
+    gpu_pause = _pause(pressure) if interval == 1 else CyclePause((1,) * (interval - 1) + (0,))
+    gpu = loop.add(StreamSource(dut, "gpu__req", codec=requests, pause=gpu_pause, seed=seed))
     gpu_responses = loop.add(StreamSink(dut, "gpu__resp", codec=responses, pause=_pause(pressure),
                                         seed=seed + 1))
     gpu.gate = loop.add(ReadTagGate(gpu, gpu_responses))

@@ -15,7 +15,7 @@ import pytest
 from matndp.host.kernels.catalog import KERNELS, kernel, run_on_iss
 from matndp.host.kernels.inputs import random_inputs
 from matndp.sim.golden.kernels import GOLDENS
-from matndp.sim.kernel_run import run_kernel_rtl
+from matndp.sim.kernel_run import Launch, run_kernel_rtl, run_launches_rtl
 
 
 pytestmark = pytest.mark.xdist_group("engine_slice")
@@ -141,7 +141,6 @@ def test_every_library_kernel_under_icarus(name):
 
 def test_two_entries_at_once_on_interleaved_writes():
     """bias_relu and bn_stats on two tensors the GPU writes interleaved, one entry each."""
-    from matndp.sim.kernel_run import Launch, run_launches_rtl
     problem = {"rows": 4, "channels": 16}
     runs = run_launches_rtl([Launch("bias_relu", problem), Launch("bn_stats", problem)],
                             seed=9, pressure=0.3, unrelated_per_access=1)
@@ -149,3 +148,13 @@ def test_two_entries_at_once_on_interleaved_writes():
     for run in runs:
         check_run(run, f"{run.kernel} beside another entry")
     assert runs[0].addresses["y"] < runs[1].addresses["x"]        # tensors apart
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"gpu_interval": 0}, "gpu_interval must be a positive integer of cycles"),
+    ({"gpu_interval": True}, "gpu_interval must be a positive integer of cycles"),
+    ({"gpu_interval": 2, "pressure": 0.3}, "cannot be combined with random back-pressure"),
+])
+def test_bad_gpu_pace_is_refused_before_anything_runs(options, message):
+    with pytest.raises(ValueError, match=message):
+        run_launches_rtl([Launch("relu_fwd", {"elements": 16})], **options)
