@@ -103,7 +103,7 @@ HEADLINES = {
         Headline("engine, GPU idle: lowest share of the issue/memory bound over the kernels",
                  lambda r: min(p["efficiency"] for p in r["phases"]), lambda v: f"{v:.0%}",
                  (">=", 0.9)),
-        Headline("engine: slowdown from memory latency 10 to 100 cycles, worst kernel",
+        Headline("engine: rate lost from memory latency 10 to 100 cycles, worst kernel",
                  lambda r: max(s["slowdown"]["100"] for s in r["memory_latency_sensitivity"]),
                  lambda v: f"{v:.2f}x", ("<=", 1.1)),
     ],
