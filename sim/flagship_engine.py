@@ -9,8 +9,8 @@ epilogue a GEMM would otherwise need a second pass for), the second ``bn_stats``
 batch-norm statistics, reduced in the scratchpad in trigger order, and the finalizer's
 scale and shift). Both compute on the written data in flight; the GPU does nothing else.
 Outputs are checked bit for bit against the instruction-set simulator and the numpy
-goldens. With waves, the save file groups the GPU port, the memory port, the trigger's
-events into the engine and the engine's memory requests.
+goldens. With waves (the default), the save file groups the GPU port, the memory port,
+the trigger's events into the engine and the engine's memory requests.
 """
 
 import json
@@ -62,12 +62,10 @@ def _checks(run):
 
 
 def run_engine_flagship(output, *, simulator="verilator", rows=8, seed=1, pressure=0.2,
-                        waves=False):
+                        waves=True):
     """Run the two launches into ``output`` (``engine_report.json``, ``engine_report.md``;
-    with ``waves`` also ``engine.fst`` and ``engine.gtkw``); returns the report.
-
-    Waves are off by default: under Verilator the traced build of the engine slice does not
-    yet reproduce the untraced build's (bit-exact) results, see docs/engine.md."""
+    with ``waves``, the default, also ``engine.fst`` and ``engine.gtkw``); returns the
+    report. The run's job, inputs and outputs stay in ``output/engine_run``."""
     from .gtkwave import write_save_file, append_group
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)

@@ -109,7 +109,9 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
     if directory is None:
         names = "-".join(launch.name for launch in launches)
         directory = pathlib.Path(tempfile.mkdtemp(prefix=f"kernel-{names}-", dir=_runs_root()))
-    directory = pathlib.Path(directory)
+    # The testbench runs in the simulator's own folder, so it is told the job's absolute
+    # path: a relative one (``make sim``'s build/sim/engine_run) would name nothing there.
+    directory = pathlib.Path(directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
 
     base = _TENSOR_BASE
