@@ -109,3 +109,11 @@ def test_accumulating_atomics_equal_a_loop(seed):
         largest[index[k]] = reference("max", largest[index[k]], c[k])
     assert (fp32.fma_accumulate(state, index, b, c) == fused).all()
     assert (fp32.maximum_accumulate(state, index, c) == largest).all()
+
+
+def test_plain_python_integers_are_bit_patterns():
+    # 1.5 × 2 + 1 = 4, 1.5 + 2 = 3.5, −(−0.5) = 0.5: the operands as the ints a kernel's
+    # immediates hold.
+    assert int(fp32.fma(0x3FC00000, 0x40000000, 0x3F800000)) == 0x40800000
+    assert fp32.add([0x3FC00000], [0x40000000]).tolist() == [0x40600000]
+    assert int(fp32.negative(0xBF000000)) == 0x3F000000
