@@ -134,6 +134,10 @@ ERRORS = [
     (".arg OUT2 3\n.main\n    exit", 4, 11, "argument word 3 is already named at line 2"),
     (".arg BIG 16\n.main\n    exit", 4, 10, "argument index 16 is out of range"),
     (".arg inf 1\n.main\n    exit", 4, 6, "'inf' is reserved"),
+    (".arg a.b 1\n.main\n    exit", 4, 6, "'a.b' is not a valid argument name"),
+    (".arg HALF 1.5\n.main\n    exit", 4, 11, "1.5 is not an integer"),
+    (".main\nl.x: exit", 5, 1, "'l.x' is not a valid label name"),
+    (".main\nx2: exit", 5, 1, "choose another label name"),
     (".main\n    exit\n.loop", 6, 1, "unknown directive .loop"),
     (".main\n    exit ,", 5, 10, "missing operand"),
     (".main\n    exit\n    @", 6, 5, "unexpected character '@'"),
@@ -151,6 +155,13 @@ def test_errors_name_file_line_column_and_problem(body, line, column, message):
     assert message in error.problem
     assert (error.filename, error.line, error.column) == ("k.s", line, column), str(error)
     assert str(error).startswith(f"k.s:{line}:{column}: ")
+
+
+def test_one_instructions_errors_are_on_line_1_of_its_source():
+    with pytest.raises(AssemblyError, match=r"^<instruction>:1:14: unexpected character '@'$"):
+        assemble_instruction("vadd v1, v2, @")
+    with pytest.raises(AssemblyError, match=r"^op.s:1:1: unknown mnemonic 'vaddd'"):
+        assemble_instruction("vaddd v1, v2, v3", filename="op.s")
 
 
 def test_header_errors():

@@ -78,6 +78,7 @@ OPTIMIZER_SETTINGS = [
     {"step": 1},
     {"step": 7, "weight_decay": 0.01, "maximize": True},
     {"step": 3, "beta1": 0.3, "lr": 0.05},                 # lerp from the end (|1 − beta1| ≥ 0.5)
+    {"step": 2, "beta1": 0.5},                             # |1 − beta1| = 0.5: from the end too
 ]
 SGD_SETTINGS = [
     {"step": 1},
@@ -86,8 +87,15 @@ SGD_SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize("name", [n for n in KERNELS if KERNELS[n].source.startswith(("adam", "sgd"))])
-@pytest.mark.parametrize("setting", range(3))
+def _optimizer_cases():
+    for name in KERNELS:
+        if KERNELS[name].source.startswith(("adam", "sgd")):
+            settings = SGD_SETTINGS if name.startswith("sgd") else OPTIMIZER_SETTINGS
+            for setting in range(len(settings)):
+                yield pytest.param(name, setting, id=f"{name}-{setting}")
+
+
+@pytest.mark.parametrize("name, setting", list(_optimizer_cases()))
 def test_optimizer_settings(name, setting):
     params = (SGD_SETTINGS if name.startswith("sgd") else OPTIMIZER_SETTINGS)[setting]
     launch = kernel(name).launch({"elements": 203}, **params)
