@@ -1,0 +1,42 @@
+"""The sweep figure of ``matndp tier sweep --plot``: per model, each policy's inter-tier
+traffic (GB) and throughput per watt against the HBM capacity in % of the footprint."""
+
+import pytest
+
+from matndp.host.tier import plot
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    drawn = []
+
+    def keep(figure, path, dpi=120):
+        drawn.append(figure)
+        return path
+    monkeypatch.setattr(plot, "save_figure", keep)
+    yield drawn
+    plot._pyplot().close("all")
+
+
+def _row(model, policy, fraction, traffic, per_watt):
+    return {"model": model, "policy": policy, "hbm_fraction": fraction,
+            "inter_tier_bytes": traffic, "throughput_per_watt": per_watt}
+
+
+def test_each_models_row_plots_every_policy_against_the_hbm_fraction(figures, tmp_path):
+    rows = [_row("mlp", "lru", 0.5, 4e9, 2.0), _row("mlp", "lru", 0.25, 6e9, 1.0),
+            _row("mlp", "ideal", 0.25, 0.0, 9.0), _row("cnn", "lru", 0.5, 1e9, 3.0),
+            {**_row("cnn", "lru", 0.125, 0, 0), "infeasible": "does not fit"}]
+    plot.plot_sweep(rows, tmp_path / "sweep.png")
+    (traffic, per_watt), (cnn_traffic, _) = figures[0].axes[0:2], figures[0].axes[2:4]
+    assert traffic.get_title() == "mlp: inter-tier traffic"
+    assert per_watt.get_title() == "mlp: throughput per watt"
+    assert cnn_traffic.get_title() == "cnn: inter-tier traffic"
+    lines = {line.get_label(): line for line in traffic.get_lines()}
+    assert list(lines["lru"].get_xdata()) == [25, 50]
+    assert list(lines["lru"].get_ydata()) == [6, 4]                 # GB, by ascending fraction
+    assert list(lines["ideal"].get_xdata()) == [25]
+    assert [line.get_marker() for line in traffic.get_lines()] == ["o", "o"]
+    assert list(per_watt.get_lines()[0].get_ydata()) == [1.0, 2.0]
+    # The infeasible point is left out.
+    assert [list(line.get_xdata()) for line in cnn_traffic.get_lines()] == [[50]]
