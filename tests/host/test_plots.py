@@ -7,19 +7,8 @@ from matndp.host import plots
 from matndp.host.report import RunConfig, run_gpu
 
 
-@pytest.fixture
-def figures(monkeypatch):
-    drawn = []
-
-    def keep(figure, path, dpi=120):
-        drawn.append(figure)
-        return path
-    monkeypatch.setattr(plots, "save_figure", keep)
-    yield drawn
-    plots.pyplot().close("all")
-
-
-def test_the_bars_are_the_breakdown_in_milliseconds_under_their_labels(figures, tmp_path):
+def test_the_bars_are_the_breakdown_in_milliseconds_under_their_labels(drawn_figures, tmp_path):
+    figures = drawn_figures(plots)
     report, plan = run_gpu(RunConfig("vgg16_bn", "a100", 2, "bf16"), with_plan=True)
     plots.plot_run(plan, report, tmp_path / "run.png")
     timeline, bars = figures[0].axes

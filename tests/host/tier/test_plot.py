@@ -1,21 +1,7 @@
 """The sweep figure of ``matndp tier sweep --plot``: per model, each policy's inter-tier
 traffic (GB) and throughput per watt against the HBM capacity in % of the footprint."""
 
-import pytest
-
 from matndp.host.tier import plot
-
-
-@pytest.fixture
-def figures(monkeypatch):
-    drawn = []
-
-    def keep(figure, path, dpi=120):
-        drawn.append(figure)
-        return path
-    monkeypatch.setattr(plot, "save_figure", keep)
-    yield drawn
-    plot._pyplot().close("all")
 
 
 def _row(model, policy, fraction, traffic, per_watt):
@@ -23,7 +9,8 @@ def _row(model, policy, fraction, traffic, per_watt):
             "inter_tier_bytes": traffic, "throughput_per_watt": per_watt}
 
 
-def test_each_models_row_plots_every_policy_against_the_hbm_fraction(figures, tmp_path):
+def test_each_models_row_plots_every_policy_against_the_hbm_fraction(drawn_figures, tmp_path):
+    figures = drawn_figures(plot)
     rows = [_row("mlp", "lru", 0.5, 4e9, 2.0), _row("mlp", "lru", 0.25, 6e9, 1.0),
             _row("mlp", "ideal", 0.25, 0.0, 9.0), _row("cnn", "lru", 0.5, 1e9, 3.0),
             {**_row("cnn", "lru", 0.125, 0, 0), "infeasible": "does not fit"}]
