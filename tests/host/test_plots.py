@@ -12,6 +12,10 @@ def test_the_bars_are_the_breakdown_in_milliseconds_under_their_labels(drawn_fig
     report, plan = run_gpu(RunConfig("vgg16_bn", "a100", 2, "bf16"), with_plan=True)
     plots.plot_run(plan, report, tmp_path / "run.png")
     timeline, bars = figures[0].axes
+    assert timeline.get_title() == (
+        f"vgg16_bn batch 2 bf16 on A100: baseline {report['baseline_s'] * 1e3:.2f} ms, matNDP "
+        f"{report['matndp_s'] * 1e3:.2f} ms ({report['baseline_s'] / report['matndp_s']:.2f}x; "
+        f"calibration: {report['calibration']['source']})")
     assert [label.get_text() for label in timeline.get_yticklabels()] == \
         ["GPU baseline", "GPU matNDP", "NDP on the fly", "NDP standalone"]
     legend = [text.get_text() for text in bars.get_legend().get_texts()]

@@ -348,6 +348,15 @@ def test_loading_what_another_thread_stores_and_gpu_overwrites_are_reported():
     assert "load/GPU write" in kinds and "load/store" in kinds
 
 
+def test_an_atomic_on_a_sector_another_thread_loaded_is_reported():
+    source = ".kernel peek\n.main\n    beq SEQ, x0, add\n    sld v1, [0]\n    exit\nadd:\n" \
+             "    samoadd.x [0], DATA\n"
+    simulator = InstructionSetSimulator(Memory(4096), [FilterEntry(0, 64, assemble(source))])
+    result = simulator.run(TriggerEvents.sectors(0, 0, np.ones(16, np.float32)), allow_races=True)
+    assert [(race.space, race.address, race.kind) for race in result.races] == \
+        [("scratchpad", 0, "load/atomic")]
+
+
 def test_bad_inputs_are_refused():
     memory = Memory(1024)
     image = assemble(RELU)
@@ -359,6 +368,9 @@ def test_bad_inputs_are_refused():
         FilterEntry(0, 64, image, (1 << 64,))
     with pytest.raises(ValueError, match="sector_bytes"):
         IssConfig(sector_bytes=12)
+    beyond = InstructionSetSimulator(memory, [FilterEntry(1024, 64, image)])
+    with pytest.raises(ValueError, match="^a triggering GPU write lies outside the memory image$"):
+        beyond.run(TriggerEvents.sectors(0, 1024, np.zeros(8, np.float32)))
     simulator = InstructionSetSimulator(memory, [FilterEntry(0, 64, image)])
     with pytest.raises(ValueError, match="outside entry 0's range"):
         simulator.run(TriggerEvents.sectors(0, 64, np.zeros(8, np.float32)))

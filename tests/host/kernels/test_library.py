@@ -4,6 +4,8 @@ sizes including ragged ones; trigger-order (in)dependence as each kernel claims;
 multi-phase ops end to end; per-sector costs measured on the simulator; the registry's
 metadata and its errors."""
 
+from types import MappingProxyType
+
 import numpy as np
 import pytest
 
@@ -254,6 +256,11 @@ def test_a_launch_says_what_to_place_trigger_and_read():
     assert launch.params["step"] == 3 and launch.params["maximize"] is False
     bn = kernel("bn_apply").launch({"rows": 4, "channels": 16})
     assert bn.access is Access.READ and bn.scratchpad_bytes == 128 and bn.allocation("scale") == 64
+
+
+def test_any_mapping_sizes_a_launch():
+    launch = kernel("bn_apply").launch(MappingProxyType({"rows": 4, "channels": 16}))
+    assert launch.allocation("scale") == 64 and launch.expected_triggers == 4 * 16 // 8
 
 
 def test_padding_of_a_ragged_output_is_untouched():
