@@ -193,6 +193,21 @@ def test_every_word_of_every_window_is_written_and_read_back():
                                                for index in range(window.size // 4)]
 
 
+def test_helper_entry_points_must_fit_the_instruction_memory():
+    runtime, bus = make_runtime(SMALL_ENGINE)           # 64 instructions: 6-bit entry points
+    for field in ("init_pc", "final_pc"):
+        with pytest.raises(RangeError, match=f"entry 0: {field} 64 does not fit 6 bits"):
+            runtime.program(0, FilterRange(0x1000, 0x100, **{field: 64}))
+    assert bus.log == []
+
+
+def test_an_empty_memory_window_is_allowed():
+    runtime, bus = make_runtime(SMALL_ENGINE)
+    runtime.set_memory_window(0x2000, 0x2000)
+    written = [entry for entry in bus.log if entry[0] == "write"]
+    assert written and all(entry[2] in (0x2000, 0) for entry in written)
+
+
 def test_the_extreme_words_are_written():
     runtime, _ = make_runtime(SMALL_ENGINE)
     runtime.write_window("args", 8, [0, (1 << 32) - 1])

@@ -274,6 +274,19 @@ def test_tanh_runs_the_tanh_kernels_both_ways():
     graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (2,), "int64")), {"y": y})
     kernels = {op.name: op.attrs.get("ndp_kernel") for op in graph.ops if op.name.startswith("act")}
     assert sorted(kernels.values()) == ["tanh_bwd", "tanh_fwd"]
+    # tanh' = 1 - tanh²: the backward pass reads the forward output, not its input.
+    assert graph.op("act.backward").inputs == ("grad:act.out", "act.out")
+
+
+def test_convolutions_carry_torchvisions_geometry_both_ways():
+    """ResNet-50 v1.5: conv1 is 7×7 stride 2 padding 3; layer2.0.conv2 is the 3×3 stride-2
+    convolution."""
+    graph = build_model("resnet50", batch=1)
+    for name, geometry in (("conv1", (7, 2, 3)), ("layer2.0.conv2", (3, 2, 1))):
+        ops = [op for op in graph.ops if op.name == name or op.attrs.get("forward") == name]
+        assert len(ops) == (2 if name == "conv1" else 3)         # conv1 has no data gradient
+        for op in ops:
+            assert (op.attrs["kernel"], op.attrs["stride"], op.attrs["padding"]) == geometry
 
 
 def _inputs(graph):
