@@ -25,3 +25,10 @@ def test_the_metrics_echo_the_configuration_that_ran(policy, name):
 def test_bad_arguments_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         run_model("resnet50", policy="lru", **kwargs)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_an_unchecked_run_keeps_no_event_log(check):
+    run = run_model("resnet50", policy="lru", batch=1, hbm_fraction=0.5, iterations=1,
+                    check=check)
+    assert (run.log is not None, run.trace_totals is not None) == (check, check)
