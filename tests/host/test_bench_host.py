@@ -1,8 +1,6 @@
 """The host-model benchmark of `make bench`: one bf16 training iteration of each zoo model
 on the A100 preset at its documented batch, then a sweep over the configuration grid."""
 
-import os
-
 import pytest
 
 from matndp.host.bench_host import bench_host_models
@@ -15,15 +13,12 @@ from matndp.host.zoo import build_model
 BATCHES = {"resnet50": 64, "vgg16_bn": 32, "bert-base": 32, "gpt2": 8}
 
 
-@pytest.fixture(scope="module")
-def result(tmp_path_factory):
-    # Where no calibration file exists, so the documented defaults are used.
-    here = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("nocal"))
-    try:
-        return bench_host_models(quick=True)
-    finally:
-        os.chdir(here)
+@pytest.fixture
+def result(tmp_path, monkeypatch):
+    # Where no calibration file exists, so the documented defaults are used; per test, not
+    # shared, so that the mutation run records each test as reaching the bench.
+    monkeypatch.chdir(tmp_path)
+    return bench_host_models(quick=True)
 
 
 def test_each_model_reports_its_bf16_iteration_on_the_a100(result, calibration):

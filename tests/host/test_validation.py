@@ -38,16 +38,8 @@ def _tables(text):
     return tables
 
 
-@pytest.fixture(scope="module")
-def text():
-    return validation_tables()
-
-
-@pytest.fixture(scope="module")
-def tables(text):
-    return _tables(text)
-
-
+# Each test makes the tables itself (no shared fixture), so that the mutation run records
+# every test that reads them as reaching validation_tables (docs/testing.md).
 def _table(tables, start):
     return next(table for heading, table in tables.items() if heading.startswith(start))
 
@@ -66,13 +58,15 @@ def test_the_scaled_v100_is_the_published_simulation_setup():
     assert gpu.memory_controllers == v100.memory_controllers == 8
 
 
-def test_the_first_line_names_the_calibration_and_the_scaled_gpu(text):
+def test_the_first_line_names_the_calibration_and_the_scaled_gpu():
+    text = validation_tables()
     assert text.splitlines()[0] == (
         f"NDP calibration: {load_calibration().describe()['source']}; scaled GPU: "
         "3.54 FP32 / 28.2 FP16 TFLOPS, 225 GB/s, 8 controllers.")
 
 
-def test_every_row_has_a_cell_per_column(tables):
+def test_every_row_has_a_cell_per_column():
+    tables = _tables(validation_tables())
     assert len(tables) == 5
     for heading, (header, rows) in tables.items():
         assert rows, heading
@@ -80,7 +74,8 @@ def test_every_row_has_a_cell_per_column(tables):
             assert len(row) == len(header), (heading, row)
 
 
-def test_the_ndpx_rows_are_runs_of_vgg16_on_the_scaled_gpu(tables):
+def test_the_ndpx_rows_are_runs_of_vgg16_on_the_scaled_gpu():
+    tables = _tables(validation_tables())
     header, rows = _table(tables, "NDPX")
     assert header == ["batch", "dtype", "policy", "NDP slices / controller", "baseline ms",
                       "matNDP ms", "speedup", "offloaded share", "Amdahl bound"]
@@ -96,7 +91,8 @@ def test_the_ndpx_rows_are_runs_of_vgg16_on_the_scaled_gpu(tables):
                        f"{r['amdahl_bound']:.3f}"]
 
 
-def test_the_xla_ndp_rows_and_their_mean(tables):
+def test_the_xla_ndp_rows_and_their_mean():
+    tables = _tables(validation_tables())
     header, rows = _table(tables, "XLA-NDP")
     assert header == ["model", "batch", "speedup (auto)", "speedup (all)", "offloaded share",
                       "Amdahl bound"]
@@ -143,7 +139,8 @@ def _check_shares(rows, flops, runtime, flop_column, runtime_column):
             runtime[group] / sum(runtime.values()), abs=5e-4)
 
 
-def test_the_bert_layer_shares_beside_ivanov_et_al(tables):
+def test_the_bert_layer_shares_beside_ivanov_et_al():
+    tables = _tables(validation_tables())
     header, rows = _table(tables, "Where BERT")
     assert header == ["class", "FLOP share (ours)", "FLOP share (published)",
                       "runtime share (ours)", "runtime share (published)"]
@@ -156,7 +153,8 @@ def test_the_bert_layer_shares_beside_ivanov_et_al(tables):
     _check_shares(rows, flops, runtime, 1, 3)
 
 
-def test_the_resnet_shares_per_dtype(tables):
+def test_the_resnet_shares_per_dtype():
+    tables = _tables(validation_tables())
     header, rows = _table(tables, "Where ResNet-50")
     assert header == ["dtype", "class", "FLOP share", "runtime share"]
     for dtype in ("fp32", "fp16"):
@@ -167,7 +165,8 @@ def test_the_resnet_shares_per_dtype(tables):
     assert len(rows) == 2 * len(flops)
 
 
-def test_the_full_preset_rows(tables):
+def test_the_full_preset_rows():
+    tables = _tables(validation_tables())
     header, rows = _table(tables, "matNDP on the full presets")
     assert header == ["model", "batch", "GPU", "baseline ms", "matNDP ms", "speedup",
                       "Amdahl bound", "DRAM bytes saved", "energy saved"]

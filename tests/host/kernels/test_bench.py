@@ -6,8 +6,9 @@ import pytest
 from matndp.host.kernels.bench import bench_iss
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def runs():
+    # Per test, not shared: the mutation run then records each test as reaching the bench.
     return bench_iss(quick=True)["runs"]
 
 

@@ -10,9 +10,9 @@ from matndp.host.workload.synthetic import write_synthetic_g10
 LAYERS, SKIPS = 12, 3
 
 
-@pytest.fixture(scope="module")
-def graph(tmp_path_factory):
-    directory = write_synthetic_g10(tmp_path_factory.mktemp("synthetic"), layers=LAYERS,
+@pytest.fixture
+def graph(tmp_path):
+    directory = write_synthetic_g10(tmp_path / "synthetic", layers=LAYERS,
                                     skips=SKIPS, batch=8, activation_bytes=1e6,
                                     weight_bytes=1e5, seconds=0.5)
     assert sorted(path.name for path in directory.iterdir()) == ["cudnn8.txt", "kernels.config"]

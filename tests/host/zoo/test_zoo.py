@@ -263,7 +263,9 @@ def test_the_sequence_length_and_dtype_are_recorded(name):
     assert (summary["model"], summary["batch"], summary["dtype"]) == (graph.name, 1, "bf16")
 
 
-def test_every_ndp_kernel_an_op_names_is_in_the_library(graph):
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_every_ndp_kernel_an_op_names_is_in_the_library(name):
+    graph = build_model(name, batch=B, seq_len=64 if name in ("bert-base", "gpt2") else None)
     named = {op.attrs["ndp_kernel"] for op in graph.ops if "ndp_kernel" in op.attrs}
     assert named and all(name in OPS or name in KERNELS for name in named), named
 
@@ -272,6 +274,7 @@ def test_tanh_runs_the_tanh_kernels_both_ways():
     b = GraphBuilder("tiny", batch=2, dtype="fp32", optimizer="adamw")
     y = b.tanh("act", b.linear("fc", b.input("x", (2, 8)), 4))
     graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (2,), "int64")), {"y": y})
+    assert graph.name == "tiny"
     kernels = {op.name: op.attrs.get("ndp_kernel") for op in graph.ops if op.name.startswith("act")}
     assert sorted(kernels.values()) == ["tanh_bwd", "tanh_fwd"]
     # tanh' = 1 - tanh²: the backward pass reads the forward output, not its input.
