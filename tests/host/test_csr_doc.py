@@ -1,8 +1,11 @@
 import pathlib
 
 from tests.paths import DOCS, REPOSITORY
+import pytest
+
+from matndp.hw.bus.map import Window
 from matndp.hw.config import NDPConfig
-from matndp.host.csr_doc import render_csr_markdown
+from matndp.host.csr_doc import _rules, render_csr_markdown
 
 
 def test_docs_csr_md_is_generated_from_the_register_map():
@@ -40,3 +43,10 @@ def test_the_windows_and_the_address_map_are_documented():
         assert row in text, row
     assert "21 address bits" in text
     assert "COMPLETE_HI (`0x020`) and IRQ_ENABLE_HI (`0x024`)" in text
+
+
+@pytest.mark.parametrize("readable, writable, access", [(True, True, "RW"), (True, False, "RO"),
+                                                         (False, True, "WO")])
+def test_a_windows_access_column_spells_what_the_decoder_allows(readable, writable, access):
+    window = Window("w", 0x1000, 0x1000, "a window", readable=readable, writable=writable)
+    assert _rules(window) == access

@@ -193,6 +193,48 @@ def test_every_word_of_every_window_is_written_and_read_back():
                                                for index in range(window.size // 4)]
 
 
+def test_helper_entry_points_must_fit_the_instruction_memory():
+    runtime, bus = make_runtime(SMALL_ENGINE)           # 64 instructions: 6-bit entry points
+    for field in ("init_pc", "final_pc"):
+        with pytest.raises(RangeError, match=f"entry 0: {field} 64 does not fit 6 bits"):
+            runtime.program(0, FilterRange(0x1000, 0x100, **{field: 64}))
+    assert bus.log == []
+
+
+def test_an_empty_memory_window_is_allowed():
+    runtime, bus = make_runtime(SMALL_ENGINE)
+    runtime.set_memory_window(0x2000, 0x2000)
+    written = [entry for entry in bus.log if entry[0] == "write"]
+    assert written and all(entry[2] in (0x2000, 0) for entry in written)
+
+
+def test_the_extreme_words_are_written():
+    runtime, _ = make_runtime(SMALL_ENGINE)
+    runtime.write_window("args", 8, [0, (1 << 32) - 1])
+    assert list(runtime.read_window("args", 8, 2)) == [0, (1 << 32) - 1]
+
+
+def test_kernels_are_loaded_one_after_another_into_the_instruction_memory():
+    from matndp.host.kernels.assembler import assemble
+    runtime, _ = make_runtime(SMALL_ENGINE)
+    first = assemble(".kernel first\n.main\n    nop\n    exit\n")
+    second = assemble(".kernel second\n.init\n    exit\n.main\n    samoadd.x [0], DATA\n"
+                      ".final\n    exit\n")
+    a, b = runtime.load_kernel(first), runtime.load_kernel(second)
+    assert (a.name, a.base, a.main_pc, a.init_pc, a.final_pc, a.size) == ("first", 0, 0, None, None, 2)
+    assert (b.base, b.init_pc, b.main_pc, b.final_pc, b.size) == (2, 2, 3, 4, 3)
+    assert b.ordered and not a.ordered
+    assert runtime.kernels == {"first": a, "second": b}
+    # Two 32-bit words per 64-bit instruction, low word first, from instruction 0 on.
+    words = runtime.read_window("imem", 0, 10).view(numpy.uint64).tolist()
+    assert words == list(first.words) + list(second.words)
+    # 5 words used, then 29 more copies of the 2-word kernel leave 1 of the 64 free.
+    with pytest.raises(WindowError, match=r"kernel 'first' \(2 instructions\) does not fit: "
+                                          r"1 of 64 instruction words are free"):
+        for _ in range(64):
+            runtime.load_kernel(first)
+
+
 def test_window_data_as_bytes_and_arrays_is_written_as_it_lies_in_memory():
     runtime, bus = make_runtime(SMALL_ENGINE)
     instructions = numpy.array([0x1122_3344_5566_7788, 0x99AA_BBCC_DDEE_FF00], dtype=numpy.uint64)

@@ -24,3 +24,9 @@ def test_energy_power_and_other_units():
     assert format_watts(4.2e2) == "420 W"
     assert format_si(1.5e6, "cycles/s") == "1.5 Mcycles/s"
     assert format_si(float("inf"), "s") == "inf s"
+
+
+def test_a_thousand_of_the_largest_prefix_has_no_exponent():
+    assert format_bytes(1000 * 2**50) == "1000 PiB"
+    assert format_si(1e18, "J") == "1000 PJ"
+    assert format_si(1.0004e18, "J") == "1000 PJ"

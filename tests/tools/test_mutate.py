@@ -115,3 +115,10 @@ def test_results_round_trip_and_the_report_section_is_replaced_in_place(tmp_path
     assert text.startswith("# Testing\n\nProse before.\n") and text.count(report.BEGIN) == 1
     assert "| `x` | 3 | 2 | 1 | 0 | 66.7 % |" in text and "| all | 5 | 3 | 1 | 1 | 75.0 % |" in text
     assert "| `c` | `p → q` | why |" in text and "| `d` | `r → s` | cannot differ |" in text
+
+
+def test_every_host_equivalent_names_a_host_mutant_and_argues_it():
+    for name, argument in host.EQUIVALENT_MUTANTS.items():
+        assert name.startswith("matndp.host.") and "__mutmut_" in name, name
+        assert host.part_of(name).startswith("host")
+        assert len(argument.split()) >= 8, name

@@ -35,6 +35,54 @@ TEST_SELECTION = ["tests/host", "tests/sim/cli"]
 # Surviving mutants that cannot change behaviour, with the argument (docs/testing.md lists
 # them). Keyed by mutmut's mutant name.
 EQUIVALENT_MUTANTS = {
+    # The kernel simulator.
+    "matndp.host.kernels.fp32.x_fma__mutmut_62":
+        "ndarray.view(None) reinterprets the bits as numpy's default dtype, float64: the same "
+        "as view(np.float64)",
+    "matndp.host.kernels.fp32.x_fma__mutmut_40":
+        "total is 0 only when product + addend is exactly 0 (both lie on a grid of 2^-298, far "
+        "above float64's smallest step, so a nonzero sum never rounds to 0); the error is then "
+        "0 and no step is taken whatever the direction says",
+    "matndp.host.kernels.iss.xǁTriggerEventsǁof__mutmut_8":
+        "the float64 zeros are filled with byte values and TriggerEvents converts data to uint8, "
+        "which holds them exactly",
+    "matndp.host.kernels.iss.xǁTriggerEventsǁsectors__mutmut_46":
+        "TriggerEvents converts the mask to bool: float ones become True",
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_apply_gpu_writes__mutmut_28":
+        "the vectorized store is a shortcut for sectors written once; the loop it falls back to "
+        "applies the same writes in trigger order, so only the speed changes",
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_single_thread__mutmut_47":
+        "an .init or .final µthread is not a .main one, and only .main µthreads' ids are read "
+        "(race tracking and the atomic order check)",
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_tables__mutmut_22":
+        "the entry points are small whole numbers, held exactly in float64, and Threads converts "
+        "its start pcs to int64",
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁdescribe_race__mutmut_7":
+        "the empty case is reached only before any run since the last reset, when no race can "
+        "name a trigger: describing one fails either way",
+    "matndp.host.kernels.semantics.x__atomic__mutmut_77":
+        "numpy reads any negative size in reshape as the one unknown dimension: reshape(-2) is "
+        "reshape(-1)",
+    "matndp.host.kernels.semantics.x__atomic__mutmut_117":
+        "numpy reads any negative size in reshape as the one unknown dimension: reshape(-2) is "
+        "reshape(-1)",
+    "matndp.host.kernels.semantics.x__atomic__mutmut_80":
+        "saving store[None] saves the whole scratchpad; the undo log restores in reverse order, "
+        "so restoring the whole of it to its state at that point gives the same result as "
+        "restoring the words the atomic wrote",
+    # The zoo.
+    "matndp.host.zoo.gpt2.x_build_gpt2__mutmut_220":
+        "GraphBuilder.linear reads bias only for its truth value: None and False are both false",
+    # The tier models.
+    "matndp.host.tier.uvm.xǁUVMExecutorǁ__init____mutmut_90":
+        "run_iteration sets the counters anew before anything reads them; nothing between the "
+        "constructor and the first iteration does",
+    "matndp.host.tier.policies.tm.xǁ_Plannerǁ__init____mutmut_32":
+        "the gap bounds are Python ints, which numpy stores as int64 by default; with no gaps "
+        "the empty array is never used as an index (no candidate exists)",
+    "matndp.host.tier.policies.g10.x_plan_g10__mutmut_93":
+        "fetch_at is at most gap.before (its search runs over the boundaries start … "
+        "gap.before), so when due = gap.before the first condition, fetch_at <= due, already holds",
 }
 
 _MUTMUT_CONFIG = {

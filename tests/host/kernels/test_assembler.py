@@ -123,7 +123,9 @@ ERRORS = [
     (".main\n    l: jump.x l", 5, 12, "is a branch: it cannot also exit"),
     (".main\n    vst.y [x1], v1\n    exit", 5, 8, "unknown flag .y"),
     (".main\n    vst.x.x [x1], v1", 5, 10, "flag .x given twice"),
-    (".main\n    samoadd.r [0], v1\n    samoadd.x [32], v1", 6, 5, "an atomic after the ordering ticket was released"),
+    (".main\n    samoadd.r [0], v1\n    samoadd.x [32], v1", 6, 5,
+     "samoadd: an atomic after the ordering ticket was released (.r) on some path; release on "
+     "the last atomic only"),
     (".main\n    nop", 5, 5, "does not end its µthread"),
     (".main\n    exit\n.final\n    beq x1, x2, .+5", 7, 5, "branches to 6, outside .final"),
     (".main\nhere: exit\n.final\n    jump here", 7, 10, "label 'here' is in .main; a branch stays in its section"),
@@ -134,6 +136,10 @@ ERRORS = [
     (".arg OUT2 3\n.main\n    exit", 4, 11, "argument word 3 is already named at line 2"),
     (".arg BIG 16\n.main\n    exit", 4, 10, "argument index 16 is out of range"),
     (".arg inf 1\n.main\n    exit", 4, 6, "'inf' is reserved"),
+    (".arg a.b 1\n.main\n    exit", 4, 6, "'a.b' is not a valid argument name"),
+    (".arg HALF 1.5\n.main\n    exit", 4, 11, "1.5 is not an integer"),
+    (".main\nl.x: exit", 5, 1, "'l.x' is not a valid label name"),
+    (".main\nx2: exit", 5, 1, "choose another label name"),
     (".main\n    exit\n.loop", 6, 1, "unknown directive .loop"),
     (".main\n    exit ,", 5, 10, "missing operand"),
     (".main\n    exit\n    @", 6, 5, "unexpected character '@'"),
@@ -151,6 +157,17 @@ def test_errors_name_file_line_column_and_problem(body, line, column, message):
     assert message in error.problem
     assert (error.filename, error.line, error.column) == ("k.s", line, column), str(error)
     assert str(error).startswith(f"k.s:{line}:{column}: ")
+
+
+def test_one_instructions_errors_are_on_line_1_of_its_source():
+    with pytest.raises(AssemblyError, match=r"^<instruction>:1:14: unexpected character '@'$"):
+        assemble_instruction("vadd v1, v2, @")
+    with pytest.raises(AssemblyError, match=r"^op.s:1:1: unknown mnemonic 'vaddd'"):
+        assemble_instruction("vaddd v1, v2, v3", filename="op.s")
+
+
+def test_a_lone_dot_is_the_branchs_own_address():
+    assert assemble_instruction("jump .") == assemble_instruction("jump .+0")
 
 
 def test_header_errors():
@@ -196,5 +213,6 @@ def test_files(tmp_path):
     assert assemble_file(source).name == "relu"
     binary = tmp_path / "junk.s"
     binary.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(AssemblyError, match="not a UTF-8 text file"):
+    with pytest.raises(AssemblyError, match="not a UTF-8 text file") as caught:
         assemble_file(binary)
+    assert str(caught.value) == f"{binary}:1:1: not a UTF-8 text file"

@@ -109,3 +109,22 @@ def test_accumulating_atomics_equal_a_loop(seed):
         largest[index[k]] = reference("max", largest[index[k]], c[k])
     assert (fp32.fma_accumulate(state, index, b, c) == fused).all()
     assert (fp32.maximum_accumulate(state, index, c) == largest).all()
+
+
+@pytest.mark.parametrize("source", ["directed", "random"])
+def test_one_accumulating_step_is_one_fused_multiply_add(source):
+    """The FMA table's own triples (addends where rounding twice would go wrong), one row
+    each: state = c, then state = fma(a, b, state)."""
+    a, b, c = directed_operands("fma") if source == "directed" else random_operands("fma", 40000, 7)
+    rows = len(a) // 8
+    a, b, c = (np.asarray(x[:rows * 8], dtype=np.uint32).reshape(rows, 8) for x in (a, b, c))
+    expected = reference("fma", a.ravel(), b.ravel(), c.ravel()).reshape(rows, 8)
+    assert (fp32.fma_accumulate(c, np.arange(rows), a, b) == expected).all()
+
+
+def test_plain_python_integers_are_bit_patterns():
+    # 1.5 × 2 + 1 = 4, 1.5 + 2 = 3.5, −(−0.5) = 0.5: the operands as the ints a kernel's
+    # immediates hold.
+    assert int(fp32.fma(0x3FC00000, 0x40000000, 0x3F800000)) == 0x40800000
+    assert fp32.add([0x3FC00000], [0x40000000]).tolist() == [0x40600000]
+    assert int(fp32.negative(0xBF000000)) == 0x3F000000

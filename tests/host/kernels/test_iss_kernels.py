@@ -220,6 +220,8 @@ FAULTS = [
     ("lw x1, [OFFSET + 2]", ErrorCause.MISALIGNED, 1),
     ("vld v1, [OFFSET + 0x100000]", ErrorCause.OUT_OF_WINDOW, 1),
     ("sld v1, [OFFSET + 0x4000]", ErrorCause.SCRATCHPAD_RANGE, 1),
+    # The faulting trigger's OFFSET is 64: the first sector past the 16 KiB scratchpad.
+    ("sld v1, [OFFSET + 0x3FC0]", ErrorCause.SCRATCHPAD_RANGE, 1),
     ("sst [OFFSET + 8], v1", ErrorCause.MISALIGNED, 1),
 ]
 
@@ -268,6 +270,7 @@ def test_illegal_words_pc_outside_and_watchdog():
     simulator = _fault_setup(spin, IssConfig(watchdog=50), extra_entry=False)[0]
     result = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(24, np.float32)))
     assert result.entries[0].error.cause is ErrorCause.WATCHDOG
+    assert "more than 50 instructions" in result.entries[0].error.detail
     assert result.entries[0].drained == 2 and result.instructions == 50
 
 
@@ -299,6 +302,8 @@ def test_two_atomics_of_one_thread_on_one_sector_run_in_trigger_order():
         accumulator = (accumulator + row).astype(np.float32)
         accumulator = (accumulator + (row * np.float32(3)).astype(np.float32)).astype(np.float32)
     assert (simulator.scratchpad_words[:8] == accumulator.view(np.uint32)).all()
+    # The count is per run: a second run that falls back once reports one fallback.
+    assert simulator.run(TriggerEvents.sectors(0, 0, x)).sequential_batches == 1
 
 
 def test_stores_of_two_threads_to_one_sector_are_reported():
@@ -315,6 +320,21 @@ def test_stores_of_two_threads_to_one_sector_are_reported():
     assert result.race_count == 1 and result.races[0].kind == "store/store"
 
 
+def test_atomics_of_two_entries_on_one_sector_are_reported_at_that_sector():
+    # Entry 0's four µthreads add to scratchpad sectors 0, 32, 64 and 96; entry 1's one to
+    # sector 0, in the same batch: only sector 0 is shared.
+    source = ".kernel tally\n.main\n    samoadd.x [OFFSET], DATA\n"
+    memory = Memory(4096)
+    image = assemble(source)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 128, image),
+                                                 FilterEntry(256, 32, image)])
+    events = TriggerEvents.concatenate([TriggerEvents.sectors(0, 0, np.ones(32, np.float32)),
+                                        TriggerEvents.sectors(1, 256, np.ones(8, np.float32))])
+    result = simulator.run(events, allow_races=True)
+    assert [(race.space, race.address, race.kind) for race in result.races] == \
+        [("scratchpad", 0, "atomics of two entries")]
+
+
 def test_loading_what_another_thread_stores_and_gpu_overwrites_are_reported():
     source = """.kernel neighbours
 .main
@@ -328,6 +348,15 @@ def test_loading_what_another_thread_stores_and_gpu_overwrites_are_reported():
     assert "load/GPU write" in kinds and "load/store" in kinds
 
 
+def test_an_atomic_on_a_sector_another_thread_loaded_is_reported():
+    source = ".kernel peek\n.main\n    beq SEQ, x0, add\n    sld v1, [0]\n    exit\nadd:\n" \
+             "    samoadd.x [0], DATA\n"
+    simulator = InstructionSetSimulator(Memory(4096), [FilterEntry(0, 64, assemble(source))])
+    result = simulator.run(TriggerEvents.sectors(0, 0, np.ones(16, np.float32)), allow_races=True)
+    assert [(race.space, race.address, race.kind) for race in result.races] == \
+        [("scratchpad", 0, "load/atomic")]
+
+
 def test_bad_inputs_are_refused():
     memory = Memory(1024)
     image = assemble(RELU)
@@ -339,6 +368,9 @@ def test_bad_inputs_are_refused():
         FilterEntry(0, 64, image, (1 << 64,))
     with pytest.raises(ValueError, match="sector_bytes"):
         IssConfig(sector_bytes=12)
+    beyond = InstructionSetSimulator(memory, [FilterEntry(1024, 64, image)])
+    with pytest.raises(ValueError, match="^a triggering GPU write lies outside the memory image$"):
+        beyond.run(TriggerEvents.sectors(0, 1024, np.zeros(8, np.float32)))
     simulator = InstructionSetSimulator(memory, [FilterEntry(0, 64, image)])
     with pytest.raises(ValueError, match="outside entry 0's range"):
         simulator.run(TriggerEvents.sectors(0, 64, np.zeros(8, np.float32)))

@@ -4,6 +4,8 @@ sizes including ragged ones; trigger-order (in)dependence as each kernel claims;
 multi-phase ops end to end; per-sector costs measured on the simulator; the registry's
 metadata and its errors."""
 
+from types import MappingProxyType
+
 import numpy as np
 import pytest
 
@@ -78,6 +80,7 @@ OPTIMIZER_SETTINGS = [
     {"step": 1},
     {"step": 7, "weight_decay": 0.01, "maximize": True},
     {"step": 3, "beta1": 0.3, "lr": 0.05},                 # lerp from the end (|1 − beta1| ≥ 0.5)
+    {"step": 2, "beta1": 0.5},                             # |1 − beta1| = 0.5: from the end too
 ]
 SGD_SETTINGS = [
     {"step": 1},
@@ -86,8 +89,15 @@ SGD_SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize("name", [n for n in KERNELS if KERNELS[n].source.startswith(("adam", "sgd"))])
-@pytest.mark.parametrize("setting", range(3))
+def _optimizer_cases():
+    for name in KERNELS:
+        if KERNELS[name].source.startswith(("adam", "sgd")):
+            settings = SGD_SETTINGS if name.startswith("sgd") else OPTIMIZER_SETTINGS
+            for setting in range(len(settings)):
+                yield pytest.param(name, setting, id=f"{name}-{setting}")
+
+
+@pytest.mark.parametrize("name, setting", list(_optimizer_cases()))
 def test_optimizer_settings(name, setting):
     params = (SGD_SETTINGS if name.startswith("sgd") else OPTIMIZER_SETTINGS)[setting]
     launch = kernel(name).launch({"elements": 203}, **params)
@@ -246,6 +256,11 @@ def test_a_launch_says_what_to_place_trigger_and_read():
     assert launch.params["step"] == 3 and launch.params["maximize"] is False
     bn = kernel("bn_apply").launch({"rows": 4, "channels": 16})
     assert bn.access is Access.READ and bn.scratchpad_bytes == 128 and bn.allocation("scale") == 64
+
+
+def test_any_mapping_sizes_a_launch():
+    launch = kernel("bn_apply").launch(MappingProxyType({"rows": 4, "channels": 16}))
+    assert launch.allocation("scale") == 64 and launch.expected_triggers == 4 * 16 // 8
 
 
 def test_padding_of_a_ragged_output_is_untouched():

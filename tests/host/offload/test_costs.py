@@ -32,3 +32,11 @@ def test_a_standalone_kernel_costs_its_packets_on_every_slice_and_reads_everythi
     assert stream.compute_s == pytest.approx(125_000 * 10 / 16e9 + 500e-9)
     assert (stream.bytes, stream.packets, after) == (8_000_000, 125_000, None)
     assert costs.alone_s(stream) == pytest.approx(8e6 / 90e9)      # memory-bound alone
+
+
+def test_a_triggered_kernel_reads_its_trigger_only_when_it_does_not_ride_the_writes():
+    costs, op = _costs(1_000_000, "fp32")
+    standalone, _ = costs.phases(op, "x", on_the_fly=False)
+    riding, _ = costs.phases(op, "x", on_the_fly=True)
+    assert standalone.bytes == 4_000_000 + 4_000_000      # reads x, writes y
+    assert riding.bytes == 4_000_000                      # x arrives with the producer's writes

@@ -242,6 +242,11 @@ def test_optimizer_is_deferred_rather_than_stretching_its_producer():
     # wgrad is memory-bound (8 MB at 80 GB/s = 100 us); 125 000 x 300 / 16 GHz = 2.3 ms of
     # NDP work hides under the 8 ms GEMM
     assert plan.matndp_s == pytest.approx(5e-6 + 100e-6 + 5e-6 + 8000e-6)
+    # With a GEMM of 80 us after it the 2.3 ms cannot hide: the step rides wgrad's writes.
+    ops[1] = Op("mm", "gemm", "backward", 4 * 10 ** 8, ("x",), ("y",))
+    short = plan_offload(IterationGraph("short", tensors, ops, batch=1, dtype="fp32"), GPU,
+                         _calibration({"adam": (300,)}), PlannerConfig("all"))
+    assert short.placements["step"].where == "on_the_fly"
 
 
 def test_a_two_phase_kernel_pays_half_its_fixed_cost_in_each_phase():

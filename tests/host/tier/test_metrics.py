@@ -29,6 +29,9 @@ def test_ideal_energy_is_compute_static_and_hbm():
     assert metrics["energy_j"] == pytest.approx(static + hbm + arithmetic)
     assert metrics["throughput_per_watt"] == pytest.approx(1 / (static + hbm + arithmetic))   # batch 1
     assert metrics["memory_cost_usd"] == pytest.approx(17 * PAGE / 1e9 * 9.0)   # all HBM, no flash
+    assert metrics["energy_breakdown_j"] == pytest.approx(
+        {"gpu_arithmetic_j": arithmetic, "gpu_static_j": static, "hbm_j": hbm, "link_j": 0,
+         "flash_j": 0})
 
 
 def test_lru_energy_adds_link_flash_and_stall():

@@ -57,6 +57,18 @@ def test_host_dram_takes_evictions_before_flash():
     assert tm["hbm_to_host_bytes"] == 4 * PAGE
 
 
+@pytest.mark.parametrize("host_pages", [0, 64])
+def test_evictions_are_counted_as_demand_or_planned_with_or_without_host_dram(host_pages):
+    """The 4 pages of X that leave at HBM 13: LRU evicts them when the fault needs room,
+    TM ahead of time; with host DRAM the same."""
+    for policy, demand, planned in (("lru", 4, 0), ("tm", 0, 4)):
+        result = run(split_graph(), policy, hbm_bytes=13 * PAGE, host_bytes=host_pages * PAGE)
+        counters = result.records[-1].counters
+        assert (counters["demand_evict_pages"], counters["planned_evict_pages"]) == \
+            (demand, planned), policy
+        assert result.metrics["demand_evict_bytes"] == demand * PAGE
+
+
 def test_a_full_host_dram_overflows_to_flash():
     metrics = run(split_graph(), "tm", hbm_bytes=13 * PAGE, host_bytes=1 * PAGE).metrics
     assert (metrics["hbm_to_host_bytes"], metrics["hbm_to_flash_bytes"]) == (PAGE, 3 * PAGE)

@@ -83,6 +83,8 @@ def _broken(**changes):
     (_broken(ops=[{"name": "a", "kind": "gemm", "phase": "forward", "duration_s": -1.0}]),
      "bad duration -1.0 s"),
     (_broken(ops=[{"name": "a", "kind": "gemm"}]), "op 'a': missing field 'phase'"),
+    (_broken(ops=[{"name": "a", "kind": "gemm", "phase": "forward", "inputs": "tensor0"}]),
+     "op 'a': inputs must be a list of names, got 'tensor0'"),
 ])
 def test_bad_content_is_refused_naming_the_file(content, message):
     with pytest.raises(WorkloadError, match=r"^w\.json: .*" + message.replace("(", r"\(").replace(")", r"\)")):

@@ -35,6 +35,8 @@ def test_kernels_tensors_and_times_are_read():
     assert graph.op("4.Linear_Apply_Grad_Weight").inputs == ("tensor4", "tensor1")
     assert graph.op("4.Linear_Apply_Grad_Weight").outputs == ("tensor1",)
     assert graph.op("0.LoadData_A0").inputs == ()
+    assert graph.meta == {"source": "g10", "kernels": str(FIXTURE / "kernels.config"),
+                          "times": str(FIXTURE / "cudnn4.txt")}
 
 
 def test_the_trace_specification_names_the_reader():

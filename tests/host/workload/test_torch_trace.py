@@ -72,6 +72,22 @@ def test_a_free_of_an_unknown_address_is_a_tensor_referenced_before_definition(t
         read_torch_trace(_write(tmp_path, content))
 
 
+def test_an_allocation_never_freed_lives_to_the_end(tmp_path):
+    content = _trace()
+    content["traceEvents"].append(_memory(28, 0x4000, 1024))      # before the third launch
+    graph = read_torch_trace(_write(tmp_path, content))
+    kept = next(t.id for t in graph.tensors.values() if t.bytes == 1024)
+    assert kept in graph.ops[2].outputs and kept not in graph.ops[1].outputs
+
+
+def test_an_address_allocated_twice_is_refused(tmp_path):
+    content = _trace()
+    content["traceEvents"].append(_memory(9, 0x1000, 64))
+    with pytest.raises(WorkloadError, match=r"traceEvents\[15\]: address 0x1000 allocated again "
+                                            r"before it was freed"):
+        read_torch_trace(_write(tmp_path, content))
+
+
 @pytest.mark.parametrize("event, message", [
     ({"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1}, r"ts must be a number"),
     ({"ph": "i", "name": "[memory]", "ts": 1, "args": {"Addr": "x", "Bytes": 4, "Device Type": 1}},

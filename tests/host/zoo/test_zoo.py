@@ -3,7 +3,9 @@ GEMM/convolution FLOPs from the shape formulas, the structure of the iteration."
 
 import pytest
 
+from matndp.host.kernels.catalog import KERNELS, OPS
 from matndp.host.zoo import MODEL_NAMES, build_model
+from matndp.host.zoo.builder import GraphBuilder
 from matndp.host.zoo.summary import summarize
 
 from ..tier.graphs import mlp_graph
@@ -259,3 +261,65 @@ def test_the_sequence_length_and_dtype_are_recorded(name):
     assert graph.meta["seq_len"] == 64
     summary = summarize(graph)
     assert (summary["model"], summary["batch"], summary["dtype"]) == (graph.name, 1, "bf16")
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_every_ndp_kernel_an_op_names_is_in_the_library(name):
+    graph = build_model(name, batch=B, seq_len=64 if name in ("bert-base", "gpt2") else None)
+    named = {op.attrs["ndp_kernel"] for op in graph.ops if "ndp_kernel" in op.attrs}
+    assert named and all(name in OPS or name in KERNELS for name in named), named
+
+
+def test_tanh_runs_the_tanh_kernels_both_ways():
+    b = GraphBuilder("tiny", batch=2, dtype="fp32", optimizer="adamw")
+    y = b.tanh("act", b.linear("fc", b.input("x", (2, 8)), 4))
+    graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (2,), "int64")), {"y": y})
+    assert graph.name == "tiny"
+    kernels = {op.name: op.attrs.get("ndp_kernel") for op in graph.ops if op.name.startswith("act")}
+    assert sorted(kernels.values()) == ["tanh_bwd", "tanh_fwd"]
+    # tanh' = 1 - tanh²: the backward pass reads the forward output, not its input.
+    assert graph.op("act.backward").inputs == ("grad:act.out", "act.out")
+
+
+def test_convolutions_carry_torchvisions_geometry_both_ways():
+    """ResNet-50 v1.5: conv1 is 7×7 stride 2 padding 3; layer2.0.conv2 is the 3×3 stride-2
+    convolution."""
+    graph = build_model("resnet50", batch=1)
+    for name, geometry in (("conv1", (7, 2, 3)), ("layer2.0.conv2", (3, 2, 1))):
+        ops = [op for op in graph.ops if op.name == name or op.attrs.get("forward") == name]
+        assert len(ops) == (2 if name == "conv1" else 3)         # conv1 has no data gradient
+        for op in ops:
+            assert (op.attrs["kernel"], op.attrs["stride"], op.attrs["padding"]) == geometry
+
+
+def _inputs(graph):
+    return {name: tensor.shape for name, tensor in graph.tensors.items() if tensor.kind == "input"}
+
+
+def test_bert_takes_hugging_faces_inputs_and_sums_its_three_embeddings():
+    """BertModel.forward: input_ids, token_type_ids and position_ids of (batch, seq) (the
+    positions shared by the batch), the attention mask extended to (batch, 1, 1, seq) to
+    broadcast over heads and query positions; BertEmbeddings adds the word, position and
+    token-type embeddings, then LayerNorm and dropout; BertPooler's activation is tanh."""
+    graph = build_model("bert-base", batch=2, seq_len=16)
+    inputs = _inputs(graph)
+    assert {name: inputs[name] for name in ("input_ids", "token_type_ids", "position_ids",
+                                            "attention_mask")} == \
+        {"input_ids": (2, 16), "token_type_ids": (2, 16), "position_ids": (1, 16),
+         "attention_mask": (2, 1, 1, 16)}
+    forward = [(op.name, op.kind) for op in graph.ops if op.phase == "forward"]
+    assert forward[:7] == [
+        ("embeddings.word_embeddings", "embedding"), ("embeddings.position_embeddings", "embedding"),
+        ("embeddings.add_position", "elementwise"), ("embeddings.token_type_embeddings", "embedding"),
+        ("embeddings.add_token_type", "elementwise"), ("embeddings.LayerNorm", "normalization"),
+        ("embeddings.dropout", "elementwise")]
+    pooler = next(op for op in graph.ops if op.name == "pooler.activation")
+    assert pooler.attrs["ndp_kernel"] == "tanh_fwd"
+
+
+def test_gpt2_takes_its_token_and_position_ids():
+    """GPT2Model.forward: input_ids of (batch, seq), position_ids of (1, seq) shared by the
+    batch, the causal mask of (1, 1, seq, seq); the loss's labels, one per token."""
+    assert _inputs(build_model("gpt2", batch=2, seq_len=16)) == {
+        "input_ids": (2, 16), "position_ids": (1, 16), "causal_mask": (1, 1, 16, 16),
+        "labels": (32,)}

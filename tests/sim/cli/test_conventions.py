@@ -100,8 +100,11 @@ def _interrupt(argv, *, after, wait_for, cwd):
     """Run the installed command, send it Ctrl-C ``after`` seconds after ``wait_for``
     appeared on its standard error (the work has started); returns (exit code, standard
     error)."""
+    # Ctrl-C as a terminal delivers it: a run started in the background of a shell
+    # inherits SIGINT ignored, which would leave the command deaf to it.
     process = subprocess.Popen([str(MATNDP), *argv], cwd=cwd, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = b""
     while wait_for.encode() not in seen:
         chunk = os.read(process.stderr.fileno(), 4096)

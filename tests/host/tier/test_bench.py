@@ -1,0 +1,40 @@
+"""The tiering benchmarks of `make bench`: every policy on GPT-2 small at batch 8 (quick),
+and a G10-format trace under G10's setup (here a small synthetic one)."""
+
+import pytest
+
+from matndp.host.tier import POLICIES, TierConfig, flash_preset, simulate
+from matndp.host.tier import bench
+from matndp.host.tier.run import model_graph_and_times
+from matndp.host.workload.synthetic import write_synthetic_g10
+
+
+def test_the_quick_tiering_bench_runs_every_policy_on_gpt2():
+    result = bench.bench_tiering(quick=True)
+    assert (result["flash"], result["gpu"]) == ("zssd", "a100")
+    assert [run["policy"] for run in result["runs"]] == list(POLICIES)
+    graph, times = model_graph_and_times("gpt2", 8, "a100")
+    tier = TierConfig(hbm_fraction=0.5)
+    for run in result["runs"]:
+        assert (run["model"], run["batch"], run["hbm_fraction"]) == ("gpt2", 8, 0.5)
+        assert (run["ops"], run["tensors"]) == (len(graph.ops), len(graph.tensors))
+        assert run["iterations_simulated"] == 3
+        metrics = simulate(graph, times, tier, flash_preset("zssd"), run["policy"],
+                           check=False).metrics
+        assert run["iteration_s"] == pytest.approx(metrics["iteration_s"])
+        assert run["inter_tier_bytes"] == metrics["inter_tier_bytes"]
+
+
+def test_the_trace_bench_reports_each_policy_on_the_trace(tmp_path, monkeypatch):
+    layers, skips = 10, 2
+    path = write_synthetic_g10(tmp_path / "small", layers=layers, skips=skips, batch=16,
+                               activation_bytes=1e6, weight_bytes=1e5, seconds=0.25)
+    monkeypatch.setattr(bench, "_senet_trace", lambda directory: (
+        {"kernels": path / "kernels.config", "times": path / "cudnn16.txt"}, "small"))
+    result = bench.bench_tier_traces()
+    assert result["preset"] == "g10"
+    assert [run["policy"] for run in result["runs"]] == list(POLICIES)
+    for run in result["runs"]:
+        assert (run["workload"], run["kernels"], run["tensors"]) == \
+            ("small", 4 * layers + 3, 7 * layers + skips + 2)
+        assert run["iteration_s"] == pytest.approx(0.25, rel=1e-6)    # it fits: no stalls

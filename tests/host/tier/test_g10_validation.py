@@ -1,0 +1,58 @@
+"""``matndp tier validate-g10`` on a stand-in G10 checkout: each of the five workloads a
+small synthetic trace in G10's layout, and a published table of hand-picked cycle counts."""
+
+import shutil
+
+import pytest
+
+from matndp.host.tier.g10_validation import G10_WORKLOADS, g10_validation, published_g10_times
+from matndp.host.workload.synthetic import write_synthetic_g10
+
+
+LAYERS, SKIPS, SECONDS = 10, 2, 0.25
+# Cycles of G10's 1.2 GHz clock: ideal 0.5 s, Base UVM 2 s, G10 0.625 s.
+PUBLISHED = "ideal | lru | prefetch_lru\n" + "".join(
+    f"{name}|table\n6e8 2.4e9 7.5e8\n" for name, _, _ in G10_WORKLOADS)
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory):
+    root = tmp_path_factory.mktemp("G10")
+    for seed, (_, folder, batch) in enumerate(G10_WORKLOADS):
+        trace = write_synthetic_g10(root / "trace" / folder, layers=LAYERS, skips=SKIPS,
+                                    batch=batch, activation_bytes=1e6, weight_bytes=1e5,
+                                    seconds=SECONDS, seed=seed)
+        statistics = root / "results" / folder / f"{batch}-run" / "statistics"
+        statistics.mkdir(parents=True)
+        shutil.move(trace / "kernels.config", statistics / "kernels.config")
+        shutil.move(trace / f"cudnn{batch}.txt", root / "results" / folder / f"cudnn{batch}.txt")
+    table = root / "example_results" / "overall_performance" / "all.base.txt"
+    table.parent.mkdir(parents=True)
+    table.write_text(PUBLISHED)
+    return root
+
+
+def test_the_published_table_is_read_in_seconds(checkout):
+    assert published_g10_times(checkout)["ViT"] == pytest.approx(
+        {"ideal": 0.5, "lru": 2.0, "prefetch_lru": 0.625})
+
+
+def _rows(text):
+    return [[cell.strip() for cell in line.strip()[1:-1].split("|")]
+            for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+
+
+def test_both_tables_have_a_row_per_workload(checkout, capsys):
+    text = g10_validation(checkout, progress=True)
+    assert "G10 workloads" in capsys.readouterr().err
+    rows = _rows(text)
+    sizes, ratios = rows[1:6], rows[7:12]
+    for (name, _, batch), row in zip(G10_WORKLOADS, sizes):
+        assert row[:3] == [f"{name} ({batch})", str(4 * LAYERS + 3), str(7 * LAYERS + SKIPS + 2)]
+        # The traces fit in the HBM of G10's setup: nothing moves.
+        assert row[4] == "0 / 0 / 0"
+        assert float(row[5]) == pytest.approx(SECONDS, abs=1e-5)
+        assert row[6] == "0.500000"
+    for (name, _, batch), row in zip(G10_WORKLOADS, ratios):
+        # Ours: every policy as fast as ideal; G10's: 0.5 / 2 and 0.5 / 0.625.
+        assert row == [f"{name} ({batch})", "1.000", "0.250", "1.000", "0.800", "1.000"]

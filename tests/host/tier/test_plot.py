@@ -1,0 +1,55 @@
+"""The sweep figure of ``matndp tier sweep --plot``: per model, each policy's inter-tier
+traffic (GB) and throughput per watt against the HBM capacity in % of the footprint."""
+
+import numpy as np
+import pytest
+
+from matndp.host.tier import TierConfig, flash_preset, plot, simulate
+
+from .graphs import PAGE, split_graph
+
+
+def _row(model, policy, fraction, traffic, per_watt):
+    return {"model": model, "policy": policy, "hbm_fraction": fraction,
+            "inter_tier_bytes": traffic, "throughput_per_watt": per_watt}
+
+
+def test_each_models_row_plots_every_policy_against_the_hbm_fraction(drawn_figures, tmp_path):
+    figures = drawn_figures(plot)
+    setup = {"gpu": "a100", "batch": 8, "flash": "zssd", "link_gbs": 32}
+    rows = [{**_row("mlp", "lru", 0.5, 4e9, 2.0), **setup}, _row("mlp", "lru", 0.25, 6e9, 1.0),
+            _row("mlp", "ideal", 0.25, 0.0, 9.0), _row("cnn", "lru", 0.5, 1e9, 3.0),
+            {**_row("cnn", "lru", 0.125, 0, 0), "infeasible": "does not fit"}]
+    plot.plot_sweep(rows, tmp_path / "sweep.png")
+    (traffic, per_watt), (cnn_traffic, _) = figures[0].axes[0:2], figures[0].axes[2:4]
+    assert traffic.get_title() == "mlp: inter-tier traffic"
+    assert per_watt.get_title() == "mlp: throughput per watt"
+    assert cnn_traffic.get_title() == "cnn: inter-tier traffic"
+    assert (traffic.get_ylabel(), per_watt.get_ylabel()) == ("GB per iteration", "samples / J")
+    # One flash device unless the rows say more.
+    assert figures[0].get_suptitle() == "A100, batch 8, fp32; flash zssd, link 32 GB/s"
+    lines = {line.get_label(): line for line in traffic.get_lines()}
+    assert list(lines["lru"].get_xdata()) == [25, 50]
+    assert list(lines["lru"].get_ydata()) == [6, 4]                 # GB, by ascending fraction
+    assert list(lines["ideal"].get_xdata()) == [25]
+    assert [line.get_marker() for line in traffic.get_lines()] == ["o", "o"]
+    assert list(per_watt.get_lines()[0].get_ydata()) == [1.0, 2.0]
+    # The infeasible point is left out.
+    assert [list(line.get_xdata()) for line in cnn_traffic.get_lines()] == [[50]]
+
+
+def test_the_run_figure_shows_occupancy_in_milliseconds_of_the_last_iteration(drawn_figures,
+                                                                              tmp_path):
+    figures = drawn_figures(plot)
+    run = simulate(split_graph(), np.full(10, 1e-3), TierConfig(hbm_bytes=13 * PAGE),
+                   flash_preset("zssd"), "lru")
+    plot.plot_run(run, {"lru": run.metrics}, tmp_path / "run.png")
+    occupancy, traffic = figures[0].axes
+    record = run.records[-1]
+    step = occupancy.get_lines()[0]
+    # Ten 1 ms ops and the stalls: the last sample at the iteration's length.
+    assert step.get_xdata()[0] == 0
+    assert step.get_xdata()[-1] == pytest.approx((record.end_s - record.start_s) * 1e3)
+    assert max(step.get_ydata()) == pytest.approx(13 * PAGE / 1e9)
+    assert [bar.get_height() for bar in traffic.patches] == \
+        pytest.approx([4 * PAGE / 1e9, 4 * PAGE / 1e9])       # 4 pages out, 4 back
