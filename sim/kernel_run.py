@@ -86,7 +86,7 @@ def run_kernel_rtl(name, problem, *, seed=1, params=None, inputs=None, **options
 def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
                      memory_latency=20, reorder=False, unrelated_per_access=0,
                      config=KERNEL_CONFIG, waves=False, cycle_limit=2_000_000,
-                     watchdog=1 << 24, directory=None, verilog=None, gpu_interval=1):
+                     watchdog=1 << 24, directory=None, verilog=None, gpu_interval=1, gpu_delay=0):
     """Run several launches at once through the RTL, launch *i* on filter entry *i* and
     argument block *i*, the GPU interleaving their triggering accesses one by one; returns
     one :class:`KernelRun` per launch (the run's measurements shared). ``pressure`` is the
@@ -94,11 +94,14 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
     out of order; ``waves`` records ``waves.fst`` in the run's directory. ``verilog`` is
     the slice's Verilog exported from ``config`` when the caller keeps its own copy.
     ``gpu_interval``: the GPU offers a request in one cycle of every ``gpu_interval`` (a
-    write stream at that rate; only without ``pressure``)."""
+    write stream at that rate; only without ``pressure``); ``gpu_delay``: cycles from the
+    last entry's arming to the GPU's first request."""
     if not launches:
         raise ValueError("run_launches_rtl needs at least one launch")
     if isinstance(gpu_interval, bool) or not isinstance(gpu_interval, int) or gpu_interval < 1:
         raise ValueError(f"gpu_interval must be a positive integer of cycles, not {gpu_interval!r}")
+    if isinstance(gpu_delay, bool) or not isinstance(gpu_delay, int) or gpu_delay < 0:
+        raise ValueError(f"gpu_delay must be a non-negative integer of cycles, not {gpu_delay!r}")
     if gpu_interval > 1 and pressure:
         raise ValueError("gpu_interval sets the GPU's pace; it cannot be combined with random "
                          f"back-pressure (pressure {pressure})")
@@ -139,6 +142,7 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
         "seed": seed,
         "pressure": pressure,
         "gpu_interval": gpu_interval,
+        "gpu_delay": gpu_delay,
         "memory_latency": memory_latency,
         "reorder": reorder,
         "launches": jobs,

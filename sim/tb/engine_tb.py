@@ -143,6 +143,9 @@ async def kernel_launch(dut):
                       "data": int(access["data"], 16), "mask": access["mask"], "id": tag})
         tag = (tag + 1) % (1 << config.id_width)
     started = time.time()
+    if job["gpu_delay"]:
+        # The producer starts later than the arming (an initializer run ahead of it).
+        await WaitCycles(dut.clk, job["gpu_delay"])
     gpu.send_nowait(items)
     reads = sum(1 for item in items if not item["write"])
 

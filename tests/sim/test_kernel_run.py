@@ -154,6 +154,7 @@ def test_two_entries_at_once_on_interleaved_writes():
     ({"gpu_interval": 0}, "gpu_interval must be a positive integer of cycles"),
     ({"gpu_interval": True}, "gpu_interval must be a positive integer of cycles"),
     ({"gpu_interval": 2, "pressure": 0.3}, "cannot be combined with random back-pressure"),
+    ({"gpu_delay": -1}, "gpu_delay must be a non-negative integer of cycles"),
 ])
 def test_bad_gpu_pace_is_refused_before_anything_runs(options, message):
     with pytest.raises(ValueError, match=message):
