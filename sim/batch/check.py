@@ -153,10 +153,7 @@ def check_gpu_path(result, *, complete=True):
     if complete and answered != len(reads):
         raise CheckFailed(f"{answered} GPU responses for {len(reads)} GPU reads")
     read_ids = memory["id"][reads] & np.uint64((1 << config.id_width) - 1)
-    read_key = _occurrence_keys(read_ids)
-    response_key = _occurrence_keys(responses["id"])
-    lookup = {int(key): row for row, key in enumerate(read_key)}
-    paired = np.array([lookup.get(int(key), -1) for key in response_key], dtype=np.int64)
+    paired = _pair(read_ids, responses["id"])
     if np.any(paired < 0):
         row = int(np.flatnonzero(paired < 0)[0])
         raise CheckFailed(f"GPU response {row} (id {int(responses['id'][row])}) answers no "
@@ -202,6 +199,19 @@ def _occurrence_keys(ids):
     return ids * np.uint64(1 << 32) + rank
 
 
+def _pair(read_ids, response_ids):
+    """For each response, the read it answers (the k-th response with an id answers the
+    k-th read with it), by position in ``read_ids``; -1 where there is none."""
+    reads = _occurrence_keys(read_ids)
+    wanted = _occurrence_keys(response_ids)
+    order = np.argsort(reads, kind="stable")
+    ordered = reads[order]
+    position = np.minimum(np.searchsorted(ordered, wanted), max(len(ordered) - 1, 0))
+    if not len(ordered):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    return np.where(ordered[position] == wanted, order[position], -1).astype(np.int64)
+
+
 def matching_entries(entries, addr, write):
     """The filter index each access triggers (-1: none), lowest index first, the rule of
     docs/trigger.md: ``entries`` maps index to :class:`~matndp.host.runtime.FilterRange`."""
@@ -245,10 +255,7 @@ def check_events(result, entries=None):
     # Read events follow the responses: pair each response with its read, as the GPU path does.
     reads = np.flatnonzero(taken["write"] == 0)
     responses = result.log("gpu_responses")
-    read_key = _occurrence_keys(taken["id"][reads])
-    lookup = {int(key): row for row, key in enumerate(read_key)}
-    paired = np.array([lookup.get(int(key), -1) for key in _occurrence_keys(responses["id"])],
-                      dtype=np.int64)
+    paired = _pair(taken["id"][reads], responses["id"])
     if np.any(paired < 0):
         raise CheckFailed("a GPU response answers no read (see check_gpu_path)")
     answered = reads[paired]

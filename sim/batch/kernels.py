@@ -20,7 +20,7 @@ from .run import replay_batch, run_batch
 from .stimulus import MemoryImage, RequestStream
 
 
-__all__ = ["KernelBatch", "KernelSetup", "WaitForCompletion", "EntryCounters"]
+__all__ = ["KernelBatch", "KernelBatchResult", "KernelSetup", "AcknowledgeCompleted", "EntryCounters"]
 
 
 UNRELATED_BASE = 0x0F_0000
@@ -47,19 +47,16 @@ class KernelSetup:
 
 
 @dataclass(frozen=True)
-class WaitForCompletion:
-    """Runtime step: poll COMPLETE until every entry of ``mask`` is complete, an error is
-    recorded, or ``reads`` polls have passed; returns ``(done mask, error, polls)``."""
+class AcknowledgeCompleted:
+    """Runtime step, as an interrupt handler: leave ``irq`` enabled only for the entries of
+    ``mask`` not yet complete (all of them once every one is, so that a phase waiting for
+    ``irq`` ends at once); returns ``(COMPLETE, the first error)``."""
     mask: int
-    reads: int = 4096
 
     def __call__(self, runtime):
-        for poll in range(1, self.reads + 1):
-            done = runtime.done_mask()
-            error = runtime.error()
-            if done & self.mask == self.mask or error is not None:
-                return done, _plain_error(error), poll
-        return done, _plain_error(error), self.reads
+        done = runtime.done_mask() & self.mask
+        runtime.enable_interrupts(self.mask & ~done or self.mask)
+        return done, _plain_error(runtime.error())
 
 
 def _plain_error(error):
@@ -145,7 +142,12 @@ class KernelBatch:
             job.load(requests=self.stream[start:start + chunk])
             keys.append(job.run(until=("sent", "answered", "irq") if last else ("sent",)))
         self.phase_keys = keys
-        self.completion_key = job.runtime(WaitForCompletion(everyone))
+        # The stream's last phase ends as the first entry completes; each round waits for
+        # one more, with no Python in its cycles.
+        for _ in range(len(self.plans) - 1):
+            job.runtime(AcknowledgeCompleted(everyone))
+            keys.append(job.run(until=("irq",)))
+        self.completion_key = job.runtime(AcknowledgeCompleted(everyone))
         # Let the engine's last writes reach memory before the image is read.
         job.run(until=(), budget=256)
         self.counters_key = job.runtime(EntryCounters(len(self.plans)))
@@ -203,7 +205,7 @@ class KernelBatchResult:
         image = result.image(batch.dump_key)
         self.outputs = [plan.outputs(lambda region: image.read(region["addr"], region["bytes"]))
                         for plan in batch.plans]
-        self.done_mask, self.error, self.polls = result[batch.completion_key]
+        self.done_mask, self.error = result[batch.completion_key]
         self.counters = result[batch.counters_key]
         self.entries = {index: result[key] for index, key in enumerate(batch.setup_keys)}
 

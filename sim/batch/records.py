@@ -23,8 +23,6 @@ for _value, _char in enumerate(b"0123456789abcdef"):
     _NIBBLE[_char] = _value
 for _value, _char in enumerate(b"ABCDEF", 10):
     _NIBBLE[_char] = _value
-# Records converted at once; bounds the bit matrices to tens of megabytes.
-_BATCH = 1 << 15
 
 
 def integer_column(what, values, count, error=ValueError):
@@ -67,24 +65,28 @@ class RecordFormat:
         raise KeyError(f"no field {name!r} in the record format ({', '.join(self.names)})")
 
     # --- packing ------------------------------------------------------------------------------
-    def _column_bits(self, name, width, values, count):
+    # A record is handled as little-endian bytes; a field is moved into or out of them by
+    # whole bytes and one shift of the bits below a byte.
+    @property
+    def record_bytes(self):
+        return -(-4 * self.digits // 8)
+
+    def _field_bytes(self, name, width, values, count):
+        """The field's values as ``(count, ceil(width / 8))`` little-endian bytes."""
+        size = -(-width // 8)
         values = np.asarray(values)
         if width <= 64:
             words = integer_column(f"field {name!r}", values, count)
             if width < 64 and count and int(words.max()) >> width:
                 raise ValueError(f"field {name!r}: value {int(words.max()):#x} does not fit "
                                  f"{width} bits")
-            raw = words.astype("<u8").view(np.uint8).reshape(count, 8)
-        else:
-            size = -(-width // 8)
-            if values.shape != (count, size) or values.dtype != np.uint8:
-                raise ValueError(f"field {name!r}: expected a ({count}, {size}) uint8 array, got "
-                                 f"{values.dtype} {values.shape}")
-            raw = values
-        bits = np.unpackbits(raw, axis=1, bitorder="little")
-        if width > 64 and width % 8 and bits[:, width:].any():
+            return words.astype("<u8").view(np.uint8).reshape(count, 8)[:, :size]
+        if values.shape != (count, size) or values.dtype != np.uint8:
+            raise ValueError(f"field {name!r}: expected a ({count}, {size}) uint8 array, got "
+                             f"{values.dtype} {values.shape}")
+        if width % 8 and count and int(values[:, -1].max()) >> (width % 8):
             raise ValueError(f"field {name!r}: a value does not fit {width} bits")
-        return bits[:, :width]
+        return values
 
     def pack(self, columns):
         """The hex text (bytes, one line per record) of ``columns`` (by field name; a
@@ -96,27 +98,24 @@ class RecordFormat:
         if len(counts) > 1:
             raise ValueError(f"record fields of different lengths: {sorted(counts)}")
         count = counts.pop() if counts else 0
-        pieces = []
-        for start in range(0, count, _BATCH):
-            stop = min(count, start + _BATCH)
-            parts = []
-            for name, _, width in self.fields:
-                if name in columns:
-                    parts.append(self._column_bits(name, width, np.asarray(columns[name])[start:stop],
-                                                   stop - start))
-                else:
-                    parts.append(np.zeros((stop - start, width), dtype=np.uint8))
-            bits = np.concatenate(parts, axis=1)
-            padding = 4 * self.digits - self.width
-            if padding:
-                bits = np.pad(bits, ((0, 0), (0, padding)))
-            nibbles = bits.reshape(stop - start, self.digits, 4)
-            values = nibbles[..., 0] | nibbles[..., 1] << 1 | nibbles[..., 2] << 2 | nibbles[..., 3] << 3
-            text = np.empty((stop - start, self.digits + 1), dtype=np.uint8)
-            text[:, :self.digits] = _DIGITS[values[:, ::-1]]
-            text[:, self.digits] = ord("\n")
-            pieces.append(text.tobytes())
-        return b"".join(pieces)
+        record = np.zeros((count, self.record_bytes + 1), dtype=np.uint8)
+        for name, lsb, width in self.fields:
+            if name not in columns:
+                continue
+            raw = self._field_bytes(name, width, columns[name], count).astype(np.uint16)
+            first, shift = divmod(lsb, 8)
+            shifted = np.zeros((count, raw.shape[1] + 1), dtype=np.uint16)
+            shifted[:, :-1] = raw << shift
+            shifted[:, 1:] |= raw >> (8 - shift) if shift else 0
+            record[:, first:first + shifted.shape[1]] |= (shifted & 0xFF).astype(np.uint8)[:, :record.shape[1] - first]
+        record = record[:, :self.record_bytes][:, ::-1]
+        nibbles = np.empty((count, 2 * self.record_bytes), dtype=np.uint8)
+        nibbles[:, 0::2] = record >> 4
+        nibbles[:, 1::2] = record & 0x0F
+        text = np.empty((count, self.digits + 1), dtype=np.uint8)
+        text[:, :self.digits] = _DIGITS[nibbles[:, 2 * self.record_bytes - self.digits:]]
+        text[:, self.digits] = ord("\n")
+        return text.tobytes()
 
     # --- unpacking ----------------------------------------------------------------------------
     def unpack_digits(self, digits, where="records"):
@@ -127,29 +126,28 @@ class RecordFormat:
             row = int(np.flatnonzero((values == 255).any(axis=1))[0])
             raise HexFormatError(f"{where}: record {row} is not hex: "
                                  f"{bytes(digits[row]).decode(errors='replace')!r}")
-        columns = {name: [] for name in self.names}
-        for start in range(0, count, _BATCH):
-            part = values[start:start + _BATCH, ::-1]
-            bits = np.unpackbits(part[..., None], axis=2, bitorder="little")[..., :4]
-            bits = bits.reshape(len(part), 4 * self.digits)
-            if 4 * self.digits > self.width and bits[:, self.width:].any():
-                raise HexFormatError(f"{where}: a record has bits set above bit {self.width}")
-            for name, lsb, width in self.fields:
-                packed = np.packbits(bits[:, lsb:lsb + width], axis=1, bitorder="little")
-                if width <= 64:
-                    wide = np.zeros((len(part), 8), dtype=np.uint8)
-                    wide[:, :packed.shape[1]] = packed
-                    columns[name].append(wide.view("<u8").reshape(-1).astype(np.uint64))
-                else:
-                    columns[name].append(packed)
+        if self.digits % 2:
+            values = np.concatenate([np.zeros((count, 1), dtype=np.uint8), values], axis=1)
+        record = ((values[:, 0::2] << 4) | values[:, 1::2])[:, ::-1]
+        record = np.concatenate([record, np.zeros((count, 9), dtype=np.uint8)], axis=1)
+        top, extra = divmod(self.width, 8)
+        if count and ((record[:, top] >> extra).any() or record[:, top + 1:].any()):
+            raise HexFormatError(f"{where}: a record has bits set above bit {self.width}")
         result = {}
-        for name, _, width in self.fields:
-            parts = columns[name]
-            if parts:
-                result[name] = np.concatenate(parts)
+        for name, lsb, width in self.fields:
+            size = -(-width // 8)
+            first, shift = divmod(lsb, 8)
+            raw = record[:, first:first + size + 1].astype(np.uint16)
+            field = ((raw[:, :-1] >> shift) | (raw[:, 1:] << (8 - shift))) & 0xFF
+            field = field.astype(np.uint8)
+            if width % 8:
+                field[:, -1] &= (1 << (width % 8)) - 1
+            if width <= 64:
+                wide = np.zeros((count, 8), dtype=np.uint8)
+                wide[:, :size] = field
+                result[name] = wide.view("<u8").reshape(-1).astype(np.uint64)
             else:
-                result[name] = (np.zeros(0, dtype=np.uint64) if width <= 64
-                                else np.zeros((0, -(-width // 8)), dtype=np.uint8))
+                result[name] = np.ascontiguousarray(field)
         return result
 
     def unpack(self, text, where="records"):

@@ -15,7 +15,7 @@ import shutil
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from matndp.sim.batch.executor import CLOCK_NS, JobExecutor
 from matndp.sim.batch.parameters import LOGS
@@ -100,16 +100,21 @@ class HarnessExecutor(JobExecutor):
         dut.start.value = 0
         self.replay.append("run")
         await RisingEdge(dut.done)
+        # The other outputs of the edge that raised done may not have settled yet (Icarus
+        # reports each change as it happens).
+        await ReadOnly()
         reason = int(dut.stop_reason.value)
         cycles = int(dut.phase_cycles.value)
         # The phase runs from the cycle after phase_start_cycle.
         start_cycle = int(dut.phase_start_cycle.value)
-        return {"start_cycle": start_cycle, "end_cycle": start_cycle + cycles, "cycles": cycles,
-                "reason": "until" if reason & 1 else "budget",
-                "sent": int(dut.sent.value), "gpu_requests": int(dut.gpu_requests.value),
-                "gpu_responses": int(dut.gpu_responses.value),
-                "memory_requests": int(dut.memory_requests.value),
-                "unmapped": int(dut.unmapped.value), "gated_cycles": int(dut.gated_cycles.value)}
+        measured = {"start_cycle": start_cycle, "end_cycle": start_cycle + cycles, "cycles": cycles,
+                    "reason": "until" if reason & 1 else "budget",
+                    "sent": int(dut.sent.value), "gpu_requests": int(dut.gpu_requests.value),
+                    "gpu_responses": int(dut.gpu_responses.value),
+                    "memory_requests": int(dut.memory_requests.value),
+                    "unmapped": int(dut.unmapped.value), "gated_cycles": int(dut.gated_cycles.value)}
+        await RisingEdge(dut.clk)
+        return measured
 
     async def dump(self, step):
         await self._strobe("dump")
