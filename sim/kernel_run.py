@@ -25,7 +25,7 @@ from .runner import build_root, run_cocotb
 
 
 __all__ = ["KernelRun", "Launch", "LaunchPlan", "run_kernel_rtl", "run_launches_rtl", "plan_launches",
-           "KERNEL_CONFIG", "launch_layout", "reference_outputs", "differing_elements"]
+           "KERNEL_CONFIG", "launch_layout", "reference_outputs", "golden_outputs", "differing_elements"]
 
 
 # The slice the library's kernels run on: the default parameters, with the scratchpad large
@@ -258,11 +258,15 @@ def reference_outputs(launch, inputs):
     """What ``launch`` on ``inputs`` must give: (the instruction-set simulator's outputs,
     the golden model's, the simulator's run result)."""
     from matndp.host.kernels.catalog import run_on_iss
-    from .golden.kernels import GOLDENS
     iss, result = run_on_iss(launch, inputs)
-    golden = GOLDENS[launch.kernel.name](inputs, dict(launch.params), dict(launch.problem),
-                                         partials=launch.partials)
-    return iss, golden, result
+    return iss, golden_outputs(launch, inputs), result
+
+
+def golden_outputs(launch, inputs):
+    """What the numpy golden (``sim/golden/kernels.py``) says ``launch`` gives."""
+    from .golden.kernels import GOLDENS
+    return GOLDENS[launch.kernel.name](inputs, dict(launch.params), dict(launch.problem),
+                                      partials=launch.partials)
 
 
 def differing_elements(got, expected):

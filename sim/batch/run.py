@@ -13,7 +13,7 @@ import tempfile
 import numpy as np
 
 from matndp.sim.designs import evaluate_at_time_zero, ndp_slice_verilog
-from matndp.sim.runner import build_root, run_cocotb
+from matndp.sim.runner import build_root, run_cocotb, write_if_changed
 from .job import JOB_FILE, RESULTS_FILE, BatchJob
 from .parameters import LOGS, harness_parameters
 from .records import HexFormatError, RecordFormat, fixed_width_lines
@@ -40,11 +40,8 @@ def harness_ports():
 
 def _icarus_slice(config):
     path = ndp_slice_verilog(config)
-    target = path.with_name(path.stem + "-icarus.v")
-    text = evaluate_at_time_zero(path.read_text())
-    if not target.exists() or target.read_text() != text:
-        target.write_text(text)
-    return target
+    return write_if_changed(path.with_name(path.stem + "-icarus.v"),
+                            evaluate_at_time_zero(path.read_text()))
 
 
 def harness_sources(config, simulator):
@@ -157,7 +154,11 @@ class BatchResult:
         dumps = [step for step in self.job.steps if step["kind"] == "dump"]
         if not dumps:
             raise KeyError("the job has no dump step")
-        step = dumps[-1] if key is None else next(s for s in dumps if s["key"] == key)
+        chosen = [step for step in dumps if key is None or step["key"] == key]
+        if not chosen:
+            raise KeyError(f"no dump step {key!r}; the job's dumps: "
+                           f"{', '.join(step['key'] for step in dumps)}")
+        step = chosen[-1]
         layout = self.job.layouts[step["layout"]]
         file = self.directory / self.results[step["key"]]["file"]
         sectors = self.formats.sector.unpack(file.read_bytes(), str(file))["data"]

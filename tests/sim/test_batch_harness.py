@@ -317,9 +317,8 @@ def _gpu_job(rng, shape, timing):
 
 @pytest.fixture(scope="module")
 def gpu_run(tmp_path_factory):
-    shape = HarnessShape(depth=256)
     timing = BatchTiming.pressure(0.25, latency=9, interval=2, reorder=8, seed=5)
-    job, errors = _gpu_job(np.random.default_rng(2), shape, timing)
+    job, errors = _gpu_job(np.random.default_rng(2), HarnessShape(), timing)
     result = run_batch(job, directory=tmp_path_factory.mktemp("gpu"))
     result.error_keys = errors
     return result
@@ -374,3 +373,21 @@ def test_a_short_run_under_icarus(tmp_path):
     batch = KernelBatch([Launch("relu_fwd", {"elements": 64})], seed=2, unrelated_per_access=1,
                         timing=BatchTiming.pressure(0.2, latency=6, reorder=2))
     batch.run(simulator="icarus", directory=tmp_path).check()
+
+
+@pytest.mark.slow
+def test_a_dnn_stream_in_chunks(tmp_path):
+    """The benchmark's stream, smaller: real layer outputs through bias_relu and bn_stats,
+    as many unrelated requests, random back-pressure, four chunks."""
+    from matndp.sim.bench.batch import dnn_batch
+    batch = dnn_batch(64, chunk=2048)
+    summary = batch.run(directory=tmp_path).check()
+    assert len(summary["phases"]) >= 4 and summary["gpu_requests"] == 8192
+
+
+@pytest.mark.slow
+def test_the_waves_option_records_the_run(tmp_path):
+    batch = KernelBatch([Launch("relu_fwd", {"elements": 64})], seed=4, unrelated_per_access=1,
+                        timing=BatchTiming.pressure(0.2, latency=6))
+    batch.run(directory=tmp_path, waves=True).check()
+    assert (tmp_path / "waves.fst").stat().st_size > 1000
