@@ -24,8 +24,8 @@ from .designs import ndp_slice_verilog
 from .runner import build_root, run_cocotb
 
 
-__all__ = ["KernelRun", "Launch", "run_kernel_rtl", "run_launches_rtl", "KERNEL_CONFIG", "launch_layout",
-           "reference_outputs", "differing_elements"]
+__all__ = ["KernelRun", "Launch", "LaunchPlan", "run_kernel_rtl", "run_launches_rtl", "plan_launches",
+           "KERNEL_CONFIG", "launch_layout", "reference_outputs", "golden_outputs", "differing_elements"]
 
 
 # The slice the library's kernels run on: the default parameters, with the scratchpad large
@@ -108,7 +108,6 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
     if len(launches) > config.trigger.filter_entries:
         raise ValueError(f"{len(launches)} launches need as many filter entries; the "
                          f"configuration has {config.trigger.filter_entries}")
-    sector = config.sector_bytes
     if directory is None:
         names = "-".join(launch.name for launch in launches)
         directory = pathlib.Path(tempfile.mkdtemp(prefix=f"kernel-{names}-", dir=_runs_root()))
@@ -117,24 +116,10 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
     directory = pathlib.Path(directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
 
-    base = _TENSOR_BASE
-    scratchpad = 0
-    prepared, jobs, streams = [], [], []
-    for index, request in enumerate(launches):
-        spec = library_kernel(request.name)
-        launch = spec.launch(request.problem, **(request.params or {}))
-        inputs = random_inputs(launch, seed + index) if request.inputs is None else request.inputs
-        addresses, base = launch_layout(launch, base, sector_bytes=sector)
-        job, accesses = _launch_job(index, spec, launch, inputs, addresses, scratchpad,
-                                    directory, sector)
-        scratchpad += -(-launch.scratchpad_bytes // sector) * sector
-        if scratchpad > config.engine.scratchpad_bytes:
-            raise ValueError(f"the launches need {scratchpad} B of scratchpad; the engine has "
-                             f"{config.engine.scratchpad_bytes} B")
-        prepared.append((request, launch, inputs, addresses))
-        jobs.append(job)
-        streams.append(accesses)
+    plans = plan_launches(launches, seed=seed, config=config)
+    jobs = [_launch_job(index, plan, directory) for index, plan in enumerate(plans)]
     # The GPU interleaves the launches' triggering accesses, one of each in turn.
+    streams = [plan.accesses() for plan in plans]
     accesses = [access for group in zip_longest(*streams) for access in group if access]
 
     job = {
@@ -160,24 +145,84 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
                log_file=directory / "simulator.log")
     result = json.loads((directory / "result.json").read_text())
     runs = []
-    for index, (request, launch, inputs, addresses) in enumerate(prepared):
-        outputs = {}
-        for region in jobs[index]["read_back"]:
-            tensor = launch.kernel.tensor(region["tensor"])
-            raw = np.load(directory / region["file"])
-            outputs[region["tensor"]] = raw.view(tensor.dtype.numpy)[:launch.elements(region["tensor"])]
+    for index, plan in enumerate(plans):
+        outputs = plan.outputs(lambda region: np.load(directory / f"out{index}-{region['tensor']}.npy"))
         entry = result["entries"][index]
         measurements = {**result, **entry}
-        runs.append(KernelRun(request.name, dict(request.problem), inputs, outputs, addresses,
-                              entry["complete"], entry["error"], entry["cycles"], measurements,
-                              directory))
+        runs.append(KernelRun(plan.request.name, dict(plan.request.problem), plan.inputs, outputs,
+                              plan.addresses, entry["complete"], entry["error"], entry["cycles"],
+                              measurements, directory))
     return runs
 
 
-def _launch_job(index, spec, launch, inputs, addresses, scratchpad_base, directory, sector):
-    """The job's part for launch ``index``: regions to place and read back, kernel,
-    arguments (its scratchpad region at ``scratchpad_base``) and entry; and its triggering
-    accesses."""
+@dataclass
+class LaunchPlan:
+    """One launch laid out for an RTL run: its tensors' addresses, the bytes to place in
+    memory (``place``: tensor name, address, bytes), the regions to read back
+    (``read_back``: address, bytes, tensor), the argument words (its scratchpad region at
+    ``scratchpad_base``), the filter range and the triggering accesses (``trigger``:
+    offset, byte mask; ``trigger_bytes``: what a write-triggered launch writes)."""
+    request: Launch
+    spec: object
+    launch: object
+    inputs: dict
+    addresses: dict
+    scratchpad_base: int
+    place: list
+    read_back: list
+    arguments: list
+    entry: dict
+    trigger: list
+    trigger_bytes: np.ndarray
+    sector_bytes: int
+
+    @property
+    def write_triggered(self):
+        return self.entry["on_write"]
+
+    def accesses(self):
+        """The triggering accesses as the per-cycle testbench takes them."""
+        sector = self.sector_bytes
+        base = self.entry["base"]
+        accesses = []
+        for offset, mask in self.trigger:
+            data = int.from_bytes(self.trigger_bytes[offset:offset + sector].tobytes(), "little")
+            accesses.append({"addr": base + offset, "write": self.write_triggered,
+                             "data": hex(data if self.write_triggered else 0),
+                             "mask": mask if self.write_triggered else (1 << sector) - 1})
+        return accesses
+
+    def outputs(self, raw_bytes):
+        """The output tensors, from ``raw_bytes(region)`` (the bytes of a read-back region)."""
+        outputs = {}
+        for region in self.read_back:
+            tensor = self.launch.kernel.tensor(region["tensor"])
+            raw = np.asarray(raw_bytes(region), dtype=np.uint8)
+            outputs[region["tensor"]] = raw.view(tensor.dtype.numpy)[:self.launch.elements(region["tensor"])]
+        return outputs
+
+
+def plan_launches(launches, *, seed=1, config=KERNEL_CONFIG, base=_TENSOR_BASE):
+    """Lay out ``launches`` (:class:`Launch` es) for one run: tensors one after the other
+    from ``base``, scratchpad regions one after the other; launch *i*'s inputs are seeded
+    with ``seed + i`` unless given."""
+    sector = config.sector_bytes
+    scratchpad = 0
+    plans = []
+    for index, request in enumerate(launches):
+        spec = library_kernel(request.name)
+        launch = spec.launch(request.problem, **(request.params or {}))
+        inputs = random_inputs(launch, seed + index) if request.inputs is None else request.inputs
+        addresses, base = launch_layout(launch, base, sector_bytes=sector)
+        plans.append(_plan(request, spec, launch, inputs, addresses, scratchpad, sector))
+        scratchpad += -(-launch.scratchpad_bytes // sector) * sector
+        if scratchpad > config.engine.scratchpad_bytes:
+            raise ValueError(f"the launches need {scratchpad} B of scratchpad; the engine has "
+                             f"{config.engine.scratchpad_bytes} B")
+    return plans
+
+
+def _plan(request, spec, launch, inputs, addresses, scratchpad_base, sector):
     place, read_back = [], []
     trigger = launch.trigger
     write_triggered = launch.access is Access.WRITE
@@ -185,47 +230,57 @@ def _launch_job(index, spec, launch, inputs, addresses, scratchpad_base, directo
         tensor_name = tensor.name
         gpu_written = tensor_name == trigger and write_triggered
         if tensor.role is not Role.OUTPUT and not gpu_written:
-            file = f"in{index}-{tensor_name}.npy"
-            np.save(directory / file, _raw(inputs[tensor_name]))
-            place.append({"addr": addresses[tensor_name], "file": file})
+            place.append((tensor_name, addresses[tensor_name], _raw(inputs[tensor_name])))
         if tensor.role is not Role.INPUT or tensor_name in launch.outputs:
             read_back.append({"addr": addresses[tensor_name], "bytes": launch.nbytes(tensor_name),
-                              "file": f"out{index}-{tensor_name}.npy", "tensor": tensor_name})
-
+                              "tensor": tensor_name})
     trigger_bytes = np.zeros(launch.allocation(trigger), dtype=np.uint8)
     if write_triggered:
         raw = _raw(inputs[trigger])
         trigger_bytes[:raw.size] = raw
-    accesses = []
-    for offset, mask in launch.trigger_accesses():
-        data = int.from_bytes(trigger_bytes[offset:offset + sector].tobytes(), "little")
-        accesses.append({"addr": addresses[trigger] + offset, "write": write_triggered,
-                         "data": hex(data if write_triggered else 0),
-                         "mask": mask if write_triggered else (1 << sector) - 1})
-    image = spec.image
-    job = {
+    entry = {"base": addresses[trigger], "size": launch.allocation(trigger),
+             "on_write": write_triggered, "on_read": not write_triggered,
+             "expected": launch.expected_triggers}
+    return LaunchPlan(request, spec, launch, inputs, addresses, scratchpad_base, place, read_back,
+                      [int(word) for word in launch.arguments(addresses, scratchpad_base)], entry,
+                      list(launch.trigger_accesses()), trigger_bytes, sector)
+
+
+def _launch_job(index, plan, directory):
+    """The job's part for launch ``index`` (engine_tb's format): its regions to place,
+    written as ``.npy`` files in ``directory``, and to read back; kernel, arguments and
+    entry."""
+    place = []
+    for tensor_name, addr, raw in plan.place:
+        file = f"in{index}-{tensor_name}.npy"
+        np.save(directory / file, raw)
+        place.append({"addr": addr, "file": file})
+    read_back = [{**region, "file": f"out{index}-{region['tensor']}.npy"} for region in plan.read_back]
+    image = plan.spec.image
+    return {
         "kernel": {"name": image.name, "words": [int(word) for word in image.words],
                    "sections": {section.name: start for section, start in image.sections.items()},
                    "uses_atomics": bool(image.uses_atomics)},
-        "arguments": [int(word) for word in launch.arguments(addresses, scratchpad_base)],
-        "entry": {"base": addresses[trigger], "size": launch.allocation(trigger),
-                  "on_write": write_triggered, "on_read": not write_triggered,
-                  "expected": launch.expected_triggers},
+        "arguments": plan.arguments,
+        "entry": plan.entry,
         "place": place,
         "read_back": read_back,
     }
-    return job, accesses
 
 
 def reference_outputs(launch, inputs):
     """What ``launch`` on ``inputs`` must give: (the instruction-set simulator's outputs,
     the golden model's, the simulator's run result)."""
     from matndp.host.kernels.catalog import run_on_iss
-    from .golden.kernels import GOLDENS
     iss, result = run_on_iss(launch, inputs)
-    golden = GOLDENS[launch.kernel.name](inputs, dict(launch.params), dict(launch.problem),
-                                         partials=launch.partials)
-    return iss, golden, result
+    return iss, golden_outputs(launch, inputs), result
+
+
+def golden_outputs(launch, inputs):
+    """What the numpy golden (``sim/golden/kernels.py``) says ``launch`` gives."""
+    from .golden.kernels import GOLDENS
+    return GOLDENS[launch.kernel.name](inputs, dict(launch.params), dict(launch.problem),
+                                      partials=launch.partials)
 
 
 def differing_elements(got, expected):

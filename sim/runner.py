@@ -19,7 +19,7 @@ from .environment import put_environment_tools_on_path
 
 
 __all__ = ["SIMULATORS", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
-           "run_cocotb", "check_simulator"]
+           "run_cocotb", "check_simulator", "build_lock"]
 
 
 SIMULATORS = ("verilator", "icarus")
@@ -79,7 +79,8 @@ class _LeanVerilator(Verilator):
 
 
 @contextlib.contextmanager
-def _locked(directory):
+def build_lock(directory):
+    """Hold ``directory`` (created if missing) for one build at a time, across processes."""
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -89,18 +90,19 @@ def _locked(directory):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _verilator_control_file(directory, toplevel):
-    """Expose only the top module's signals to VPI (instead of --public-flat-rw on every
-    signal), which roughly doubles Verilator's speed for batch-mode testbenches."""
+def _verilator_control_file(directory, toplevel, public=None):
+    """Expose only the top module's signals (or of them only ``public``) to VPI, instead
+    of --public-flat-rw on every signal, which roughly doubles Verilator's speed for
+    batch-mode testbenches."""
     path = directory / "public_top.vlt"
-    write_if_changed(path, "`verilator_config\n"
-                           f'public_flat_rw -module "{toplevel}" -var "*"\n')
+    lines = [f'public_flat_rw -module "{toplevel}" -var "{name}"\n' for name in public or ("*",)]
+    write_if_changed(path, "`verilator_config\n" + "".join(lines))
     return path
 
 
 def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcase=None,
                waves=False, wave_file=None, extra_env=None, seed=None, fast=False,
-               build_name=None, log_file=None):
+               build_name=None, log_file=None, parameters=None, public=None):
     """Build ``sources`` (Verilog files) with ``toplevel`` and run the cocotb module
     ``test_module`` on it. Returns the results file path; raises :class:`SimulationFailed`
     when any cocotb test failed.
@@ -108,6 +110,8 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
     waves:     record an FST waveform, copied to ``wave_file`` when given.
     fast:      Verilator only: optimize the model (-O3) and expose only top-level signals;
                for batch-mode testbenches that touch nothing below the top.
+    public:    with ``fast``, the only top-level signals exposed (default: all of them).
+    parameters: Verilog parameters of ``toplevel``.
     extra_env: environment for the testbench (parameters, file names).
     """
     check_simulator(simulator)
@@ -115,7 +119,11 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.read_bytes())
+    parameters = dict(parameters or {})
+    public = tuple(public) if public else None
     digest.update(repr((simulator, toplevel, waves, fast)).encode())
+    if parameters or public:
+        digest.update(repr((sorted(parameters.items()), public)).encode())
     build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
 
     runner = _LeanVerilator() if fast and simulator == "verilator" else get_runner(simulator)
@@ -136,17 +144,18 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
             makeflags += ["OPT_FAST=-O3", "OPT_GLOBAL=-O3"]
         build_env["MAKEFLAGS"] = " ".join(makeflags)
 
-    with _locked(build_dir):
+    with build_lock(build_dir):
         saved = {key: os.environ.get(key) for key in build_env}
         os.environ.update(build_env)
         try:
             extra_sources = []
             if fast and simulator == "verilator":
-                extra_sources.append(_verilator_control_file(build_dir, toplevel))
+                extra_sources.append(_verilator_control_file(build_dir, toplevel, public))
             # The build's output goes to its log, not to stdout (which may carry JSON).
             build_log = build_dir / "build.log"
             try:
                 runner.build(sources=[*extra_sources, *sources], hdl_toplevel=toplevel,
+                             parameters=parameters,
                              build_dir=build_dir, build_args=build_args, waves=waves,
                              timescale=("1ns", "1ps"), always=False, log_file=build_log)
             except (subprocess.CalledProcessError, SystemExit) as error:

@@ -21,6 +21,7 @@ BENCHMARKS = {
     "fp_vectors": "matndp.sim.bench.fp:bench_fp_vectors",
     "host_models": "matndp.host.bench_host:bench_host_models",
     "trigger_stream": "matndp.sim.bench.trigger:bench_trigger_stream",
+    "batch_harness": "matndp.sim.bench.batch:bench_batch_harness",
     "tiering": "matndp.host.tier.bench:bench_tiering",
     "tiering_traces": "matndp.host.tier.bench:bench_tier_traces",
     "kernel_iss": "matndp.host.kernels.bench:bench_iss",

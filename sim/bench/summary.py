@@ -83,6 +83,19 @@ HEADLINES = {
         Headline("the same under Icarus", lambda r: _trigger_rate(r, "icarus"),
                  _per_second("cycles")),
     ],
+    "batch_harness": [
+        Headline("batch harness, DNN stream through the slice with its engine, checked, "
+                 "Verilator (per CPU second)", lambda r: r["harness"]["checked_cycles_per_cpu_s"],
+                 _per_second("cycles")),
+        Headline("the same RTL in a plain C++ loop, no Python, no checks (the limit)",
+                 lambda r: r["limit"]["without_logs"]["cycles_per_cpu_s"], _per_second("cycles")),
+        Headline("batch harness, checked, as a share of that limit (the target while the limit "
+                 "is under 2 Mcycles/s)", lambda r: r["ratios"]["checked_harness_share_of_limit"],
+                 lambda v: f"{v:.0%}", (">=", 0.5)),
+        Headline("batch harness over the per-cycle testbench, same stimulus",
+                 lambda r: r["ratios"]["harness_over_per_cycle"], lambda v: f"{v:.1f}x",
+                 (">=", 10.0)),
+    ],
     "fp_vectors": [
         Headline("FP32 units through the batch harness, Verilator, slowest op",
                  _slowest_fp_op, _per_second("vectors")),

@@ -47,6 +47,11 @@ class ReadTagGate(Participant):
             self.outstanding[tag] -= 1
             self._responses_seen += 1
 
+    def outstanding_reads(self):
+        """Reads sent whose response has not been received, as of the last transfers."""
+        self._catch_up()
+        return sum(self.outstanding.values())
+
     def __call__(self, request):
         if request["write"]:
             return True

@@ -202,11 +202,17 @@ class StreamSource(_PausingEnd):
     def _word(self, item):
         return self.codec.pack(item) if self.codec else int(item)
 
+    def may_offer(self):
+        """Whether the head item's offer may start this cycle, pauses and ``hold`` aside
+        (a subclass's own condition, e.g. a gap after the last transfer)."""
+        return True
+
     def drive(self):
         paused = next(self._pauses)
         if self.in_reset:
             self._offering = False
-        elif not self._offering and self.queue and not paused and not self.hold:
+        elif not self._offering and self.queue and not paused and not self.hold \
+                and self.may_offer():
             word, item = self.queue[0]
             if self.gate is None or self.gate(item):
                 self._offering = True

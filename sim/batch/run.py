@@ -1,0 +1,180 @@
+"""Run a :class:`~.job.BatchJob`: in batch mode through the harness (:func:`run_batch`), or
+cycle by cycle with the Python drivers (:func:`replay_batch`), and read what it left
+(:class:`BatchResult`: the logs as numpy columns, the phases, the runtime's answers, the
+memory dumps).
+"""
+
+import functools
+import pathlib
+import pickle
+import re
+import tempfile
+
+import numpy as np
+
+from matndp.sim.designs import evaluate_at_time_zero, ndp_slice_verilog
+from matndp.sim.runner import build_root, run_cocotb, write_if_changed
+from .job import JOB_FILE, RESULTS_FILE, BatchJob
+from .parameters import LOGS, harness_parameters
+from .records import HexFormatError, RecordFormat, fixed_width_lines
+
+
+__all__ = ["run_batch", "replay_batch", "BatchResult", "MemoryContents", "HARNESS_SOURCE",
+           "harness_ports", "harness_sources", "read_log"]
+
+
+HARNESS_SOURCE = pathlib.Path(__file__).resolve().parent.parent / "harnesses" / "slice_harness.v"
+HARNESS_TOP = "slice_harness"
+_CYCLE = RecordFormat([("cycle", 0, 64)])
+
+
+@functools.cache
+def harness_ports():
+    """The harness module's port names, from its Verilog: the only signals its build
+    exposes."""
+    text = HARNESS_SOURCE.read_text()
+    header = text[text.index(f"module {HARNESS_TOP}"):text.index(");", text.index(") ("))]
+    return tuple(re.findall(r"(?:input|output)\s+(?:wire|reg)\s*(?:\[[^\]]*\])?\s*([A-Za-z_]\w*)",
+                            header))
+
+
+def _icarus_slice(config):
+    path = ndp_slice_verilog(config)
+    return write_if_changed(path.with_name(path.stem + "-icarus.v"),
+                            evaluate_at_time_zero(path.read_text()))
+
+
+def harness_sources(config, simulator):
+    """The Verilog files of a harness build: the slice of ``config`` and the harness."""
+    slice_file = _icarus_slice(config) if simulator == "icarus" else ndp_slice_verilog(config)
+    return [slice_file, HARNESS_SOURCE]
+
+
+def _directory(directory, prefix):
+    if directory is None:
+        root = build_root() / "batch_runs"
+        root.mkdir(parents=True, exist_ok=True)
+        return pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def run_batch(job, *, simulator="verilator", waves=False, directory=None):
+    """Carry out ``job`` through the batch harness; returns its :class:`BatchResult`.
+    ``waves`` records ``waves.fst`` in the run's directory (a separate, traced build)."""
+    if not isinstance(job, BatchJob):
+        raise TypeError(f"expected a BatchJob, not {job!r}")
+    directory = _directory(directory, "harness-")
+    job.write(directory)
+    run_cocotb(sources=harness_sources(job.config, simulator), toplevel=HARNESS_TOP,
+               test_module="matndp.sim.tb.slice_harness_tb", simulator=simulator, fast=True,
+               public=harness_ports(), parameters=harness_parameters(job.config, job.shape),
+               build_name="slice-harness", waves=waves,
+               wave_file=directory / "waves.fst" if waves else None,
+               extra_env={"MATNDP_BATCH_JOB": str(directory)},
+               log_file=directory / "simulator.log")
+    return BatchResult(directory, job)
+
+
+def replay_batch(job, *, simulator="verilator", directory=None):
+    """Carry out ``job`` cycle by cycle with the Python drivers on the slice alone
+    (``sim/tb/slice_replay_tb.py``); returns its :class:`BatchResult`, with logs in the
+    harness's format."""
+    if not isinstance(job, BatchJob):
+        raise TypeError(f"expected a BatchJob, not {job!r}")
+    directory = _directory(directory, "replay-")
+    job.write(directory)
+    run_cocotb(sources=[ndp_slice_verilog(job.config)], toplevel="ndp_slice",
+               test_module="matndp.sim.tb.slice_replay_tb", simulator=simulator,
+               extra_env={"MATNDP_BATCH_JOB": str(directory)},
+               log_file=directory / "simulator.log")
+    return BatchResult(directory, job)
+
+
+class MemoryContents:
+    """A memory image read back: ``sectors`` (``(n, sector)`` bytes) laid out by
+    ``layout`` (an :class:`~.stimulus.ImageLayout`)."""
+
+    def __init__(self, layout, sectors):
+        self.layout = layout
+        self.sectors = sectors
+
+    def read(self, addr, nbytes):
+        """``nbytes`` bytes from byte address ``addr`` (sector-aligned), as uint8."""
+        sector = self.layout.sector_bytes
+        count = -(-nbytes // sector)
+        indices = self.layout.image_index(addr + sector * np.arange(count, dtype=np.uint64))
+        if np.any(indices < 0):
+            raise ValueError(f"[{addr:#x}, {addr + nbytes:#x}) is not all in the memory image")
+        return self.sectors[indices].reshape(-1)[:nbytes]
+
+
+class BatchResult:
+    """What a run left in ``directory``: ``results`` (by step key: a runtime call's value,
+    a phase's measurements, a load's or a dump's cycle) and the logs."""
+
+    def __init__(self, directory, job):
+        self.directory = pathlib.Path(directory)
+        self.job = job
+        self.formats = job.formats
+        self.results = pickle.loads((self.directory / RESULTS_FILE).read_bytes())
+        self._logs = {}
+
+    def __getitem__(self, key):
+        return self.results[key]
+
+    def phases(self):
+        """The phases' measurements, in order."""
+        return [self.results[step["key"]] for step in self.job.steps if step["kind"] == "run"]
+
+    @property
+    def cycles(self):
+        """Cycles the phases ran."""
+        return sum(phase["cycles"] for phase in self.phases())
+
+    @property
+    def phase_wall_s(self):
+        """Wall time of the phases (the simulation, without loads and register access)."""
+        return sum(phase["wall_s"] for phase in self.phases())
+
+    def log(self, name):
+        """Log ``name`` (of :data:`~.parameters.LOGS`) as numpy columns: ``cycle`` and the
+        payload's fields."""
+        if name not in LOGS:
+            raise KeyError(f"no log {name!r}; the harness writes {', '.join(LOGS)}")
+        if name not in self.job.logs:
+            raise KeyError(f"the job did not keep the {name} log")
+        if name not in self._logs:
+            self._logs[name] = read_log(self.directory / f"{name}.log", self.formats.logs[name])
+        return self._logs[name]
+
+    def image(self, key=None):
+        """The memory dumped by dump step ``key`` (default: the last)."""
+        dumps = [step for step in self.job.steps if step["kind"] == "dump"]
+        if not dumps:
+            raise KeyError("the job has no dump step")
+        chosen = [step for step in dumps if key is None or step["key"] == key]
+        if not chosen:
+            raise KeyError(f"no dump step {key!r}; the job's dumps: "
+                           f"{', '.join(step['key'] for step in dumps)}")
+        step = chosen[-1]
+        layout = self.job.layouts[step["layout"]]
+        file = self.directory / self.results[step["key"]]["file"]
+        sectors = self.formats.sector.unpack(file.read_bytes(), str(file))["data"]
+        if len(sectors) != layout.image_sectors:
+            raise HexFormatError(f"{file}: {len(sectors)} sectors, the image has {layout.image_sectors}")
+        return MemoryContents(layout, sectors)
+
+
+def read_log(path, payload):
+    """A harness log (``<cycle> <payload>`` per line, in hex) as columns."""
+    path = pathlib.Path(path)
+    text = path.read_bytes()
+    rows = fixed_width_lines(text, 17 + payload.digits, str(path))
+    if len(rows) and np.any(rows[:, 16] != ord(" ")):
+        raise HexFormatError(f"{path}: a line is not '<16 hex digits> <payload>'")
+    cycles = _CYCLE.unpack_digits(np.ascontiguousarray(rows[:, :16]), str(path))["cycle"]
+    columns = payload.unpack_digits(np.ascontiguousarray(rows[:, 17:]), str(path))
+    columns["cycle"] = cycles
+    return columns
