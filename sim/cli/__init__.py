@@ -119,6 +119,11 @@ def main(argv=None):
     try:
         return args.func(args) or 0
     except KeyboardInterrupt:
+        # A design interrupted while it was being built is never elaborated; Amaranth's
+        # warning about it at exit would follow this line and say nothing to the user.
+        import warnings
+        from amaranth.hdl import UnusedElaboratable
+        warnings.filterwarnings("ignore", category=UnusedElaboratable)
         print(f"matndp {name}: interrupted; no output was left half-written", file=sys.stderr)
         return INTERRUPT_EXIT
     except BrokenPipeError:
