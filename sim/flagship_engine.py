@@ -41,13 +41,13 @@ PORT_GROUPS = [("GPU requests", ["gpu__req__"]), ("GPU responses", ["gpu__resp__
                ("completion", ["irq"])]
 
 
-def _launches(rows, seed):
-    """The two launches, their trigger tensors real conv outputs: rows 0.. and rows..2·rows
-    of the layer's output."""
+def layer_launches(rows, seed, kernels=KERNELS):
+    """One launch per kernel, their trigger tensors real conv outputs of the layer: rows
+    0..rows for the first, rows..2·rows for the second, and so on."""
     output = conv_output(LAYER, seed=seed)
     channels = RESNET50_LAYERS[LAYER].out_channels
     launches = []
-    for index, name in enumerate(KERNELS):
+    for index, name in enumerate(kernels):
         problem = {"rows": rows, "channels": channels}
         inputs = random_inputs(kernel(name).launch(problem), seed + index)
         inputs["x"] = np.ascontiguousarray(output[index * rows:(index + 1) * rows])
@@ -69,7 +69,7 @@ def run_engine_flagship(output, *, simulator="verilator", rows=8, seed=1, pressu
     from .gtkwave import write_save_file, append_group
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    runs = run_launches_rtl(_launches(rows, seed), seed=seed, simulator=simulator,
+    runs = run_launches_rtl(layer_launches(rows, seed), seed=seed, simulator=simulator,
                             pressure=pressure, unrelated_per_access=0, waves=waves,
                             directory=output / "engine_run")
     files = {}

@@ -20,35 +20,22 @@ goldens). The outputs are also compared with the instruction-set simulator, time
 
 import time
 
-import numpy as np
-
-from matndp.host.access_stream import RESNET50_LAYERS, conv_output
-from matndp.host.kernels.catalog import kernel
-from matndp.host.kernels.inputs import random_inputs
 from matndp.sim.batch import BatchTiming, CheckFailed
 from matndp.sim.batch.kernels import KernelBatch
 from matndp.sim.batch.standalone import run_standalone
-from matndp.sim.kernel_run import Launch
+from matndp.sim.flagship_engine import LAYER, layer_launches
 
 
 __all__ = ["bench_batch_harness", "dnn_batch"]
 
 
-LAYER = "layer1.0.conv3"
 TIMING = BatchTiming.pressure(0.2, latency=20, reorder=4, seed=1)
 
 
 def dnn_batch(rows, *, seed=1, chunk=16384, kernels=("bias_relu", "bn_stats")):
     """The benchmark's :class:`KernelBatch`: ``rows`` output pixels per tensor, one tensor
     per kernel."""
-    output = conv_output(LAYER, seed=seed)
-    channels = RESNET50_LAYERS[LAYER].out_channels
-    launches = []
-    for index, name in enumerate(kernels):
-        problem = {"rows": rows, "channels": channels}
-        inputs = random_inputs(kernel(name).launch(problem), seed + index)
-        inputs["x"] = np.ascontiguousarray(output[index * rows:(index + 1) * rows])
-        launches.append(Launch(name, problem, inputs=inputs))
+    launches = layer_launches(rows, seed, kernels)
     return KernelBatch(launches, seed=seed, timing=TIMING, unrelated_per_access=1, max_gap=2,
                        chunk=chunk)
 
