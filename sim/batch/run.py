@@ -51,13 +51,15 @@ def harness_sources(config, simulator):
 
 
 def _directory(directory, prefix):
+    """The run's folder, made, as an absolute path: the testbench runs in the build's
+    own folder."""
     if directory is None:
         root = build_root() / "batch_runs"
         root.mkdir(parents=True, exist_ok=True)
-        return pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+        return pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir=root)).resolve()
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    return directory
+    return directory.resolve()
 
 
 def run_batch(job, *, simulator="verilator", waves=False, directory=None):

@@ -3,8 +3,11 @@
 import argparse
 import pathlib
 
-from .arguments import SEED, integer
-from .output import output_file, output_folder, tool_output
+from matndp.host.gpu import PRESETS
+from matndp.host.tier.policies import TIER_POLICIES
+from matndp.host.zoo import MODELS
+from .arguments import SEED, integer, name_in, number
+from .output import UsageError, output_file, output_folder, tool_output
 
 
 # Designs `matndp export` writes: name -> (module name, a function that builds it).
@@ -39,7 +42,6 @@ def run_lint(args):
 def run_bench(args):
     from ..bench import BENCHMARKS, run_benchmarks
     from ..bench.summary import summary_table
-    from .output import UsageError
     unknown = [name for name in args.only or () if name not in BENCHMARKS]
     if unknown:
         raise UsageError(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
@@ -82,34 +84,89 @@ def register(subparsers):
     _register_sim(subparsers)
 
 
+def _cosim_setup(args):
+    from ..cosim.setup import CosimSetup
+    return CosimSetup(model=args.model, block=args.block, batch=args.batch, gpu=args.gpu,
+                      policy=args.policy, hbm_fraction=args.hbm_fraction, seed=args.seed,
+                      pressure=COSIM_PRESSURE if args.pressure == "random" else 0.0)
+
+
 def run_sim(args):
     from ..flagship import run_flagship
     from ..runner import check_simulator
     from ..flagship_engine import run_engine_flagship
     check_simulator(args.simulator)
+    output = pathlib.Path(args.output)
+    share = None
+    if args.cosim:
+        from ..cosim.iteration import share_iteration
+        # Planned first, so that a block, batch or memory that does not fit is refused
+        # before anything runs.
+        share = share_iteration(_cosim_setup(args))
+        if args.window and not args.window[1] <= len(share.steps):
+            raise UsageError(f"--window {args.window[0]}:{args.window[1]}: the co-simulation "
+                             f"has {len(share.steps)} steps")
     with tool_output("sim", args.verbose) as tools:
         run_flagship(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                      pressure=args.pressure, progress=tools.step)
-        engine = None
+        cosim = engine = None
+        if share is not None:
+            from ..cosim.flagship import run_cosim
+            cosim = run_cosim(output / "cosim", share=share, simulator=args.simulator,
+                              window=args.window, progress=tools.step)
         if args.engine:
             engine = run_engine_flagship(args.output, simulator=args.simulator, seed=args.seed,
                                          pressure=0.2 if args.pressure == "random" else 0.0)
-    print((pathlib.Path(args.output) / "report.md").read_text(), end="")
+    print((output / "report.md").read_text(), end="")
+    if cosim is not None:
+        print()
+        print(_cosim_summary(cosim, output / "cosim"))
     if engine is None:
         return 0
     print()
-    print((pathlib.Path(args.output) / "engine_report.md").read_text(), end="")
+    print((output / "engine_report.md").read_text(), end="")
     return 0 if engine["passed"] else 1
+
+
+def _cosim_summary(report, folder):
+    from matndp.host.units import format_seconds
+    setup, measures, checks = report["setup"], report["measures"], report["checks"]
+    clock = report["clock_hz"]
+    return (f"co-simulation: {setup['model']} {setup['block']} (batch {setup['batch']}, "
+            f"{setup['gpu']}, tiering {setup['policy']}), one of {report['slices']} slices: "
+            f"{measures['cycles']:,} cycles ({format_seconds(measures['cycles'] / clock)} at the "
+            f"slice clock, {measures['stall_cycles']:,} of them waiting for flash), "
+            f"{checks['launches_bit_exact']} kernel launches bit-exact, every check passed; "
+            f"report {folder / 'report.md'} ({report['wall_s']:.0f} s)")
+
+
+COSIM_PRESSURE = 0.1
+
+
+def _window(text):
+    if text == "none":
+        return None
+    first, sep, end = text.partition(":")
+    try:
+        first, end = int(first), int(end)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be FIRST:END (step numbers) or none, not {text!r}") from None
+    if not sep or not 0 <= first < end:
+        raise argparse.ArgumentTypeError(f"must be FIRST:END with 0 <= FIRST < END, not {text!r}")
+    return (first, end)
 
 
 def _register_sim(subparsers):
     from ..flagship import flagship_tiles
-    sim = subparsers.add_parser("sim", help="the flagship waveform run (DNN stream through the RTL)",
+    sim = subparsers.add_parser("sim", help="the flagship run: DNN training traffic through the RTL",
                                 description="Run a ResNet-50 layer's output stream, mixed with other "
-                                            "traffic, through the NDP slice's trigger; then two of the "
-                                            "layer's output tensors through the slice with its engine, "
-                                            "bias + ReLU and batch-norm statistics computed in flight. "
-                                            "Writes FST waveforms, GTKWave save files and reports.")
+                                            "traffic, through the NDP slice's trigger (waveform, "
+                                            "report); then the co-simulation: one slice's share of a "
+                                            "training block (forward, backward, optimizer) as the "
+                                            "host model plans it, through the slice with its engine, "
+                                            "with the tiering model's stalls and page copies, every "
+                                            "kernel checked bit for bit; report, figures, calibration "
+                                            "and the waveform of a window of its steps.")
     sim.add_argument("--simulator", choices=["verilator", "icarus"], default="verilator",
                      help="the HDL simulator")
     sim.add_argument("--output", type=output_folder, default="build/sim", metavar="FOLDER",
@@ -121,7 +178,26 @@ def _register_sim(subparsers):
     sim.add_argument("--seed", type=SEED, default=1, help="traffic and back-pressure seed")
     sim.add_argument("--pressure", choices=["none", "random"], default="random",
                      help="random back-pressure on every stream, or none")
-    sim.add_argument("--engine", action=argparse.BooleanOptionalAction, default=True,
+    sim.add_argument("--engine", action=argparse.BooleanOptionalAction, default=False,
                      help="also run the engine part: two of the layer's output tensors through "
-                          "the slice with its engine (its first build takes minutes; default on)")
+                          "the slice with its engine, traced (its first build takes minutes)")
+    cosim = sim.add_argument_group("co-simulation", "one slice's share of a training block, "
+                                   "planned by the host model, through the slice RTL with its "
+                                   "engine (build/sim/cosim/)")
+    cosim.add_argument("--cosim", action=argparse.BooleanOptionalAction, default=True,
+                       help="run the co-simulation (default on)")
+    cosim.add_argument("--model", type=name_in(MODELS), default="resnet50",
+                       help=f"zoo model ({', '.join(MODELS.names)}; default %(default)s)")
+    cosim.add_argument("--block", default="layer1.0",
+                       help="op-name prefix of the block to run (default %(default)s)")
+    cosim.add_argument("--batch", type=integer(1), default=2, help="batch size (default %(default)s)")
+    cosim.add_argument("--gpu", type=name_in(PRESETS), default="a100",
+                       help=f"GPU preset ({', '.join(PRESETS.names)}; default %(default)s)")
+    cosim.add_argument("--policy", type=name_in(TIER_POLICIES), default="tm",
+                       help=f"tiering policy ({', '.join(TIER_POLICIES.names)}; default %(default)s)")
+    cosim.add_argument("--hbm-fraction", type=number("HBM fraction", at_most=1.0), default=0.5,
+                       help="HBM capacity as a fraction of the footprint (default %(default)s)")
+    cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
+                       help="steps whose waveform is written (window.fst; a traced build), or "
+                            "none (default %(default)s)")
     sim.set_defaults(func=run_sim)

@@ -189,10 +189,13 @@ def tool_failure(error):
     """``(exit code, message)`` for a failure of the simulators or compilers, or None for
     any other exception (a bug, which keeps its traceback). A missing tool is bad set-up
     (exit 2); a failed simulation exit 1, its log having been shown."""
+    from matndp.sim.batch.check import CheckFailed
     from matndp.sim.runner import SimulationFailed, ToolMissing
     from matndp.sim.synth import SynthesisFailed
     if isinstance(error, ToolMissing):
         return 2, f"error: {error}"
     if isinstance(error, (SimulationFailed, SynthesisFailed)):
         return 1, f"failed: {error}"
+    if isinstance(error, CheckFailed):
+        return 1, f"a check failed: {error}"
     return None

@@ -37,9 +37,13 @@ from matndp.host.calibration import load_calibration
 from matndp.host.gpu import get_preset
 from matndp.host.kernels.catalog import Access, OPS, LibraryError, kernel as library_kernel
 from matndp.host.offload import plan_offload
+from matndp.host.tier.config import TierConfig
 from matndp.host.tier.events import EventKind
-from matndp.host.tier.run import run_model
+from matndp.host.tier.flash import flash_preset
+from matndp.host.tier.run import op_times
+from matndp.host.tier.simulate import simulate
 from matndp.host.zoo import build_model
+from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.kernel_run import KERNEL_CONFIG, Launch, plan_launches
 from .setup import CosimError
 
@@ -109,7 +113,8 @@ class IterationShare:
 
 def _block_ops(graph, block):
     prefixes = (f"{block}.", f"optimizer:{block}.")
-    ops = [(index, op) for index, op in enumerate(graph.ops) if op.name.startswith(prefixes)]
+    ops = [(index, op) for index, op in enumerate(graph.ops)
+           if op.name == block or op.name.startswith(prefixes)]
     if not ops:
         known = sorted({".".join(op.name.split(".")[:2]) for op in graph.ops if op.name.startswith("layer")})
         raise CosimError(f"no op of {graph.name} starts with {block!r}; blocks: {', '.join(known[:8])} ...")
@@ -159,7 +164,7 @@ def _spread(count, cycles):
 
 
 class _Builder:
-    def __init__(self, setup):
+    def __init__(self, setup, graph):
         self.setup = setup
         self.rng = np.random.default_rng(setup.seed)
         self.gpu = get_preset(setup.gpu)
@@ -167,10 +172,16 @@ class _Builder:
         hardware = self.calibration.hardware
         self.clock_hz = hardware.clock_hz
         self.slices = setup.slices or self.gpu.memory_controllers * hardware.slices_per_controller
-        self.graph = build_model(setup.model, batch=setup.batch)
+        self.graph = graph or build_model(setup.model, batch=setup.batch)
+        self.block = _block_ops(self.graph, setup.block)
         self.plan = plan_offload(self.graph, self.gpu, self.calibration)
-        self.tier = run_model(setup.model, policy=setup.policy, gpu=setup.gpu, batch=setup.batch,
-                              hbm_fraction=setup.hbm_fraction, flash=setup.flash)
+        try:
+            self.tier = simulate(self.graph, op_times(self.graph, self.gpu.name),
+                                 TierConfig(hbm_fraction=setup.hbm_fraction), flash_preset(setup.flash),
+                                 setup.policy, gpu=self.gpu)
+        except ValueError as error:
+            raise CosimError(f"tiering {self.graph.name} with {setup.policy} at HBM = "
+                             f"{setup.hbm_fraction:g} x footprint: {error}") from None
         per_slice_bps = self.gpu.bandwidth_bps / self.slices
         self.memory_interval = max(1, round(self.clock_hz * SECTOR / per_slice_bps))
         self.schedule = {entry.op: entry for entry in self.plan.schedule}
@@ -179,6 +190,7 @@ class _Builder:
         self.launch_cursor = LAUNCH_BASE
         self.image = []
         self.launch_regions = []
+        self.sectors = STAGING_SECTORS
         self.notes = []
         self.staging = 0
 
@@ -189,11 +201,23 @@ class _Builder:
         if name not in self.gpu_regions:
             tensor = self.graph.tensors[name]
             nbytes = ceil(share_elements(tensor, self.slices) * tensor_itemsize(tensor) / SECTOR) * SECTOR
+            self.reserve(nbytes)
             addr = self.gpu_cursor
             self.gpu_cursor += nbytes
             self.gpu_regions[name] = (addr, nbytes)
             self.image.append((addr, self.rng.integers(0, 256, nbytes, dtype=np.uint8)))
         return self.gpu_regions[name]
+
+    def reserve(self, nbytes):
+        """Count ``nbytes`` more of the slice's memory; refuse a share the harness cannot hold
+        before its values are made."""
+        self.sectors += -(-nbytes // SECTOR)
+        capacity = HarnessShape().image_sectors
+        if self.sectors > capacity:
+            raise CosimError(f"one slice's share of {self.setup.block} at batch {self.graph.batch} "
+                             f"needs more than {capacity:,} sectors of memory, what the batch "
+                             f"harness holds (HarnessShape.image_sectors): a smaller batch or more "
+                             f"slices")
 
     def launches(self, requests, seed):
         try:
@@ -210,6 +234,8 @@ class _Builder:
                     region[:raw.size] = raw
                 addr = plan.addresses[tensor.name]
                 self.launch_regions.append((addr, region))
+                # The launch area is one region, alignment gaps included.
+                self.reserve(max(0, addr + size - self.launch_cursor))
                 self.launch_cursor = max(self.launch_cursor, addr + size)
         return plans
 
@@ -282,7 +308,7 @@ class _Builder:
 
     def build(self):
         graph, plan = self.graph, self.plan
-        block = _block_ops(graph, self.setup.block)
+        block = self.block
         names = {op.name for _, op in block}
         producer = {}
         for _, op in block:
@@ -380,6 +406,7 @@ def _empty():
                     np.zeros(0, dtype=np.uint64), "gpu")
 
 
-def share_iteration(setup):
-    """The :class:`IterationShare` of ``setup`` (a :class:`~.setup.CosimSetup`)."""
-    return _Builder(setup).build()
+def share_iteration(setup, graph=None):
+    """The :class:`IterationShare` of ``setup`` (a :class:`~.setup.CosimSetup`); ``graph``
+    (an :class:`~matndp.host.graph.IterationGraph`) stands for the zoo model when given."""
+    return _Builder(setup, graph).build()

@@ -209,6 +209,11 @@ class ShareRun:
                         raise CheckFailed(f"{label} ({plan.request.name}) against {what}: "
                                           f"elements differ {differing}")
                 launches += 1
+        logged = len(self.result.log("events")["cycle"])
+        counted = events["write_events"] + events["read_events"]
+        if logged != counted:
+            raise CheckFailed(f"{logged - counted} of the {logged} trigger events fall outside "
+                              f"every stage's cycles")
         summary.update(events)
         summary["launches_bit_exact"] = launches
         return summary

@@ -391,3 +391,10 @@ def test_the_waves_option_records_the_run(tmp_path):
                         timing=BatchTiming.pressure(0.2, latency=6))
     batch.run(directory=tmp_path, waves=True).check()
     assert (tmp_path / "waves.fst").stat().st_size > 1000
+
+
+def test_a_run_folder_given_relative_is_made_and_passed_on_absolute(tmp_path, monkeypatch):
+    from matndp.sim.batch.run import _directory
+    monkeypatch.chdir(tmp_path)
+    folder = _directory("runs/one", "harness-")
+    assert folder.is_absolute() and folder == tmp_path / "runs" / "one" and folder.is_dir()

@@ -179,7 +179,7 @@ def _doctor_and_sim(matndp, cwd, output):
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     verilator = next(line for line in doctor.stdout.splitlines() if "verilator" in line)
     assert "MISSING" not in verilator and str(matndp.parent) in verilator
-    sim = _bare([str(matndp), "sim", "--tiles", "1", "--no-engine", "--output", str(output)], cwd)
+    sim = _bare([str(matndp), "sim", "--tiles", "1", "--no-cosim", "--output", str(output)], cwd)
     assert sim.returncode == 0, sim.stdout + sim.stderr
     assert "Golden checks, all passed" in sim.stdout
     # A summary, not the tools' output: at most a screenful.

@@ -1,0 +1,66 @@
+"""``make sim``'s co-simulation: one slice's share of a training block, from the host
+model's plan and tiering run, through the slice RTL in the batch harness, checked, with
+its report; optionally the waveform of a window of its steps."""
+
+import pathlib
+import shutil
+import time
+
+from .iteration import share_iteration
+from .report import FILES, write_report
+from .run import run_share
+from .setup import CosimSetup
+from .waveform import write_window
+
+
+__all__ = ["run_cosim", "DEFAULT_WINDOW"]
+
+
+# The waveform's steps by default: the first GPU op with the kernel riding on its writes,
+# and the sweep of that kernel's second phase.
+DEFAULT_WINDOW = (0, 2)
+
+
+def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=DEFAULT_WINDOW,
+              progress=print):
+    """Run ``setup`` (a :class:`~.setup.CosimSetup`, default the flagship's; or ``share``,
+    its :class:`~.iteration.IterationShare` planned already) into ``output``: the files of :data:`~.report.FILES` and, when ``window`` (first step, end
+    step) is given, ``window.fst`` and ``window.gtkw``. Made in a folder beside ``output``
+    and moved into place at the end, so a failed run leaves ``output`` as it was. Returns
+    the report; raises :class:`~..batch.check.CheckFailed` when a check fails."""
+    output = pathlib.Path(output)
+    started = time.monotonic()
+    if share is None:
+        setup = setup or CosimSetup()
+        progress(f"sim: planning {setup.model} {setup.block} at batch {setup.batch} on {setup.gpu} "
+                 f"(offload plan, tiering run with {setup.policy})")
+        share = share_iteration(setup)
+    requests = sum(len(stage) for step in share.steps for stage in step.stages)
+    progress(f"sim: {len(share.steps)} steps, {requests:,} GPU-port requests for one of "
+             f"{share.slices} slices; building the batch harness under {simulator} and running")
+    if window and not window[1] <= len(share.steps):
+        raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
+                         f"{len(share.steps)} steps")
+    work = output.with_name(output.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        run = run_share(share, simulator=simulator, directory=work / "run")
+        progress(f"sim: {run.result.cycles:,} cycles run; checking every output")
+        checks = run.check()
+        files = {}
+        if window:
+            progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1} (a traced build)")
+            files = write_window(share, window, work, simulator=simulator)
+        report = write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
+                              extra_files=files)
+        shutil.rmtree(output, ignore_errors=True)
+        work.replace(output)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return report
+
+
+def report_path(output):
+    return pathlib.Path(output) / FILES["report_markdown"]

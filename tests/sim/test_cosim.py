@@ -1,0 +1,203 @@
+"""The co-simulation: a block of a training iteration, as the host model plans it, through
+the slice RTL in the batch harness.
+
+The planning tests use a two-layer MLP whose share of every tensor is counted here by
+hand; the RTL tests run that MLP's first layer (forward, backward, optimizer) with the
+tiering model's stalls, and corrupt the run's results to see the checks fail."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from matndp.host.zoo.builder import GraphBuilder
+from matndp.sim.batch.check import CheckFailed
+from matndp.sim.cosim.iteration import GAP_LIMIT, LAUNCH_BASE, STAGING_BASE, share_iteration, _spread
+from matndp.sim.cosim.measure import calibration_document, measure
+from matndp.sim.cosim.run import run_share
+from matndp.sim.cosim.setup import CosimError, CosimSetup
+from matndp.host.calibration import load_calibration
+
+
+SECTOR = 32
+SLICES = 4
+
+
+def mlp(batch=32):
+    builder = GraphBuilder("mlp", batch=batch, dtype="fp32", optimizer="sgd_momentum")
+    x = builder.input("x", (batch, 256))
+    labels = builder.input("labels", (batch,), "int64")
+    hidden = builder.relu("fc1.act", builder.linear("fc1", x, 256))
+    logits = builder.linear("fc2", hidden, 16)
+    return builder.finish(builder.cross_entropy("loss", logits, labels), {"logits": logits})
+
+
+def share(policy="ideal", hbm_fraction=0.9, batch=32, **others):
+    return share_iteration(CosimSetup(block="fc1", slices=SLICES, policy=policy,
+                                      hbm_fraction=hbm_fraction, **others), graph=mlp(batch))
+
+
+# A configuration that stalls: the MLP at batch 64 needs 0.9 of its footprint for its
+# largest op, and tm then waits before two of the block's ops.
+STALLING = {"policy": "tm", "hbm_fraction": 0.9, "batch": 64}
+
+
+# --- set-up errors ----------------------------------------------------------------------------
+@pytest.mark.parametrize("fields, message", [
+    ({"model": "alexnet"}, "unknown model 'alexnet'"),
+    ({"gpu": "b200"}, "unknown GPU preset 'b200'"),
+    ({"policy": "fifo"}, "unknown tiering policy 'fifo'"),
+    ({"flash": "floppy"}, "unknown flash preset 'floppy'"),
+    ({"batch": 0}, "batch must be a positive integer, not 0"),
+    ({"batch": True}, "batch must be a positive integer, not True"),
+    ({"slices": 0}, "slices must be a positive integer, not 0"),
+    ({"seed": -1}, "seed must be a positive integer, not -1"),
+    ({"hbm_fraction": 0}, "hbm_fraction must be in (0, 1], not 0"),
+    ({"hbm_fraction": 1.5}, "hbm_fraction must be in (0, 1], not 1.5"),
+    ({"pressure": 1.0}, "pressure must be in [0, 1), not 1.0"),
+    ({"block": ""}, "block must be an op-name prefix"),
+])
+def test_a_setup_that_cannot_run_is_refused_naming_the_field(fields, message):
+    with pytest.raises(CosimError) as error:
+        CosimSetup(**fields)
+    assert message in str(error.value)
+
+
+def test_an_unknown_block_and_a_share_that_does_not_fit_are_refused():
+    with pytest.raises(CosimError, match="no op of mlp starts with 'fc9'"):
+        share_iteration(CosimSetup(block="fc9", slices=SLICES), graph=mlp())
+    with pytest.raises(CosimError, match="needs more than 65,536 sectors of memory"):
+        share_iteration(CosimSetup(block="fc1", slices=1, hbm_fraction=1.0), graph=_wide_mlp())
+
+
+def _wide_mlp():
+    builder = GraphBuilder("wide", batch=64, dtype="fp32", optimizer="sgd_momentum")
+    x = builder.input("x", (64, 4096))
+    labels = builder.input("labels", (64,), "int64")
+    logits = builder.linear("fc1", x, 4096)
+    return builder.finish(builder.cross_entropy("loss", logits, labels), {"logits": logits})
+
+
+# --- planning, counted by hand --------------------------------------------------------------
+def test_the_share_of_each_tensor_and_the_steps_follow_the_plan():
+    planned = share()
+    steps = {step.op: step for step in planned.steps}
+    # fc1 forward on the GPU: x (32 x 256 fp32 = 32 KiB) and fc1.weight (256 x 256 = 256 KiB)
+    # and fc1.bias (1 KiB) read, fc1.out (32 KiB) written; a quarter of each for one of 4 slices.
+    fc1 = steps["fc1"].stages[0]
+    assert fc1.kind == "gpu"
+    assert int((~fc1.write).sum()) == (32 * 1024 + 256 * 1024 + 1024) // 4 // SECTOR
+    assert int(fc1.write.sum()) == 32 * 1024 // 4 // SECTOR
+    # relu rides on fc1's writes: its entry watches exactly what fc1 writes, with its data.
+    assert steps["fc1"].riders == ["fc1.act"] and "fc1.act" not in steps
+    (relu,) = fc1.launches
+    assert relu.request.name == "relu_fwd" and relu.write_triggered
+    written = fc1.addr[fc1.write]
+    assert written.min() == relu.entry["base"] and written.max() == relu.entry["base"] + relu.entry["size"] - SECTOR
+    first = int(np.flatnonzero(fc1.write)[0])
+    offset = int(fc1.addr[first]) - relu.entry["base"]
+    assert bytes(fc1.data[first]) == bytes(relu.trigger_bytes[offset:offset + SECTOR])
+    assert relu.launch.expected_triggers == int(fc1.write.sum())
+    # A standalone optimizer is a sweep of its gradient's share: 256 x 256 / 4 elements.
+    (sweep,) = steps["optimizer:fc1.weight"].stages
+    assert sweep.kind == "sweep" and len(sweep) == 256 * 256 // 4 * 4 // SECTOR
+    assert set(sweep.source) == {"sweep"} and sweep.gap.max() == 0
+    # Requests keep to their areas: the GPU's tensors below the launches' operands.
+    assert fc1.addr[~fc1.write].max() < LAUNCH_BASE <= fc1.addr[fc1.write].min()
+
+
+def test_a_gpu_op_spreads_its_requests_over_its_scheduled_time():
+    planned = share()
+    for step in planned.steps:
+        for stage in step.stages:
+            if stage.kind == "gpu":
+                # count requests, each after its gap, take count + sum(gap) cycles at the least.
+                assert len(stage) + int(stage.gap.sum()) + stage.idle_after == pytest.approx(step.host_cycles, abs=len(stage))
+    gaps, idle = _spread(3, 3 * (GAP_LIMIT + 11))
+    assert gaps.tolist() == [GAP_LIMIT] * 3 and idle == 3 * 10, "what the gap field cannot hold is kept"
+
+
+def test_without_tiering_pressure_nothing_stalls_or_moves():
+    planned = share("ideal")
+    assert all(step.stall_cycles == 0 for step in planned.steps)
+    assert not any((stage.source == "migration").any() for step in planned.steps for stage in step.stages)
+
+
+def test_the_tiering_stalls_and_page_copies_are_the_tiering_models():
+    planned = share(**STALLING)
+    record = planned.tier.records[-1]
+    slot = {op.name: index for index, op in enumerate(planned.graph.ops)}
+    stalled = 0
+    for step in planned.steps:
+        expected = round(record.stall_by_boundary[slot[step.op]] * planned.clock_hz)
+        assert step.stall_cycles == expected
+        stalled += expected
+        copies = sum(int((stage.source == "migration").sum()) for stage in step.stages)
+        assert copies == pytest.approx(sum(step.migrated_sectors.values()), abs=2)
+        for stage in step.stages:
+            moved = stage.addr[stage.source == "migration"]
+            assert np.all(moved >= STAGING_BASE)
+    assert stalled > 0, "the test needs a configuration that stalls"
+
+
+# --- through the RTL --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rtl_run(tmp_path_factory):
+    planned = share(**STALLING, pressure=0.3)
+    return run_share(planned, directory=tmp_path_factory.mktemp("cosim") / "run")
+
+
+def test_every_kernel_of_the_block_is_bit_exact_and_every_access_checked(rtl_run):
+    summary = rtl_run.check()
+    launches = sum(len(stage.launches) for step in rtl_run.share.steps for stage in step.stages)
+    assert summary["launches_bit_exact"] == launches >= 4
+    assert summary["write_events"] + summary["read_events"] == sum(
+        plan.launch.expected_triggers for step in rtl_run.share.steps for stage in step.stages
+        for plan in stage.launches)
+    assert summary["engine_requests"] > 0
+
+
+def test_the_tiering_stalls_show_in_the_rtl_run(rtl_run):
+    measures = measure(rtl_run)
+    steps = measures["steps"]
+    for before, step in zip(steps, steps[1:]):
+        if step["stall_cycles_host"]:
+            assert step["stall_cycles"] == step["stall_cycles_host"]
+            assert step["first_cycle"] - before["last_cycle"] >= step["stall_cycles_host"]
+    assert measures["stall_cycles"] == sum(step.stall_cycles for step in rtl_run.share.steps) > 0
+    slots = measures["slots"]
+    assert slots["requests"]["migration"] == sum(
+        int((stage.source == "migration").sum()) for step in rtl_run.share.steps for stage in step.stages)
+    assert sum(slots["requests"].values()) == rtl_run.check()["memory_requests"]
+
+
+def test_a_wrong_output_or_a_missing_event_fails_the_checks(rtl_run):
+    broken = copy.copy(rtl_run)
+    broken.stages = [dict(stage) for stage in rtl_run.stages]
+    index = next(i for i, stage in enumerate(broken.stages) if stage["stage"].launches)
+    outputs = [dict(out) for out in broken.stages[index]["outputs"]]
+    name = next(iter(outputs[0]))
+    outputs[0][name] = outputs[0][name].copy()
+    outputs[0][name].view(np.uint32)[0] ^= 1
+    broken.stages[index]["outputs"] = outputs
+    with pytest.raises(CheckFailed, match="elements differ"):
+        broken.check(iss=False)
+    # A stage whose window misses its last cycle misses events.
+    late = copy.copy(rtl_run)
+    late.stages = [dict(stage) for stage in rtl_run.stages]
+    late.stages[index]["last_cycle"] = late.stages[index]["first_cycle"] + 1
+    with pytest.raises(CheckFailed, match="events"):
+        late.check(iss=False)
+
+
+def test_the_measured_costs_make_a_calibration_the_host_model_loads(rtl_run, tmp_path):
+    import json
+    measures = measure(rtl_run)
+    document = calibration_document(measures, rtl_run.share.clock_hz)
+    assert document["kernels"], "the MLP's sweeps measure at least one kernel"
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(document))
+    calibration = load_calibration(path)
+    for name, entry in document["kernels"].items():
+        assert calibration.cost(name).cycles_per_packet == pytest.approx(entry["cycles_per_packet"])
+        assert name in calibration.measured_kernels
