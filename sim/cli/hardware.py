@@ -97,8 +97,11 @@ def run_sim(args):
     from ..flagship_engine import run_engine_flagship
     check_simulator(args.simulator)
     output = pathlib.Path(args.output)
-    share = None
-    if args.cosim:
+    share = shares = None
+    if args.cosim and args.full_iteration:
+        from ..cosim.iteration import share_blocks
+        shares = share_blocks(_cosim_setup(args))
+    elif args.cosim:
         from ..cosim.iteration import share_iteration
         # Planned first, so that a block, batch or memory that does not fit is refused
         # before anything runs.
@@ -114,6 +117,10 @@ def run_sim(args):
             from ..cosim.flagship import run_cosim
             cosim = run_cosim(output / "cosim", share=share, simulator=args.simulator,
                               window=args.window, progress=tools.step)
+        elif shares is not None:
+            from ..cosim.flagship import run_cosim_iteration
+            cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
+                                        progress=tools.step)
         if args.engine:
             engine = run_engine_flagship(args.output, simulator=args.simulator, seed=args.seed,
                                          pressure=0.2 if args.pressure == "random" else 0.0)
@@ -130,8 +137,14 @@ def run_sim(args):
 
 def _cosim_summary(report, folder):
     from matndp.host.units import format_seconds
-    setup, measures, checks = report["setup"], report["measures"], report["checks"]
-    clock = report["clock_hz"]
+    setup, checks, clock = report["setup"], report["checks"], report["clock_hz"]
+    if "blocks" in report:
+        return (f"co-simulation: the whole {setup['model']} iteration (batch {setup['batch']}, "
+                f"{setup['gpu']}, tiering {setup['policy']}), {len(report['blocks'])} blocks, one of "
+                f"{report['slices']} slices: {report['cycles']:,} cycles, "
+                f"{checks['launches_bit_exact']} kernel launches bit-exact, every check passed; "
+                f"report {folder / 'report.md'} ({report['wall_s']:.0f} s)")
+    measures = report["measures"]
     return (f"co-simulation: {setup['model']} {setup['block']} (batch {setup['batch']}, "
             f"{setup['gpu']}, tiering {setup['policy']}), one of {report['slices']} slices: "
             f"{measures['cycles']:,} cycles ({format_seconds(measures['cycles'] / clock)} at the "
@@ -197,6 +210,9 @@ def _register_sim(subparsers):
                        help=f"tiering policy ({', '.join(TIER_POLICIES.names)}; default %(default)s)")
     cosim.add_argument("--hbm-fraction", type=number("HBM fraction", at_most=1.0), default=0.5,
                        help="HBM capacity as a fraction of the footprint (default %(default)s)")
+    cosim.add_argument("--full-iteration", action="store_true",
+                       help="run every block of the iteration, one after the other, instead of "
+                            "--block (no waveform window; minutes)")
     cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
                        help="steps whose waveform is written (window.fst; a traced build), or "
                             "none (default %(default)s)")

@@ -6,14 +6,14 @@ import pathlib
 import shutil
 import time
 
-from .iteration import share_iteration
-from .report import FILES, write_report
-from .run import run_share
+from .iteration import share_blocks, share_iteration
+from .report import FILES, write_iteration_report, write_report
+from .run import check_runs, run_share, run_shares
 from .setup import CosimSetup
 from .waveform import write_window
 
 
-__all__ = ["run_cosim", "DEFAULT_WINDOW"]
+__all__ = ["run_cosim", "run_cosim_iteration", "DEFAULT_WINDOW"]
 
 
 # The waveform's steps by default: the first GPU op with the kernel riding on its writes,
@@ -54,6 +54,33 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
             files = write_window(share, window, work, simulator=simulator)
         report = write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
                               extra_files=files)
+        shutil.rmtree(output, ignore_errors=True)
+        work.replace(output)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return report
+
+
+def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator", progress=print):
+    """The whole iteration of ``setup`` (or its ``shares``, from
+    :func:`~.iteration.share_blocks`), block by block in one run, into ``output``
+    (``report.md``, ``report.json``, ``calibration.json``); returns the report."""
+    output = pathlib.Path(output)
+    started = time.monotonic()
+    if shares is None:
+        shares = share_blocks(setup or CosimSetup())
+    requests = sum(len(stage) for share in shares for step in share.steps for stage in step.stages)
+    progress(f"sim: the whole iteration, {len(shares)} blocks, {requests:,} GPU-port requests for "
+             f"one of {shares[0].slices} slices; running under {simulator}")
+    work = output.with_name(output.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        runs = run_shares(shares, simulator=simulator, directory=work / "run")
+        progress(f"sim: {runs[0].result.cycles:,} cycles run; checking every output")
+        checks = check_runs(runs)
+        report = write_iteration_report(runs, work, checks=checks, wall_s=time.monotonic() - started)
         shutil.rmtree(output, ignore_errors=True)
         work.replace(output)
     except BaseException:

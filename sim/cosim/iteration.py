@@ -28,7 +28,7 @@ modelled in numpy here); each kernel launch has its own copy of its operands, pl
 its own addresses (the trigger tensor that a GPU op writes is the GPU's write data).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil
 
 import numpy as np
@@ -58,6 +58,7 @@ LAUNCH_BASE = 0x0400_0000       # kernel launches' operands
 STAGING_BASE = 0x0800_0000      # where page copies between the tiers land
 STAGING_SECTORS = 128
 GAP_LIMIT = (1 << 16) - 1       # the harness's gap field
+MIN_ROWS = 2
 
 
 @dataclass
@@ -111,13 +112,29 @@ class IterationShare:
     notes: list
 
 
+def block_of(op_name):
+    """The block an op belongs to: its name up to the first numbered part (``layer1.0``,
+    ``features.3``, ``encoder.layer.5``), else its first part (``conv1``, ``fc``); an
+    optimizer step belongs to its parameter's block."""
+    name = op_name.removeprefix("optimizer:")
+    parts = name.split(".")
+    for index, part in enumerate(parts[1:], start=1):
+        if part.isdigit():
+            return ".".join(parts[:index + 1])
+    return parts[0]
+
+
+def blocks_of(graph):
+    """Every block of ``graph``, in the order of their first op."""
+    return list(dict.fromkeys(block_of(op.name) for op in graph.ops))
+
+
 def _block_ops(graph, block):
-    prefixes = (f"{block}.", f"optimizer:{block}.")
-    ops = [(index, op) for index, op in enumerate(graph.ops)
-           if op.name == block or op.name.startswith(prefixes)]
+    ops = [(index, op) for index, op in enumerate(graph.ops) if block_of(op.name) == block]
     if not ops:
-        known = sorted({".".join(op.name.split(".")[:2]) for op in graph.ops if op.name.startswith("layer")})
-        raise CosimError(f"no op of {graph.name} starts with {block!r}; blocks: {', '.join(known[:8])} ...")
+        known = blocks_of(graph)
+        shown = ", ".join(known[:10]) + (f" ... ({len(known)} in all)" if len(known) > 10 else "")
+        raise CosimError(f"no op of {graph.name} starts with {block!r}; blocks: {shown}")
     return ops
 
 
@@ -131,7 +148,9 @@ def share_elements(tensor, slices):
     numel = int(np.prod(shape))
     if _activation(shape):
         channels = shape[1]
-        return max(1, numel // channels // slices) * channels
+        # At least two rows: a batch-norm's running variance needs n/(n - 1). A layer with
+        # fewer rows than slices gives each slice that much (the report says so).
+        return max(MIN_ROWS, numel // channels // slices) * channels
     per_sector = SECTOR // 4
     return min(ceil(ceil(numel / slices) / per_sector) * per_sector, ceil(numel / per_sector) * per_sector)
 
@@ -163,17 +182,20 @@ def _spread(count, cycles):
     return np.minimum(gaps, GAP_LIMIT), int(over.sum())
 
 
-class _Builder:
-    def __init__(self, setup, graph):
+class IterationPlan:
+    """What the host model says of one iteration, shared by the shares of its blocks: the
+    graph, the offload plan, the tiering run, the slices and the slice's memory."""
+
+    def __init__(self, setup, graph=None, *, whole=False):
         self.setup = setup
-        self.rng = np.random.default_rng(setup.seed)
         self.gpu = get_preset(setup.gpu)
         self.calibration = load_calibration()
         hardware = self.calibration.hardware
         self.clock_hz = hardware.clock_hz
         self.slices = setup.slices or self.gpu.memory_controllers * hardware.slices_per_controller
         self.graph = graph or build_model(setup.model, batch=setup.batch)
-        self.block = _block_ops(self.graph, setup.block)
+        if not whole:
+            _block_ops(self.graph, setup.block)
         self.plan = plan_offload(self.graph, self.gpu, self.calibration)
         try:
             self.tier = simulate(self.graph, op_times(self.graph, self.gpu.name),
@@ -185,6 +207,18 @@ class _Builder:
         per_slice_bps = self.gpu.bandwidth_bps / self.slices
         self.memory_interval = max(1, round(self.clock_hz * SECTOR / per_slice_bps))
         self.schedule = {entry.op: entry for entry in self.plan.schedule}
+
+
+class _Builder:
+    def __init__(self, iteration, block, number=0):
+        setup = self.setup = replace(iteration.setup, block=block)
+        self.number = number
+        self.rng = np.random.default_rng([setup.seed, number])
+        for name in ("gpu", "calibration", "clock_hz", "slices", "graph", "plan", "tier",
+                     "memory_interval", "schedule"):
+            setattr(self, name, getattr(iteration, name))
+        self.block_name = block
+        self.block = _block_ops(self.graph, block)
         self.gpu_regions = {}           # tensor -> (addr, nbytes)
         self.gpu_cursor = GPU_BASE
         self.launch_cursor = LAUNCH_BASE
@@ -214,7 +248,7 @@ class _Builder:
         self.sectors += -(-nbytes // SECTOR)
         capacity = HarnessShape().image_sectors
         if self.sectors > capacity:
-            raise CosimError(f"one slice's share of {self.setup.block} at batch {self.graph.batch} "
+            raise CosimError(f"one slice's share of {self.block_name} at batch {self.graph.batch} "
                              f"needs more than {capacity:,} sectors of memory, what the batch "
                              f"harness holds (HarnessShape.image_sectors): a smaller batch or more "
                              f"slices")
@@ -329,7 +363,7 @@ class _Builder:
                     {plan.placements[r].trigger for r in riding.get(source.name, [])}:
                 riding.setdefault(source.name, []).append(op.name)
 
-        steps, ops, seed = [], [], self.setup.seed * 1000
+        steps, ops, seed = [], [], self.setup.seed * 1000 + 7919 * self.number
         rode = {rider for riders in riding.values() for rider in riders}
         for slot, op in block:
             placement = plan.placements[op.name]
@@ -409,4 +443,12 @@ def _empty():
 def share_iteration(setup, graph=None):
     """The :class:`IterationShare` of ``setup`` (a :class:`~.setup.CosimSetup`); ``graph``
     (an :class:`~matndp.host.graph.IterationGraph`) stands for the zoo model when given."""
-    return _Builder(setup, graph).build()
+    return _Builder(IterationPlan(setup, graph), setup.block).build()
+
+
+def share_blocks(setup, graph=None):
+    """The :class:`IterationShare` of every block of the iteration, in order (the whole
+    iteration, each block a share of its own: the harness's memory holds one at a time)."""
+    iteration = IterationPlan(setup, graph, whole=True)
+    return [_Builder(iteration, block, number).build()
+            for number, block in enumerate(blocks_of(iteration.graph))]

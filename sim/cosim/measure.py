@@ -9,7 +9,7 @@ from matndp.host.calibration import DEFAULT_KERNELS, SCHEMA
 from matndp.host.kernels.catalog import OPS
 
 
-__all__ = ["measure", "calibration_document", "SLOT_SOURCES"]
+__all__ = ["measure", "share_measures", "kernel_costs", "calibration_document", "SLOT_SOURCES"]
 
 
 SLOT_SOURCES = ("gpu", "migration", "sweep", "engine")
@@ -75,6 +75,43 @@ def slot_use(run, bins=60):
             "slots": int(end // interval), "stall_cycles_cut": int(stalled)}
 
 
+def _delays(delay):
+    if not len(delay):
+        return None
+    return {"min": int(delay.min()), "mean": float(delay.mean()),
+            "p99": float(np.percentile(delay, 99)), "max": int(delay.max())}
+
+
+def gpu_path(run):
+    """What the slice cost the GPU port's requests, for the GPU's own (GPU stages) and the
+    sweeps apart: the cycles from the slice taking a request to memory accepting it (the
+    trigger's register stage, the arbiter sharing the slot with the engine, memory
+    back-pressure), the cycles the trigger held the port for a full event queue, and the
+    cycles the port waited for a read id still in flight."""
+    taken = run.result.log("gpu_requests")["cycle"].astype(np.int64)
+    memory = run.result.log("mem_requests")
+    source_bit = np.uint64(run.job.config.mem_id_width - 1)
+    accepted = memory["cycle"][(memory["id"] >> source_bit) == 0].astype(np.int64)
+    count = min(len(taken), len(accepted))
+    delay = accepted[:count] - taken[:count]
+    kinds = np.concatenate([np.full(len(stage["stage"]), stage["stage"].kind, dtype=object)
+                            for stage in run.stages]) if run.stages else np.zeros(0, dtype=object)
+    held = {"gpu": 0, "sweep": 0}
+    gated = {"gpu": 0, "sweep": 0}
+    previous = 0
+    for stage in run.stages:
+        kind = stage["stage"].kind
+        gated[kind] += sum(phase["gated_cycles"] for phase in stage["phases"])
+        if stage["counters"]:
+            # STALL_CYCLES counts on; a stage without entries cannot be held.
+            held[kind] += stage["counters"]["stall_cycles"] - previous
+            previous = stage["counters"]["stall_cycles"]
+    return {kind: {"requests": int((kinds[:count] == kind).sum()),
+                   "to_memory_cycles": _delays(delay[kinds[:count] == kind]),
+                   "held_for_full_event_queue_cycles": int(held[kind]),
+                   "id_gated_cycles": int(gated[kind])} for kind in ("gpu", "sweep")}
+
+
 def _stage_row(run, stage, taken_cycles):
     first, last = stage["first_cycle"], stage["last_cycle"]
     triggers = sum(plan.launch.expected_triggers for plan in stage["stage"].launches)
@@ -95,9 +132,20 @@ def _stage_row(run, stage, taken_cycles):
 
 
 def measure(run):
-    """The measurements of ``run`` (a :class:`~.run.ShareRun`) as JSON-able data."""
+    """The measurements of ``run`` (a :class:`~.run.ShareRun`, the job's only share) as
+    JSON-able data."""
+    measures = share_measures(run)
+    measures.update({"cycles": int(run.result.cycles), "gpu_path": gpu_path(run),
+                     "slots": slot_use(run)})
+    return measures
+
+
+def share_measures(run, taken=None):
+    """Per step and per op of ``run``'s share, the host model's cycles and the RTL's, and
+    the kernel costs of its sweeps (``taken``: the cycles of the GPU requests log)."""
     share = run.share
-    taken = run.result.log("gpu_requests")["cycle"].astype(np.int64)
+    if taken is None:
+        taken = run.result.log("gpu_requests")["cycle"].astype(np.int64)
     stages = [_stage_row(run, stage, taken) for stage in run.stages]
     by_step = {}
     for stage, row in zip(run.stages, stages):
@@ -123,13 +171,13 @@ def measure(run):
                     "measured_as": "own step" if step else (f"rides on {op['rides_on']}" if carrier else "not run")})
     total_rtl = sum(step["rtl_cycles"] for step in steps)
     total_stall = sum(step["stall_cycles"] for step in steps)
-    return {"cycles": int(run.result.cycles), "rtl_busy_cycles": total_rtl, "stall_cycles": total_stall,
+    return {"rtl_busy_cycles": total_rtl, "stall_cycles": total_stall,
             "host_cycles": sum(step["host_cycles"] for step in steps),
             "host_stall_cycles": sum(step["stall_cycles_host"] for step in steps),
-            "steps": steps, "ops": ops, "slots": slot_use(run), "kernels": kernel_costs(steps, share)}
+            "steps": steps, "ops": ops, "kernels": kernel_costs(steps, share.ops, share.plan.calibration)}
 
 
-def kernel_costs(steps, share):
+def kernel_costs(steps, ops, calibration):
     """Cycles per trigger sector of each op kernel, from the sweeps of at least
     :data:`MIN_SWEEP_TRIGGERS` sectors (the engine's pace with the sweep and the kernel's
     own accesses sharing the memory slots): the ops' phases summed; a phase that only rode
@@ -141,8 +189,7 @@ def kernel_costs(steps, share):
                 for name in stage["kernels"]:
                     per_phase.setdefault(name, []).append((stage["cycles"], stage["triggers"]))
     costs = {}
-    calibration = share.plan.calibration
-    for op in share.ops:
+    for op in ops:
         name = op["kernel"]
         if not name or name in costs or name not in DEFAULT_KERNELS:
             continue

@@ -12,10 +12,10 @@ from matndp.host.calibration import load_calibration
 from matndp.host.offload import plan_offload
 from matndp.host.output import pyplot, save_figure
 from matndp.host.units import format_seconds
-from .measure import SLOT_SOURCES, calibration_document, measure
+from .measure import SLOT_SOURCES, calibration_document, kernel_costs, measure, share_measures
 
 
-__all__ = ["write_report", "FILES"]
+__all__ = ["write_report", "write_iteration_report", "FILES"]
 
 
 FILES = {"report_json": "report.json", "report_markdown": "report.md",
@@ -119,7 +119,7 @@ def _op_starts(share):
     return starts
 
 
-def _retime(share, calibration_path):
+def _retime(share, calibration_path, blocks=True):
     calibration = load_calibration(calibration_path)
     plan = plan_offload(share.graph, share.plan.gpu, calibration)
     before = {entry.op: entry.end_s - entry.start_s for entry in share.plan.schedule}
@@ -128,8 +128,8 @@ def _retime(share, calibration_path):
     return {"iteration_s_host": share.plan.matndp_s, "iteration_s_retimed": plan.matndp_s,
             "baseline_s": share.plan.baseline_s,
             "speedup_host": share.plan.speedup, "speedup_retimed": plan.speedup,
-            "block_s_host": sum(before[name] for name in block),
-            "block_s_retimed": sum(after[name] for name in block),
+            "block_s_host": sum(before[name] for name in block) if blocks else None,
+            "block_s_retimed": sum(after[name] for name in block) if blocks else None,
             "calibration_host": share.plan.calibration.describe()["source"]}
 
 
@@ -160,6 +160,83 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None):
     return report
 
 
+def write_iteration_report(runs, output, *, checks, wall_s=None):
+    """The report of a whole iteration run block by block (``runs``: a
+    :class:`~.run.ShareRun` per block of one job): ``report.json``, ``report.md`` and the
+    calibration; returns the report."""
+    output = pathlib.Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    first = runs[0].share
+    taken = runs[0].result.log("gpu_requests")["cycle"].astype(np.int64)
+    blocks, steps, ops = [], [], []
+    for run in runs:
+        measures = share_measures(run, taken)
+        steps += measures["steps"]
+        ops += measures["ops"]
+        launches = sum(len(stage.launches) for step in run.share.steps for stage in step.stages)
+        blocks.append({"block": run.share.setup.block, "steps": len(run.share.steps),
+                       "launches": launches, "host_cycles": measures["host_cycles"],
+                       "rtl_cycles": measures["rtl_busy_cycles"], "stall_cycles": measures["stall_cycles"]})
+    kernels = kernel_costs(steps, ops, first.plan.calibration)
+    calibration = calibration_document({"kernels": kernels}, first.clock_hz)
+    (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
+    retimed = _retime(first, output / FILES["calibration"], blocks=None)
+    cycles = int(runs[0].result.cycles)
+    report = {"setup": {**first.setup.as_dict(), "block": "the whole iteration"},
+              "slices": first.slices, "clock_hz": first.clock_hz, "checks": checks, "passed": True,
+              "cycles": cycles, "blocks": blocks, "kernels": kernels, "retimed": retimed,
+              "wall_s": wall_s, "simulated_cycles_per_wall_s": cycles / wall_s if wall_s else None,
+              "values": "seeded random (no producer is modelled in numpy for these tensors)",
+              "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
+                        "calibration": FILES["calibration"]}}
+    (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
+    (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
+    return report
+
+
+def _iteration_markdown(report):
+    setup, clock = report["setup"], report["clock_hz"]
+    blocks = report["blocks"]
+    host = sum(block["host_cycles"] for block in blocks)
+    rtl = sum(block["rtl_cycles"] for block in blocks)
+    stall = sum(block["stall_cycles"] for block in blocks)
+    checks = report["checks"]
+    lines = [
+        f"# Co-simulation: a whole {setup['model']} training iteration, batch {setup['batch']}, "
+        f"{setup['gpu']}, tiering `{setup['policy']}`",
+        "",
+        f"One NDP slice's share (1/{report['slices']}) of every block, one after the other in one "
+        f"run of the batch harness (each block's memory loaded before it): "
+        f"{report['cycles']:,} cycles ({_us(report['cycles'], clock)}), {stall:,} of them tiering "
+        f"stalls" + (f", in {report['wall_s']:.0f} s ({report['simulated_cycles_per_wall_s'] / 1e3:.0f} k "
+                     f"cycles per second, checks included)" if report["wall_s"] else "") + ".",
+        "",
+        f"Checks passed: {checks['gpu_requests']:,} GPU-port requests and {checks['engine_requests']:,} "
+        f"engine requests through the GPU path and memory, {checks['write_events']:,} write and "
+        f"{checks['read_events']:,} read events, {checks['launches_bit_exact']} kernel launches "
+        f"bit-exact against the numpy golden and the instruction-set simulator.",
+        "",
+        "| block | steps | kernel launches | host cycles | RTL cycles | RTL / host | stall cycles |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for block in blocks:
+        ratio = f"{block['rtl_cycles'] / block['host_cycles']:.2f}" if block["host_cycles"] else "–"
+        lines.append(f"| {block['block']} | {block['steps']} | {block['launches']} | {block['host_cycles']:,} | "
+                     f"{block['rtl_cycles']:,} | {ratio} | {block['stall_cycles']:,} |")
+    lines += [f"| all | {sum(b['steps'] for b in blocks)} | {sum(b['launches'] for b in blocks)} | "
+              f"{host:,} | {rtl:,} | {rtl / host:.2f} | {stall:,} |", "",
+              "Kernel cycles per trigger sector measured (sweeps of 64 sectors or more):", "",
+              "| op kernel | measured | host model |", "|---|---:|---:|"]
+    for name, cost in report["kernels"].items():
+        lines.append(f"| {name} | {cost['cycles_per_packet']:.1f} | {cost['host_cycles_per_packet']:.1f} |")
+    retimed = report["retimed"]
+    lines += ["", f"Re-timed with them (`calibration.json`), the host model's iteration takes "
+              f"{format_seconds(retimed['iteration_s_retimed'])} with matNDP (was "
+              f"{format_seconds(retimed['iteration_s_host'])}; baseline {format_seconds(retimed['baseline_s'])}), "
+              f"speedup {retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×).", ""]
+    return "\n".join(lines)
+
+
 def _plain(value):
     if isinstance(value, (np.integer,)):
         return int(value)
@@ -170,6 +247,23 @@ def _plain(value):
 
 def _us(cycles, clock_hz):
     return f"{cycles / clock_hz * 1e6:,.1f} µs"
+
+
+def _gpu_path_lines(path):
+    lines = ["The GPU port's requests, from the slice taking one to memory accepting it (the "
+             "trigger's stage, the arbiter sharing the slot with the engine, memory's own "
+             "back-pressure), the cycles the trigger held the port for a full event queue, and "
+             "those it waited for a read id still in flight:", "",
+             "| requests | count | cycles to memory: min / mean / 99th pct / max | held | id wait |",
+             "|---|---:|---|---:|---:|"]
+    for kind, title in (("gpu", "GPU stages (with tier copies)"), ("sweep", "NDP sweeps")):
+        row = path[kind]
+        delay = row["to_memory_cycles"]
+        spread = (f"{delay['min']} / {delay['mean']:.2f} / {delay['p99']:.0f} / {delay['max']:,}"
+                  if delay else "–")
+        lines.append(f"| {title} | {row['requests']:,} | {spread} | "
+                     f"{row['held_for_full_event_queue_cycles']:,} | {row['id_gated_cycles']:,} |")
+    return lines + [""]
 
 
 def _markdown(report, share):
@@ -229,6 +323,7 @@ def _markdown(report, share):
         "engine's own pace on a sweep of its trigger tensor with the slice's bandwidth; the host "
         "model prices it from the calibration's cycles per sector spread over every slice.",
         "",
+        *_gpu_path_lines(measures["gpu_path"]),
         "## Memory slots",
         "",
         "![memory slots](memory_slots.png)",

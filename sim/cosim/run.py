@@ -27,7 +27,8 @@ from ..batch.run import run_batch
 from ..batch.stimulus import MemoryImage, RequestStream
 
 
-__all__ = ["build_job", "run_share", "ShareRun", "StageSetup", "StageTeardown", "MEMORY_LATENCY"]
+__all__ = ["build_job", "build_iteration_job", "run_share", "run_shares", "check_runs", "ShareRun",
+           "StageSetup", "StageTeardown", "MEMORY_LATENCY"]
 
 
 # HBM read latency seen by a slice, in slice cycles (about 100 ns at 1.2 GHz).
@@ -83,19 +84,44 @@ def _stream(stage, config, first_id):
                          mask=stage.mask, id=ids, gap=stage.gap)
 
 
-def build_job(share, *, config=KERNEL_CONFIG, shape=HarnessShape(), latency=MEMORY_LATENCY):
-    """The :class:`~..batch.job.BatchJob` of ``share`` and the keys of its steps."""
+def _timing(share, latency):
     setup = share.setup
-    timing = BatchTiming.pressure(setup.pressure, latency=latency, interval=share.memory_interval,
-                                  reorder=4, seed=setup.seed + 1)
-    job = BatchJob(config, shape=shape, timing=timing)
+    return BatchTiming.pressure(setup.pressure, latency=latency, interval=share.memory_interval,
+                                reorder=4, seed=setup.seed + 1)
+
+
+def build_job(share, *, config=KERNEL_CONFIG, shape=HarnessShape(), latency=MEMORY_LATENCY):
+    """The :class:`~..batch.job.BatchJob` of ``share`` and the keys of its steps and dump."""
+    job = BatchJob(config, shape=shape, timing=_timing(share, latency))
+    _prologue(job)
+    keys, dump, _ = _add_share(job, share, config, 0)
+    return job, keys, dump
+
+
+def build_iteration_job(shares, *, config=KERNEL_CONFIG, shape=HarnessShape(), latency=MEMORY_LATENCY):
+    """One job for ``shares`` (the blocks of an iteration) one after the other, each with its
+    own memory image loaded before its steps and dumped after them; the job and, per share,
+    (keys, dump)."""
+    job = BatchJob(config, shape=shape, timing=_timing(shares[0], latency))
+    _prologue(job)
+    parts, next_id = [], 0
+    for share in shares:
+        keys, dump, next_id = _add_share(job, share, config, next_id)
+        parts.append((keys, dump))
+    return job, parts
+
+
+def _prologue(job):
+    job.runtime("probe")
+    job.runtime("set_watchdog", 1 << 24)
+
+
+def _add_share(job, share, config, next_id):
     image = MemoryImage(config.sector_bytes)
     for addr, data in share.image:
         image.add(addr, data)
     job.load(image=image)
-    job.runtime("probe")
-    job.runtime("set_watchdog", 1 << 24)
-    keys, next_id = [], 0
+    keys = []
     for number, step in enumerate(share.steps):
         stall = step.stall_cycles
         stall_key = job.run(until=(), budget=stall) if stall else None
@@ -122,9 +148,9 @@ def build_job(share, *, config=KERNEL_CONFIG, shape=HarnessShape(), latency=MEMO
                 teardown = job.runtime(StageTeardown(count))
             keys.append(_StageKeys(number, stage, setup_key, phases, teardown, completion))
         step.keys = {"stall": stall_key}
+    # The engine's last writes land before memory is dumped (and replaced by the next image).
     job.run(until=(), budget=SETTLE_CYCLES)
-    dump = job.dump()
-    return job, keys, dump
+    return keys, job.dump(), next_id
 
 
 class _Window:
@@ -167,11 +193,14 @@ class ShareRun:
     def check(self, *, iss=True):
         """Every check (see the module); raises :class:`~..batch.check.CheckFailed`, returns
         a summary."""
+        return check_runs([self], iss=iss)
+
+    def check_stages(self, *, iss=True):
+        """The checks of this share's stages: events, completions, outputs."""
         for stage in self.stages:
             if any(phase["reason"] != "until" for phase in stage["phases"] if not phase["idle"]):
                 raise CheckFailed(f"{stage['stage'].label}: a phase ran out of cycles before "
                                   f"its conditions held")
-        summary = check_gpu_path(self.result)
         events = {"write_events": 0, "read_events": 0}
         launches = 0
         for stage in self.stages:
@@ -209,14 +238,25 @@ class ShareRun:
                         raise CheckFailed(f"{label} ({plan.request.name}) against {what}: "
                                           f"elements differ {differing}")
                 launches += 1
-        logged = len(self.result.log("events")["cycle"])
-        counted = events["write_events"] + events["read_events"]
-        if logged != counted:
-            raise CheckFailed(f"{logged - counted} of the {logged} trigger events fall outside "
-                              f"every stage's cycles")
-        summary.update(events)
-        summary["launches_bit_exact"] = launches
-        return summary
+        return {**events, "launches_bit_exact": launches}
+
+
+def check_runs(runs, *, iss=True):
+    """Every check of ``runs`` (the :class:`ShareRun` s of one job): the GPU path and memory
+    once over the whole job, each share's stages, and no trigger event outside every
+    stage. Raises :class:`~..batch.check.CheckFailed`; returns a summary."""
+    summary = check_gpu_path(runs[0].result)
+    totals = {"write_events": 0, "read_events": 0, "launches_bit_exact": 0}
+    for run in runs:
+        for key, value in run.check_stages(iss=iss).items():
+            totals[key] += value
+    logged = len(runs[0].result.log("events")["cycle"])
+    counted = totals["write_events"] + totals["read_events"]
+    if logged != counted:
+        raise CheckFailed(f"{logged - counted} of the {logged} trigger events fall outside "
+                          f"every stage's cycles")
+    summary.update(totals)
+    return summary
 
 
 def run_share(share, *, simulator="verilator", directory=None, waves=False):
@@ -224,3 +264,11 @@ def run_share(share, *, simulator="verilator", directory=None, waves=False):
     job, keys, dump = build_job(share)
     result = run_batch(job, simulator=simulator, directory=directory, waves=waves)
     return ShareRun(share, job, keys, dump, result)
+
+
+def run_shares(shares, *, simulator="verilator", directory=None):
+    """Run ``shares`` (the blocks of an iteration) as one job; returns a :class:`ShareRun`
+    per share (:func:`check_runs` checks them together)."""
+    job, parts = build_iteration_job(shares)
+    result = run_batch(job, simulator=simulator, directory=directory)
+    return [ShareRun(share, job, keys, dump, result) for share, (keys, dump) in zip(shares, parts)]

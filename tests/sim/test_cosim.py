@@ -169,6 +169,9 @@ def test_the_tiering_stalls_show_in_the_rtl_run(rtl_run):
     assert slots["requests"]["migration"] == sum(
         int((stage.source == "migration").sum()) for step in rtl_run.share.steps for stage in step.stages)
     assert sum(slots["requests"].values()) == rtl_run.check()["memory_requests"]
+    path = measures["gpu_path"]
+    assert path["gpu"]["requests"] + path["sweep"]["requests"] == rtl_run.check()["gpu_requests"]
+    assert path["gpu"]["to_memory_cycles"]["min"] >= 1, "the trigger's stage adds a cycle"
 
 
 def test_a_wrong_output_or_a_missing_event_fails_the_checks(rtl_run):
@@ -201,3 +204,35 @@ def test_the_measured_costs_make_a_calibration_the_host_model_loads(rtl_run, tmp
     for name, entry in document["kernels"].items():
         assert calibration.cost(name).cycles_per_packet == pytest.approx(entry["cycles_per_packet"])
         assert name in calibration.measured_kernels
+
+
+# --- the whole iteration, block by block -------------------------------------------------------
+def test_blocks_cover_every_op_once():
+    from matndp.sim.cosim.iteration import block_of, blocks_of
+    graph = mlp()
+    assert blocks_of(graph) == ["fc1", "fc2", "loss"]
+    assert [block_of(name) for name in ("layer1.0.conv1", "optimizer:layer1.0.bn1.weight",
+                                        "layer1.1.conv1.backward.dgrad.accumulate:layer1.0.relu3.out",
+                                        "features.3.backward", "encoder.layer.5.attention", "conv1")] == \
+        ["layer1.0", "layer1.0", "layer1.1", "features.3", "encoder.layer.5", "conv1"]
+    from matndp.sim.cosim.iteration import share_blocks
+    shares = share_blocks(CosimSetup(slices=SLICES, policy="ideal", hbm_fraction=0.9), graph=graph)
+    ops = [op["op"] for share in shares for op in share.ops]
+    assert sorted(ops) == sorted(op.name for op in graph.ops)
+
+
+def test_the_whole_iteration_runs_block_by_block_in_one_job(tmp_path):
+    from matndp.sim.cosim.iteration import share_blocks
+    from matndp.sim.cosim.report import write_iteration_report
+    from matndp.sim.cosim.run import check_runs, run_shares
+    shares = share_blocks(CosimSetup(slices=SLICES, policy="tm", hbm_fraction=0.9), graph=mlp(64))
+    runs = run_shares(shares, directory=tmp_path / "run")
+    summary = check_runs(runs, iss=False)
+    assert summary["dumps_checked"] == len(shares) == 3
+    assert summary["launches_bit_exact"] == sum(len(stage.launches) for share in shares
+                                                for step in share.steps for stage in step.stages)
+    report = write_iteration_report(runs, tmp_path / "report", checks=summary, wall_s=1.0)
+    assert [block["block"] for block in report["blocks"]] == ["fc1", "fc2", "loss"]
+    assert sum(block["stall_cycles"] for block in report["blocks"]) == \
+        sum(step.stall_cycles for share in shares for step in share.steps) > 0
+    assert "| all |" in (tmp_path / "report" / "report.md").read_text()
