@@ -2,6 +2,7 @@
 model's plan and tiering run, through the slice RTL in the batch harness, checked, with
 its report; optionally the waveform of a window of its steps."""
 
+import contextlib
 import pathlib
 import shutil
 import time
@@ -41,10 +42,7 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
     if window and not window[1] <= len(share.steps):
         raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
                          f"{len(share.steps)} steps")
-    work = output.with_name(output.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    try:
+    with _made_beside(output) as work:
         run = run_share(share, simulator=simulator, directory=work / "run")
         progress(f"sim: {run.result.cycles:,} cycles run; checking every output")
         checks = run.check()
@@ -52,14 +50,24 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
         if window:
             progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1} (a traced build)")
             files = write_window(share, window, work, simulator=simulator)
-        report = write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
-                              extra_files=files)
-        shutil.rmtree(output, ignore_errors=True)
-        work.replace(output)
+        return write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
+                            extra_files=files)
+
+
+@contextlib.contextmanager
+def _made_beside(output):
+    """A folder beside ``output`` that replaces it when the block ends without an
+    exception, and is removed when it raises (Ctrl-C included)."""
+    work = output.with_name(output.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        yield work
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return report
+    shutil.rmtree(output, ignore_errors=True)
+    work.replace(output)
 
 
 def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator", progress=print):
@@ -73,20 +81,11 @@ def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator
     requests = sum(len(stage) for share in shares for step in share.steps for stage in step.stages)
     progress(f"sim: the whole iteration, {len(shares)} blocks, {requests:,} GPU-port requests for "
              f"one of {shares[0].slices} slices; running under {simulator}")
-    work = output.with_name(output.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    try:
+    with _made_beside(output) as work:
         runs = run_shares(shares, simulator=simulator, directory=work / "run")
         progress(f"sim: {runs[0].result.cycles:,} cycles run; checking every output")
         checks = check_runs(runs)
-        report = write_iteration_report(runs, work, checks=checks, wall_s=time.monotonic() - started)
-        shutil.rmtree(output, ignore_errors=True)
-        work.replace(output)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return report
+        return write_iteration_report(runs, work, checks=checks, wall_s=time.monotonic() - started)
 
 
 def report_path(output):

@@ -19,6 +19,9 @@ from matndp.sim.cosim.setup import CosimError, CosimSetup
 from matndp.host.calibration import load_calibration
 
 
+# One worker runs the module, so that its run is made once.
+pytestmark = pytest.mark.xdist_group("cosim")
+
 SECTOR = 32
 SLICES = 4
 
@@ -236,3 +239,29 @@ def test_the_whole_iteration_runs_block_by_block_in_one_job(tmp_path):
     assert sum(block["stall_cycles"] for block in report["blocks"]) == \
         sum(step.stall_cycles for share in shares for step in share.steps) > 0
     assert "| all |" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_the_flagship_writes_its_report_and_figures_or_nothing(rtl_run, tmp_path, monkeypatch):
+    import json
+    from matndp.sim.cosim import flagship
+    output = tmp_path / "cosim"
+    # The module's run stands for the flagship's own (the same share, already run).
+    monkeypatch.setattr(flagship, "run_share", lambda share, **options: rtl_run)
+    report = flagship.run_cosim(output, share=rtl_run.share, window=None, progress=lambda line: None)
+    names = {path.name for path in output.iterdir()}
+    assert {"report.md", "report.json", "timeline.png", "memory_slots.png", "hbm_occupancy.png",
+            "calibration.json"} <= names
+    assert json.loads((output / "report.json").read_text())["measures"]["cycles"] == report["measures"]["cycles"]
+    text = (output / "report.md").read_text()
+    for heading in ("## Per op: RTL against the host model", "## Memory slots", "## Tiers", "## Calibration"):
+        assert heading in text
+    # A run that fails leaves the folder as it was.
+    (output / "mine.txt").write_text("kept")
+
+    def failing(*args, **kwargs):
+        raise CheckFailed("injected")
+    monkeypatch.setattr(flagship, "run_share", failing)
+    with pytest.raises(CheckFailed):
+        flagship.run_cosim(output, share=rtl_run.share, window=None, progress=lambda line: None)
+    assert (output / "mine.txt").read_text() == "kept"
+    assert not (tmp_path / "cosim.partial").exists()
