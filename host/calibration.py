@@ -12,13 +12,15 @@ simulation) looks like::
 ``NDPConfig.sector_bytes``) on one NDP slice (all µthread slots busy), all phases of the op
 together; ``after_cycles_per_packet`` (optional) the part of it spent in the phases that
 run after the producer (an op's apply phases), else the defaults' split is kept;
-``fixed_cycles`` is the once-per-launch cost (initializer, finalizer). ``matndp bench
+``fixed_cycles`` is the once-per-launch cost (initializer, finalizer). ``ndp_config``
+(optional) is the slice configuration the costs were measured on (:func:`configuration_record`);
+a file measured on another configuration than the host model's is refused. ``matndp bench
 kernel_rtl`` writes the file from RTL runs of the kernel library. Kernels the file does not list keep their defaults, and the report names them.
 """
 
 import json
 import pathlib
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 
 from matndp.hw.config import NDPConfig
@@ -27,6 +29,7 @@ from .graph import DTYPE_BYTES
 
 
 __all__ = ["NDPHardware", "KernelCost", "DEFAULT_KERNELS", "Calibration", "load_calibration",
+           "configuration_record",
            "DEFAULT_CALIBRATION_PATH", "SCHEMA"]
 
 SCHEMA = "matndp.ndp_kernels/1"
@@ -149,6 +152,35 @@ def _positive_number(value, where):
     return float(value)
 
 
+def configuration_record(config):
+    """``config`` (an :class:`NDPConfig`) as a calibration file records the slice it was
+    measured on (``"ndp_config"``)."""
+    return asdict(config)
+
+
+def _flat(record, prefix=""):
+    if not isinstance(record, dict):
+        return {prefix: record}
+    flat = {}
+    for key, value in record.items():
+        flat.update(_flat(value, f"{prefix}{key}."))
+    return flat if record else {prefix: record}
+
+
+def _check_configuration(path, recorded, config):
+    """Refuse costs measured on another slice than the one the host model prices."""
+    expected = _flat(configuration_record(config))
+    if not isinstance(recorded, dict):
+        raise ValueError(f"{path}: \"ndp_config\" must be an object (the slice's configuration)")
+    got = _flat(recorded)
+    differing = sorted(key for key in set(expected) | set(got) if expected.get(key) != got.get(key))
+    if differing:
+        shown = ", ".join(f"{key.rstrip('.')} {got.get(key)!r} (here {expected.get(key)!r})"
+                          for key in differing[:4])
+        raise ValueError(f"{path}: measured on another slice configuration: {shown}"
+                         + (f" and {len(differing) - 4} more" if len(differing) > 4 else ""))
+
+
 def load_calibration(path=None, hardware=None):
     """The calibration from ``path`` (default ``build/calibration/ndp_kernels.json``) if
     that file exists, else the defaults. A file that exists but is malformed is an error,
@@ -169,6 +201,8 @@ def load_calibration(path=None, hardware=None):
     entries = document.get("kernels")
     if not isinstance(entries, dict):
         raise ValueError(f"{path}: \"kernels\" must be an object of kernel name -> costs")
+    if "ndp_config" in document:
+        _check_configuration(path, document["ndp_config"], hardware.slice)
     if "clock_hz" in document:
         clock = _positive_number(document["clock_hz"], f"{path}: clock_hz")
         if clock == 0:

@@ -20,7 +20,7 @@ same slope at memory latencies of 10 and 100 cycles (the slots hide the engine's
 import json
 import pathlib
 
-from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, SCHEMA
+from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, SCHEMA, configuration_record
 from matndp.host.kernels.catalog import KERNELS, OPS, kernel, run_on_iss
 from matndp.host.kernels.inputs import random_inputs
 from matndp.sim.kernel_run import KERNEL_CONFIG, differing_elements, reference_outputs, run_kernel_rtl
@@ -112,9 +112,7 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
                        "phases": list(OPS[op].phases)}
     document = {"schema": SCHEMA,
                 "source": "matndp bench kernel_rtl: RTL runs of the kernel library",
-                "engine": {"sub_cores": KERNEL_CONFIG.engine.sub_cores,
-                           "slots": KERNEL_CONFIG.engine.slots,
-                           "sector_bytes": KERNEL_CONFIG.sector_bytes},
+                "ndp_config": configuration_record(KERNEL_CONFIG),
                 "kernels": entries}
     path = pathlib.Path(calibration)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,8 @@ the kernels' cycles per sector under the real mix, and the calibration they make
 
 import numpy as np
 
-from matndp.host.calibration import DEFAULT_KERNELS, SCHEMA
+from matndp.host.calibration import DEFAULT_KERNELS, SCHEMA, configuration_record
+from matndp.sim.kernel_run import KERNEL_CONFIG
 from matndp.host.kernels.catalog import OPS
 
 
@@ -222,5 +223,6 @@ def calibration_document(measures, clock_hz):
         if cost["after_cycles_per_packet"]:
             entry["after_cycles_per_packet"] = round(cost["after_cycles_per_packet"], 3)
         kernels[name] = entry
-    return {"schema": SCHEMA, "clock_hz": clock_hz, "kernels": kernels,
+    return {"schema": SCHEMA, "clock_hz": clock_hz, "ndp_config": configuration_record(KERNEL_CONFIG),
+            "kernels": kernels,
             "source": "matndp sim co-simulation (sweep stages of the block's share)"}

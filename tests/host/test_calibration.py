@@ -60,6 +60,7 @@ def test_a_measured_split_between_streaming_and_after_phases_is_kept(tmp_path):
     (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": -1}}}),
      "cycles_per_packet"),
     (json.dumps({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}), "clock_hz"),
+    (json.dumps({"schema": SCHEMA, "ndp_config": [], "kernels": {}}), "ndp_config.*must be an object"),
 ])
 def test_malformed_calibration_is_an_error(tmp_path, document, message):
     path = tmp_path / "bad.json"
@@ -106,3 +107,20 @@ def test_wider_sectors_halve_the_packets_of_a_kernel():
 def test_bad_hardware_is_refused(kwargs, error, message):
     with pytest.raises(error, match=message):
         NDPHardware(**kwargs)
+
+
+def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_path):
+    from dataclasses import replace
+    from matndp.host.calibration import configuration_record
+    from matndp.hw.config import EngineConfig, NDPConfig
+    path = tmp_path / "other.json"
+    other = NDPConfig(engine=EngineConfig(slots=4), sector_bytes=64)
+    path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(other),
+                                "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
+    with pytest.raises(ValueError, match=r"measured on another slice configuration: "
+                                         r"engine.slots 4 \(here 16\), sector_bytes 64 \(here 32\)"):
+        load_calibration(path)
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(NDPConfig()),
+                                "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
+    assert load_calibration(same).cost("relu_fwd").cycles_per_packet == 3

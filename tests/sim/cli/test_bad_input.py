@@ -142,3 +142,17 @@ def test_unknown_calibration_kernels_are_reported_in_text_mode(capsys, tmp_path)
     assert f"calibration {calibration} names kernels the model does not know, ignored: frobnicate" \
         in captured.err
     assert "speedup" in captured.out
+
+
+def test_a_calibration_from_another_slice_configuration_exits_2(capsys, tmp_path):
+    import json
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"schema": "matndp.ndp_kernels/1",
+                                       "ndp_config": {"sector_bytes": 64},
+                                       "kernels": {"relu_fwd": {"cycles_per_packet": 10.4}}}))
+    assert exit_code(["gpu", "run", "--model", "resnet50", "--gpu", "a100", "--batch", "2",
+                      "--calibration", str(calibration)]) == 2
+    err = capsys.readouterr().err
+    assert "measured on another slice configuration: addr_width None (here 40)" in err
+    assert "sector_bytes 64 (here 32)" in err or "more" in err
+    assert "Traceback" not in err
