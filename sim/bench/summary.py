@@ -76,6 +76,13 @@ def _writes_per_cycle(value):
     return f"{value:.2f} writes/cycle"
 
 
+def _cosim_run(results, label):
+    for run in results["runs"]:
+        if run["run"].startswith(label):
+            return run
+    raise KeyError(label)
+
+
 HEADLINES = {
     "trigger_stream": [
         Headline("NDP slice, per-cycle cocotb testbench, Verilator, random back-pressure",
@@ -136,6 +143,12 @@ HEADLINES = {
         Headline("the same, page-granular lru",
                  lambda r: max(run["import_and_simulate_s"] for run in r["runs"]
                                if run["policy"] == "lru"), format_seconds, ("<=", 120.0)),
+    ],
+    "cosim": [
+        Headline("make sim's co-simulation (ResNet-50 layer1.0, batch 2), planned, run and checked",
+                 lambda r: _cosim_run(r, "make sim")["wall_s"], format_seconds),
+        Headline("a whole ResNet-50 iteration (batch 2), one slice, every kernel checked",
+                 lambda r: _cosim_run(r, "whole")["wall_s"], format_seconds, ("<=", 180.0)),
     ],
     "sweep": [
         Headline("1 000-point host-model sweep, local pool",
