@@ -97,6 +97,8 @@ def run_sim(args):
     from ..flagship_engine import run_engine_flagship
     check_simulator(args.simulator)
     output = pathlib.Path(args.output)
+    if args.cosim is None:
+        args.cosim = args.simulator == "verilator"
     share = shares = None
     if args.cosim and args.full_iteration:
         from ..cosim.iteration import share_blocks
@@ -128,6 +130,10 @@ def run_sim(args):
     if cosim is not None:
         print()
         print(_cosim_summary(cosim, output / "cosim"))
+    elif not args.cosim:
+        print()
+        print("co-simulation: not run (--cosim runs it; under Icarus it takes days)"
+              if args.simulator == "icarus" else "co-simulation: not run (--no-cosim)")
     if engine is None:
         return 0
     print()
@@ -197,8 +203,9 @@ def _register_sim(subparsers):
     cosim = sim.add_argument_group("co-simulation", "one slice's share of a training block, "
                                    "planned by the host model, through the slice RTL with its "
                                    "engine (build/sim/cosim/)")
-    cosim.add_argument("--cosim", action=argparse.BooleanOptionalAction, default=True,
-                       help="run the co-simulation (default on)")
+    cosim.add_argument("--cosim", action=argparse.BooleanOptionalAction, default=None,
+                       help="run the co-simulation (default on under Verilator; off under Icarus, "
+                            "whose harness runs about 150 cycles a second: days for the block)")
     cosim.add_argument("--model", type=name_in(MODELS), default="resnet50",
                        help=f"zoo model ({', '.join(MODELS.names)}; default %(default)s)")
     cosim.add_argument("--block", default="layer1.0",
