@@ -138,21 +138,31 @@ def _block_ops(graph, block):
     return ops
 
 
-def _activation(shape):
-    return len(shape) == 4
+# Tensors laid out as rows of channels (NHWC): a slice holds whole rows of them.
+ROW_KINDS = ("activation", "gradient", "input")
+
+
+def _by_rows(tensor):
+    return len(tensor.shape) == 4 and tensor.kind in ROW_KINDS
 
 
 def share_elements(tensor, slices):
     """Elements of ``tensor`` one slice holds."""
     shape = tensor.shape
     numel = int(np.prod(shape))
-    if _activation(shape):
+    if _by_rows(tensor):
         channels = shape[1]
         # At least two rows: a batch-norm's running variance needs n/(n - 1). A layer with
-        # fewer rows than slices gives each slice that much (the report says so).
+        # fewer rows than that per slice gives each slice two (the report notes it).
         return max(MIN_ROWS, numel // channels // slices) * channels
-    per_sector = SECTOR // 4
+    per_sector = SECTOR // tensor_itemsize(tensor)
     return min(ceil(ceil(numel / slices) / per_sector) * per_sector, ceil(numel / per_sector) * per_sector)
+
+
+def _short_rows(tensor, slices):
+    """Whether ``tensor`` has fewer rows than :data:`MIN_ROWS` per slice."""
+    shape = tensor.shape
+    return _by_rows(tensor) and int(np.prod(shape)) // shape[1] < MIN_ROWS * slices
 
 
 def _problem(spec, tensor, slices):
@@ -231,8 +241,18 @@ class _Builder:
     def cycles(self, seconds):
         return int(round(seconds * self.clock_hz))
 
+    def note_rows(self, name):
+        tensor = self.graph.tensors[name]
+        if _short_rows(tensor, self.slices):
+            rows = int(np.prod(tensor.shape)) // tensor.shape[1]
+            note = (f"{name}: {rows} rows over {self.slices} slices; this slice takes "
+                    f"{MIN_ROWS} (a batch-norm needs two)")
+            if note not in self.notes:
+                self.notes.append(note)
+
     def gpu_region(self, name):
         if name not in self.gpu_regions:
+            self.note_rows(name)
             tensor = self.graph.tensors[name]
             nbytes = ceil(share_elements(tensor, self.slices) * tensor_itemsize(tensor) / SECTOR) * SECTOR
             self.reserve(nbytes)
@@ -384,6 +404,7 @@ class _Builder:
                     rider_placement = plan.placements[rider]
                     first = OPS[rider_placement.kernel].phases[0]
                     spec = library_kernel(first)
+                    self.note_rows(rider_placement.trigger)
                     launches.append(Launch(first, _problem(spec, graph.tensors[rider_placement.trigger],
                                                             self.slices)))
                 seed += 1
@@ -399,6 +420,7 @@ class _Builder:
             else:
                 sweep_phases = phases[1:] if op.name in rode else phases
                 trigger = graph.tensors[placement.trigger]
+                self.note_rows(placement.trigger)
                 for index, name in enumerate(sweep_phases):
                     spec = library_kernel(name)
                     seed += 1

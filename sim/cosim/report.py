@@ -154,7 +154,7 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None):
                        "iteration_s": share.tier.metrics["iteration_s"],
                        "inter_tier_bytes": share.tier.metrics.get("inter_tier_bytes")},
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
-              "wall_s": wall_s, "files": {**FILES, **(extra_files or {})}}
+              "notes": share.notes, "wall_s": wall_s, "files": {**FILES, **(extra_files or {})}}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_markdown(report, share))
     return report
@@ -187,6 +187,7 @@ def write_iteration_report(runs, output, *, checks, wall_s=None):
               "cycles": cycles, "blocks": blocks, "kernels": kernels, "retimed": retimed,
               "wall_s": wall_s, "simulated_cycles_per_wall_s": cycles / wall_s if wall_s else None,
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
+              "notes": [note for run in runs for note in run.share.notes],
               "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
                         "calibration": FILES["calibration"]}}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
@@ -216,6 +217,7 @@ def _iteration_markdown(report):
         f"{checks['read_events']:,} read events, {checks['launches_bit_exact']} kernel launches "
         f"bit-exact against the numpy golden and the instruction-set simulator.",
         "",
+        *_note_lines(report["notes"]),
         "| block | steps | kernel launches | host cycles | RTL cycles | RTL / host | stall cycles |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -235,6 +237,15 @@ def _iteration_markdown(report):
               f"{format_seconds(retimed['iteration_s_host'])}; baseline {format_seconds(retimed['baseline_s'])}), "
               f"speedup {retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×).", ""]
     return "\n".join(lines)
+
+
+def _note_lines(notes, shown=4):
+    if not notes:
+        return []
+    lines = [f"Note: {note}." for note in notes[:shown]]
+    if len(notes) > shown:
+        lines.append(f"… and {len(notes) - shown} more such tensors (`report.json`, `notes`).")
+    return [" ".join(lines), ""]
 
 
 def _plain(value):
@@ -289,6 +300,7 @@ def _markdown(report, share):
         f"events, {report['checks']['launches_bit_exact']} kernel launches bit-exact against the "
         f"numpy golden and the instruction-set simulator. Values: {report['values']}.",
         "",
+        *_note_lines(report["notes"]),
         "![timeline](timeline.png)",
         "",
         "## Per op: RTL against the host model",
