@@ -43,7 +43,6 @@ from matndp.host.tier.flash import flash_preset
 from matndp.host.tier.run import op_times
 from matndp.host.tier.simulate import simulate
 from matndp.host.zoo import build_model
-from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.kernel_run import KERNEL_CONFIG, Launch, plan_launches
 from .setup import CosimError
 
@@ -59,6 +58,9 @@ STAGING_BASE = 0x0800_0000      # where page copies between the tiers land
 STAGING_SECTORS = 128
 GAP_LIMIT = (1 << 16) - 1       # the harness's gap field
 MIN_ROWS = 2
+# The largest memory a harness build is made with for a share (64 MiB); the default build
+# holds 2 MiB, and a larger share gets a build of its own.
+MAX_IMAGE_SECTORS = 1 << 21
 
 
 @dataclass
@@ -110,6 +112,7 @@ class IterationShare:
     ops: list                       # every op of the block: name, where, kernel, host cycles
     image: list                     # (addr, bytes) regions
     notes: list
+    image_sectors: int = 0          # what the image needs of the harness's memory
 
 
 def block_of(op_name):
@@ -266,12 +269,10 @@ class _Builder:
         """Count ``nbytes`` more of the slice's memory; refuse a share the harness cannot hold
         before its values are made."""
         self.sectors += -(-nbytes // SECTOR)
-        capacity = HarnessShape().image_sectors
-        if self.sectors > capacity:
+        if self.sectors > MAX_IMAGE_SECTORS:
             raise CosimError(f"one slice's share of {self.block_name} at batch {self.graph.batch} "
-                             f"needs more than {capacity:,} sectors of memory, what the batch "
-                             f"harness holds (HarnessShape.image_sectors): a smaller batch or more "
-                             f"slices")
+                             f"needs more than {MAX_IMAGE_SECTORS:,} sectors of memory (64 MiB), the "
+                             f"most a batch-harness build is made with: a smaller batch or more slices")
 
     def launches(self, requests, seed):
         try:
@@ -443,7 +444,7 @@ class _Builder:
             self.image.append((LAUNCH_BASE, launch_area))
         self.image.append((STAGING_BASE, np.zeros(STAGING_SECTORS * SECTOR, dtype=np.uint8)))
         return IterationShare(self.setup, graph, plan, self.tier, self.clock_hz, self.slices,
-                              self.memory_interval, steps, ops, self.image, self.notes)
+                              self.memory_interval, steps, ops, self.image, self.notes, self.sectors)
 
 
 def tensor_itemsize(tensor):

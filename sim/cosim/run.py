@@ -14,7 +14,7 @@ entry complete with every trigger counted and none drained, and each launch's ou
 for bit against the numpy golden and the instruction-set simulator.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -90,18 +90,30 @@ def _timing(share, latency):
                                 reorder=4, seed=setup.seed + 1)
 
 
-def build_job(share, *, config=KERNEL_CONFIG, shape=HarnessShape(), latency=MEMORY_LATENCY):
+def shape_for(shares):
+    """The harness that holds ``shares``: the default build when their images fit it, else
+    one with the next power of two of sectors."""
+    default = HarnessShape()
+    needed = max(share.image_sectors for share in shares)
+    if needed <= default.image_sectors:
+        return default
+    return replace(default, image_sectors=1 << (needed - 1).bit_length())
+
+
+def build_job(share, *, config=KERNEL_CONFIG, shape=None, latency=MEMORY_LATENCY):
     """The :class:`~..batch.job.BatchJob` of ``share`` and the keys of its steps and dump."""
+    shape = shape or shape_for([share])
     job = BatchJob(config, shape=shape, timing=_timing(share, latency))
     _prologue(job)
     keys, dump, _ = _add_share(job, share, config, 0)
     return job, keys, dump
 
 
-def build_iteration_job(shares, *, config=KERNEL_CONFIG, shape=HarnessShape(), latency=MEMORY_LATENCY):
+def build_iteration_job(shares, *, config=KERNEL_CONFIG, shape=None, latency=MEMORY_LATENCY):
     """One job for ``shares`` (the blocks of an iteration) one after the other, each with its
     own memory image loaded before its steps and dumped after them; the job and, per share,
     (keys, dump)."""
+    shape = shape or shape_for(shares)
     job = BatchJob(config, shape=shape, timing=_timing(shares[0], latency))
     _prologue(job)
     parts, next_id = [], 0
@@ -132,10 +144,14 @@ def _add_share(job, share, config, next_id):
                 setup_key = job.runtime(StageSetup(tuple(
                     (plan.spec.image, tuple(plan.arguments), dict(plan.entry)) for plan in stage.launches)))
             phases = []
-            if len(stage):
-                job.load(requests=_stream(stage, config, next_id))
-                next_id += len(stage)
-                until = ("sent", "answered", "irq") if count else ("sent", "answered")
+            stream = _stream(stage, config, next_id)
+            next_id += len(stage)
+            depth = job.shape.depth
+            for start in range(0, len(stage), depth):
+                # A stage longer than the harness's request memory goes in chunks.
+                job.load(requests=stream[start:start + depth])
+                last = start + depth >= len(stage)
+                until = (("sent", "answered", "irq") if count else ("sent", "answered")) if last else ("sent",)
                 phases.append((job.run(until=until), False))
             everyone = (1 << count) - 1
             for _ in range(count - 1):

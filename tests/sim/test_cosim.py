@@ -69,7 +69,7 @@ def test_a_setup_that_cannot_run_is_refused_naming_the_field(fields, message):
 def test_an_unknown_block_and_a_share_that_does_not_fit_are_refused():
     with pytest.raises(CosimError, match="no op of mlp starts with 'fc9'"):
         share_iteration(CosimSetup(block="fc9", slices=SLICES), graph=mlp())
-    with pytest.raises(CosimError, match="needs more than 65,536 sectors of memory"):
+    with pytest.raises(CosimError, match="needs more than 2,097,152 sectors of memory"):
         share_iteration(CosimSetup(block="fc1", slices=1, hbm_fraction=1.0), graph=_wide_mlp())
 
 

@@ -71,7 +71,7 @@ TABLE = [
     (["sim"], ["--window", "3:1"], "argument --window: must be FIRST:END with 0 <= FIRST < END"),
     (["sim"], ["--window", "1"], "argument --window: must be FIRST:END"),
     (["sim"], ["--block", "layer9"], "no op of resnet50 starts with 'layer9'"),
-    (["sim"], ["--batch", "8"], "needs more than 65,536 sectors of memory"),
+    (["sim"], ["--batch", "256"], "needs more than 2,097,152 sectors of memory"),
     (["sim"], ["--window", "0:999"], "--window 0:999: the co-simulation has"),
     (["synth"], ["--freq", "0"], "argument --freq: target clock must be in (0, 1000] MHz, got 0.0"),
     (["synth"], ["--freq", "5000"], "argument --freq: target clock must be in (0, 1000] MHz, got 5000.0"),
