@@ -61,8 +61,9 @@ def plot_summary(spec, lines, path):
             if not xs:
                 continue
             means = [sum(points[x]) / len(points[x]) for x in xs]
-            low = [m - min(points[x]) for m, x in zip(means, xs)]
-            high = [max(points[x]) - m for m, x in zip(means, xs)]
+            # The mean of equal values can round an ulp past them; the bars are then zero.
+            low = [max(0.0, m - min(points[x])) for m, x in zip(means, xs)]
+            high = [max(0.0, max(points[x]) - m) for m, x in zip(means, xs)]
             label = ", ".join(f"{name}={_label(v)}" for name, v in zip(others, key)) or None
             where = xs if numeric_x else [positions[x] for x in xs]
             panel.errorbar(where, means, yerr=[low, high] if len(spec.seeds) > 1 else None,

@@ -41,8 +41,11 @@ def test_every_point_gives_one_line_with_its_configuration_and_the_models_result
             assert line["error"].startswith("ValueError: vgg16_bn at batch 192 (fp32) needs")
             continue
         assert line["status"] == "ok"
+        # The point's calibration is the one the sweep resolved (the measured file, when a
+        # `make bench` has written one, named by its absolute path).
         expected = json.loads(json.dumps(run_gpu(RunConfig(
-            config["model"], "v100", config["batch"], "fp32", policy=config["policy"]))))
+            config["model"], "v100", config["batch"], "fp32", policy=config["policy"],
+            calibration_path=config.get("calibration")))))
         assert line["results"] == expected
 
 
