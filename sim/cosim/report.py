@@ -306,18 +306,23 @@ def _markdown(report, share):
         "## Per op: RTL against the host model",
         "",
         "Cycles of the slice for its share. Host: the op's scheduled time in the host model's "
-        "plan. RTL: from the op's first request to its last kernel's completion. The stall "
-        "column is the tiering model's wait before the op (an idle phase in the run).",
+        "plan. RTL: from the op's first request to its last kernel's completion, and of that "
+        "the cycles after its last request was taken (kernels finishing: a finalizer's "
+        "per-channel pass, the last µthreads). The stall column is the tiering model's wait "
+        "before the op (an idle phase in the run).",
         "",
-        "| op | where | kernel | host | RTL | RTL / host | stall | measured as |",
-        "|---|---|---|---:|---:|---:|---:|---|",
+        "| op | where | kernel | host | RTL | of it after the last request | RTL / host | stall | measured as |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|",
     ]
     stalls = {step["op"]: step["stall_cycles"] for step in measures["steps"]}
+    tails = {step["op"]: sum(stage["tail_cycles"] for stage in step["stages"]) for step in measures["steps"]}
     for op in measures["ops"]:
         rtl = op["rtl_cycles"]
         ratio = f"{rtl / op['host_cycles']:.2f}" if rtl and op["host_cycles"] else "–"
+        tail = tails.get(op["op"])
         lines.append(f"| {op['op']} | {op['where']} | {op['kernel'] or ''} | {op['host_cycles']:,} | "
-                     f"{rtl if rtl is None else format(rtl, ',')} | {ratio} | "
+                     f"{rtl if rtl is None else format(rtl, ',')} | "
+                     f"{'' if tail is None else format(tail, ',')} | {ratio} | "
                      f"{stalls.get(op['op'], 0):,} | {op['measured_as']} |")
     own = [step for step in measures["steps"]]
     gpu_steps = [step for step in own if step["where"] == "gpu"]
