@@ -28,6 +28,7 @@ BENCHMARKS = {
     "kernel_rtl": "matndp.sim.bench.kernels:bench_kernels_rtl",
     "kernel_on_the_fly": "matndp.sim.bench.kernels:bench_kernels_on_the_fly",
     "sweep": "matndp.sim.bench.sweep:bench_sweep",
+    "expander": "matndp.sim.expander_bench:bench_expander",
 }
 
 

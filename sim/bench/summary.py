@@ -137,6 +137,16 @@ HEADLINES = {
                  lambda r: max(run["import_and_simulate_s"] for run in r["runs"]
                                if run["policy"] == "lru"), format_seconds, ("<=", 120.0)),
     ],
+    "expander": [
+        Headline("expander slice, K = 4 GPUs, adam: sectors reduced and stepped per cycle",
+                 lambda r: next(run["sectors_reduced_per_cycle"] for run in r["runs"]
+                                if run["ports"] == 4 and run["optimizer"] == "adam"),
+                 lambda v: f"{v:.4f} sectors/cycle"),
+        Headline("the same: memory accesses per reduced sector over the scheme's minimum",
+                 lambda r: max(run["memory_accesses_per_reduced_sector"] /
+                               run["minimum_accesses_per_reduced_sector"] for run in r["runs"]),
+                 lambda v: f"{v:.2f}x", ("<=", 1.0)),
+    ],
     "sweep": [
         Headline("1 000-point host-model sweep, local pool",
                  lambda r: r["local_pool"]["wall_s"], format_seconds, ("<=", 60.0)),

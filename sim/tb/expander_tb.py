@@ -213,15 +213,16 @@ async def expander_reduction(dut):
             unrelated_mismatches += memory.store.read(addr) != data
     source_bit = 1 << (slice_config.mem_id_width - 1)
     ndp = [request for request in memory.requests if request["id"] & source_bit]
-    last_gradient_write = max((gpus[port].transfer_cycles[n] for port in range(ports)
-                               for n in gradient_writes[port] if n < gpus[port].sent), default=None)
+    gradient_cycles = [gpus[port].transfer_cycles[n] for port in range(ports)
+                       for n in gradient_writes[port] if n < gpus[port].sent]
     result = {
         "entries": entries,
         "complete": all(entry["complete"] for entry in entries),
         "error": None if error is None else [error[0], error[1], error[2].name],
         "armed_cycle": armed_cycle,
         "finished_cycle": finished_cycle,
-        "last_gradient_write_cycle": last_gradient_write,
+        "first_gradient_write_cycle": min(gradient_cycles, default=None),
+        "last_gradient_write_cycle": max(gradient_cycles, default=None),
         "gpu_sent": [g.sent for g in gpus],
         "gpu_offered": [g.sent + len(g.queue) for g in gpus],
         "gpu_reads": reads,
@@ -232,5 +233,6 @@ async def expander_reduction(dut):
         "unrelated_mismatches": unrelated_mismatches,
         "stream_rule_violations": sum(len(monitor.violations) for monitor in monitors),
         "event_count": await call_runtime(runtime.event_count),
+        "instructions": (await call_runtime(runtime.read_fields, "instructions"))["count"],
     }
     (job_dir / "result.json").write_text(json.dumps(result, indent=2))
