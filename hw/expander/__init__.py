@@ -3,7 +3,7 @@ engine reduces the K GPUs' gradients as they arrive and runs the optimizer in pl
 (docs/ndpxnet-rtl.md)."""
 
 from .expander_slice import ExpanderSlice
-from .port_merge import MAX_PORTS, PortMerge, merged_config, port_index_bits
+from .port_merge import MAX_PORTS, PortMerge, checked_ports, merged_config, port_index_bits
 
 
-__all__ = ["ExpanderSlice", "PortMerge", "merged_config", "port_index_bits", "MAX_PORTS"]
+__all__ = ["ExpanderSlice", "PortMerge", "checked_ports", "merged_config", "port_index_bits", "MAX_PORTS"]

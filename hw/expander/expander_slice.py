@@ -14,9 +14,10 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from ..arbiter import with_id_width
 from ..bus.signature import CSRBusSignature
 from ..config import NDPConfig
+from ..csr_map import register_map
 from ..layouts import MemoryPortSignature
 from ..ndp_slice import NDPSlice
-from .port_merge import PortMerge, merged_config
+from .port_merge import PortMerge, checked_ports, merged_config
 
 
 __all__ = ["ExpanderSlice"]
@@ -37,11 +38,10 @@ class ExpanderSlice(wiring.Component):
         if config.engine is None:
             raise ValueError("an expander slice reduces with its engine: its configuration "
                              "needs one (NDPConfig.engine is None)")
-        self.merge = PortMerge(config, ports, response_depth=response_depth)
-        self.config, self.ports = config, ports
+        self.ports, self.response_depth = checked_ports(ports, response_depth)
+        self.config = config
         self.slice_config = slice_config = merged_config(config, ports)
-        self.slice = NDPSlice(slice_config)
-        self.register_map = self.slice.register_map
+        self.register_map = register_map(slice_config)
         super().__init__({
             "gpu": In(MemoryPortSignature(config)).array(ports),
             "mem": Out(MemoryPortSignature(with_id_width(slice_config, slice_config.mem_id_width))),
@@ -52,8 +52,9 @@ class ExpanderSlice(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.merge = merge = self.merge
-        m.submodules.ndp_slice = ndp_slice = self.slice
+        m.submodules.merge = merge = PortMerge(self.config, self.ports,
+                                               response_depth=self.response_depth)
+        m.submodules.ndp_slice = ndp_slice = NDPSlice(self.slice_config)
         for port in range(self.ports):
             connect(m, flipped(self.gpu[port]), merge.gpu[port])
         connect(m, merge.mem, ndp_slice.gpu)

@@ -29,7 +29,7 @@ from ..layouts import MemoryPortSignature, request_layout, response_layout
 from ..stream import Queue, RoundRobinMerge
 
 
-__all__ = ["PortMerge", "port_index_bits", "merged_config", "MAX_PORTS"]
+__all__ = ["PortMerge", "port_index_bits", "merged_config", "checked_ports", "MAX_PORTS"]
 
 
 MAX_PORTS = 16
@@ -41,6 +41,15 @@ def _checked_positive(name, value, maximum):
     if not 1 <= value <= maximum:
         raise ValueError(f"{name} must be in 1..{maximum}, not {value}")
     return value
+
+
+def checked_ports(ports, response_depth):
+    """``(ports, response_depth)``, or the error that names what is wrong with them."""
+    _checked_positive("ports", ports, MAX_PORTS)
+    if ports < 2:
+        raise ValueError(f"ports must be at least 2 (a single port needs no merge), not {ports}")
+    _checked_positive("response_depth", response_depth, 1024)
+    return ports, response_depth
 
 
 def port_index_bits(ports):
@@ -63,10 +72,7 @@ class PortMerge(wiring.Component):
     ``mem`` (initiator, ids of :func:`merged_config`'s width)."""
 
     def __init__(self, config, ports, *, response_depth=8):
-        self.ports = _checked_positive("ports", ports, MAX_PORTS)
-        if ports < 2:
-            raise ValueError(f"ports must be at least 2 (a single port needs no merge), not {ports}")
-        self.response_depth = _checked_positive("response_depth", response_depth, 1024)
+        self.ports, self.response_depth = checked_ports(ports, response_depth)
         self.config = config
         self.merged = merged_config(config, ports)
         super().__init__({

@@ -7,6 +7,7 @@ import pytest
 from matndp.hw.arbiter import with_id_width
 from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.expander import ExpanderSlice
+from matndp.hw.csr_map import register_map
 from matndp.hw.layouts import request_layout, response_layout
 
 
@@ -17,7 +18,7 @@ CONFIG = NDPConfig(id_width=6, engine=EngineConfig(slots=4))
 def test_the_slice_inside_is_built_for_the_merged_ids(ports, bits):
     expander = ExpanderSlice(CONFIG, ports)
     assert expander.slice_config.id_width == CONFIG.id_width + bits
-    assert expander.slice.config == expander.slice_config
+    assert expander.slice_config == with_id_width(CONFIG, CONFIG.id_width + bits)
     assert len(expander.gpu) == ports
     for port in expander.gpu:
         assert port.req.payload.shape() == request_layout(CONFIG)
@@ -25,7 +26,9 @@ def test_the_slice_inside_is_built_for_the_merged_ids(ports, bits):
     mem_config = with_id_width(expander.slice_config, expander.slice_config.mem_id_width)
     assert expander.mem.req.payload.shape() == request_layout(mem_config)
     assert expander.mem.resp.payload.shape() == response_layout(mem_config)
-    assert expander.register_map is expander.slice.register_map
+    # The register map is the inner slice's, built for the merged ids.
+    assert expander.register_map.addr_width == register_map(expander.slice_config).addr_width
+    assert [r.name for r in expander.register_map] == [r.name for r in register_map(expander.slice_config)]
 
 
 def test_default_is_four_ports():
