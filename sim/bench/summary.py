@@ -150,6 +150,16 @@ HEADLINES = {
         Headline("a whole ResNet-50 iteration (batch 2), one slice, every kernel checked",
                  lambda r: _cosim_run(r, "whole")["wall_s"], format_seconds, ("<=", 180.0)),
     ],
+    "expander": [
+        Headline("expander slice, K = 4 GPUs, adam: sectors reduced and stepped per cycle",
+                 lambda r: next(run["sectors_reduced_per_cycle"] for run in r["runs"]
+                                if run["ports"] == 4 and run["optimizer"] == "adam"),
+                 lambda v: f"{v:.4f} sectors/cycle"),
+        Headline("the same: memory accesses per reduced sector over the scheme's minimum",
+                 lambda r: max(run["memory_accesses_per_reduced_sector"] /
+                               run["minimum_accesses_per_reduced_sector"] for run in r["runs"]),
+                 lambda v: f"{v:.2f}x", ("<=", 1.0)),
+    ],
     "sweep": [
         Headline("1 000-point host-model sweep, local pool",
                  lambda r: r["local_pool"]["wall_s"], format_seconds, ("<=", 60.0)),

@@ -1,0 +1,285 @@
+"""The memory expander's kernels: K GPUs' gradients of a tensor reduced as they arrive,
+then the optimizer step beside its state (docs/ndpxnet-rtl.md).
+
+Each GPU ``k`` writes its gradient into its own copy ``grad[k]``; the K copies lie one after
+the other, ``copy_bytes`` apart, so one ordered filter entry watches all of them. A write's
+µthread counts the arrival of its sector in one lane of a scratchpad counter (``samoadd``
+of a one-hot lane, posted), loads the counter (a µthread's plain scratchpad loads wait for
+its own atomics, and later µthreads' atomics wait for its ticket, so the load sees exactly
+the arrivals up to its own) and hands the ticket on (``samoadd.r`` of zero). The counters
+start at −K, so the K-th arrival, and only it, sees zero: it loads the other K − 1 copies
+of its sector from memory and sums the K in GPU-index order, ((g0 + g1) + g2) + …, its own
+from the write's data. Whatever the order and timing of the K writes, the sum is the same.
+
+``library/expander_sum.s`` is that reduction, storing the sum. The optimizer kernels
+(:func:`reduction_source`) are it with the library optimizer's ``.main`` in place of the
+store: the library's own instructions, with the sum in place of ``DATA`` and the sector's
+offset within one copy in place of ``OFFSET``, so an optimizer's order of operations is
+written once. :class:`ReductionLaunch` gives what the runtime programs for one tensor: the
+placement, the argument words, the expected count and the counters' initial contents.
+"""
+
+from dataclasses import dataclass
+import functools
+import re
+
+import numpy as np
+
+from matndp.hw.engine.isa import ARGUMENT_WORDS
+from matndp.host.kernels.assembler import assemble
+from matndp.host.kernels.catalog import SECTOR_BYTES, LibraryError, kernel as library_kernel, library_source
+from matndp.host.kernels.divisor import divisor_descriptor
+from matndp.host.kernels.inputs import random_inputs
+
+
+__all__ = ["OPTIMIZERS", "SUM_KERNEL", "KERNELS", "reduction_source", "reduction_image",
+           "ReductionLaunch", "counter_bytes", "run_on_iss"]
+
+
+OPTIMIZERS = ("sgd_momentum", "adam", "adamw")
+# The reduction alone; each optimizer kernel is it with the optimizer's .main in place of
+# its store of the sum.
+SUM_KERNEL = "sum"
+KERNELS = (SUM_KERNEL, *OPTIMIZERS)
+_SUM_SOURCE = "expander_sum.s"
+_SUM_STORE = re.compile(r"^\s*vstm\.x\s+\[x2 \+ SUM\], v12\s*$")
+# Registers the reduction keeps live into the optimizer: the sum and the offset in a copy.
+_SUM_REGISTER, _OFFSET_REGISTER = "v12", "x2"
+_LANES = SECTOR_BYTES // 4
+_REDUCTION_REGISTERS = re.compile(r"\b(x[1-9]|v1[0-4])\b")
+
+
+def _split(text):
+    """(comment lines of the header, .arg lines, .main lines) of a library source."""
+    comments, arguments, main, in_main = [], [], [], False
+    for line in text.splitlines():
+        code = line.split(";", 1)[0].strip()
+        if code.startswith(".main"):
+            in_main = True
+        elif in_main:
+            if code.startswith("."):
+                raise ValueError(f"{code}: a section after .main")
+            if line.strip():
+                main.append(line.rstrip())
+        elif code.startswith(".arg"):
+            arguments.append(line.strip())
+        elif not code and line.strip().startswith(";"):
+            comments.append(line.strip())
+    return comments, arguments, main
+
+
+def _argument(line, index):
+    """An .arg line renumbered to ``index``, its comment kept."""
+    code, _, comment = line.partition(";")
+    name = code.split()[1]
+    text = f".arg {name} {index}"
+    return f"{text:<25}; {comment.strip()}" if comment.strip() else text
+
+
+def reduction_source(optimizer):
+    """The expander kernel of ``optimizer`` (one of :data:`KERNELS`), as assembly text:
+    ``expander_sum.s`` itself for :data:`SUM_KERNEL`, else it with the optimizer's
+    ``.main`` (``DATA`` the sum, ``OFFSET`` the offset in a copy) in place of its store of
+    the sum, the optimizer's arguments first and the reduction's after them."""
+    if optimizer not in KERNELS:
+        raise LibraryError(f"no expander kernel for {optimizer!r}; kernels: {', '.join(KERNELS)}")
+    reduction = library_source(_SUM_SOURCE)
+    if optimizer == SUM_KERNEL:
+        return reduction
+    _, own_arguments, reduction_main = _split(reduction)
+    comments, arguments, body = _split(library_source(f"{optimizer}.s"))
+    kept = [line for line in own_arguments if line.split()[1] != "SUM"]
+    if len(arguments) + len(kept) > ARGUMENT_WORDS:
+        raise ValueError(f"{optimizer} takes {len(arguments)} argument words; with the "
+                         f"reduction's {len(kept)} they exceed the block's {ARGUMENT_WORDS}")
+    for line in body:
+        if _REDUCTION_REGISTERS.search(line.split(";", 1)[0]):
+            raise ValueError(f"{optimizer}'s .main uses a register the reduction keeps: {line.strip()}")
+    body = [re.sub(r"\bOFFSET\b", _OFFSET_REGISTER, re.sub(r"\bDATA\b", _SUM_REGISTER, line))
+            for line in body]
+    stores = [n for n, line in enumerate(reduction_main) if _SUM_STORE.match(line.split(";", 1)[0])]
+    if len(stores) != 1:
+        raise ValueError(f"{_SUM_SOURCE} must store the sum once, as `vstm.x [x2 + SUM], v12`")
+    main = reduction_main[:stores[0]] + body + reduction_main[stores[0] + 1:]
+    lines = [f".kernel expander_{optimizer}",
+             f"; Built from library/{_SUM_SOURCE} and library/{optimizer}.s (host/kernels/expander.py):",
+             f"; the K gradients reduced as they arrive, then {optimizer}'s step on their sum:",
+             *comments, *arguments,
+             *(_argument(line, index) for index, line in enumerate(kept, start=len(arguments))),
+             "", ".main", *main]
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def reduction_image(optimizer):
+    """The assembled expander kernel of ``optimizer``."""
+    return assemble(reduction_source(optimizer), filename=f"expander_{optimizer}")
+
+
+def counter_bytes(copy_bytes):
+    """Scratchpad bytes of the arrival counters of a tensor of ``copy_bytes`` per copy."""
+    sectors = -(-copy_bytes // SECTOR_BYTES)
+    return -(-sectors // _LANES) * SECTOR_BYTES
+
+
+@dataclass(frozen=True)
+class ReductionLaunch:
+    """One gradient tensor of ``elements`` FP32 values reduced over ``ports`` GPUs by
+    kernel ``optimizer`` (one of :data:`KERNELS`) with ``params`` (the library
+    optimizer's, PyTorch's names; none for :data:`SUM_KERNEL`)."""
+    optimizer: str
+    elements: int
+    ports: int
+    params: dict = None
+
+    def __post_init__(self):
+        if self.optimizer not in KERNELS:
+            raise LibraryError(f"no expander kernel for {self.optimizer!r}; kernels: "
+                               f"{', '.join(KERNELS)}")
+        for name in ("elements", "ports"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise LibraryError(f"{name} must be a positive integer, not {value!r}")
+        if self.ports < 2:
+            raise LibraryError(f"an expander reduces over at least 2 GPUs, not {self.ports}")
+        if self.copy_bytes * self.ports > 1 << 32:
+            raise LibraryError(f"{self.ports} copies of {self.copy_bytes} bytes exceed the 32-bit "
+                               f"offsets divc/remc divide")
+        if self.optimizer == SUM_KERNEL and self.params:
+            raise LibraryError(f"the sum takes no parameters, not {', '.join(self.params)}")
+        if self.optimizer != SUM_KERNEL:
+            self.optimizer_launch.validate_parameters()
+
+    @property
+    def optimizer_launch(self):
+        """The library optimizer's launch on one copy (its tensors, parameters, goldens);
+        None for the sum."""
+        if self.optimizer == SUM_KERNEL:
+            return None
+        return library_kernel(self.optimizer).launch({"elements": self.elements}, **(self.params or {}))
+
+    @property
+    def copy_bytes(self):
+        """Bytes of one GPU's copy of the gradient: whole sectors."""
+        return -(-self.elements * 4 // SECTOR_BYTES) * SECTOR_BYTES
+
+    @property
+    def grad_bytes(self):
+        """Bytes the filter entry watches: the K copies."""
+        return self.copy_bytes * self.ports
+
+    @property
+    def expected(self):
+        """µthreads of the entry: every sector of every copy."""
+        return self.grad_bytes // SECTOR_BYTES
+
+    @property
+    def scratchpad_bytes(self):
+        return counter_bytes(self.copy_bytes)
+
+    def input_tensors(self):
+        """Tensors placed before the step: the optimizer's weights and state."""
+        return () if self.optimizer == SUM_KERNEL else self.output_tensors()
+
+    def output_tensors(self):
+        """Tensors read back after the step: the weights and state, or the sum."""
+        if self.optimizer == SUM_KERNEL:
+            return ("sum",)
+        return tuple(t.name for t in self.optimizer_launch.tensors if t.name != "grad")
+
+    def arguments(self, addresses, counters):
+        """The 16 argument words: ``addresses`` of the tensors ({name: byte address};
+        ``grad`` the first copy's), the counters at scratchpad address ``counters``."""
+        if self.optimizer == SUM_KERNEL:
+            words = [0] * ARGUMENT_WORDS
+            own = {"SUM": addresses["sum"]}
+        else:
+            words = list(self.optimizer_launch.arguments(addresses))
+            own = {}
+        own.update(COPY=divisor_descriptor(self.copy_bytes, self.grad_bytes - 1).word,
+                   COUNTERS=counters, PORTS=self.ports)
+        declared = reduction_image(self.optimizer).arguments
+        for name, value in own.items():
+            words[declared[name]] = value
+        return tuple(words)
+
+    def layout(self, base):
+        """({tensor name: byte address}, end): the K gradient copies from ``base`` (``grad``
+        names the first), then the other tensors, each a copy's size."""
+        if base % SECTOR_BYTES:
+            raise LibraryError(f"base {base:#x} is not a sector address")
+        addresses = {"grad": base}
+        address = base + self.grad_bytes
+        for name in self.output_tensors():
+            addresses[name] = address
+            address += self.copy_bytes
+        return addresses, address
+
+    def random_inputs(self, seed):
+        """(the K gradients, {input tensor: values}) from ``seed``: the library's random
+        inputs of the optimizer, the gradient drawn once per GPU."""
+        launch = self.optimizer_launch or library_kernel("sgd_momentum").launch({"elements": self.elements})
+        values = random_inputs(launch, seed)
+        state = {name: values[name] for name in self.input_tensors()}
+        grads = [random_inputs(launch, seed + 1 + gpu)["grad"] for gpu in range(self.ports)]
+        return grads, state
+
+    def sector_writes(self, grad):
+        """One GPU's writes of its gradient ``grad``: (byte offset in its copy, the
+        sector's bytes, byte enables) in address order; the last sector of a ragged
+        tensor enables its valid bytes only."""
+        raw = np.zeros(self.copy_bytes, dtype=np.uint8)
+        values = np.ascontiguousarray(grad, dtype=np.float32).view(np.uint8)
+        if values.size != self.elements * 4:
+            raise LibraryError(f"a gradient of {self.elements} elements, not {values.size // 4}")
+        raw[:values.size] = values
+        full = (1 << SECTOR_BYTES) - 1
+        writes = []
+        for offset in range(0, self.copy_bytes, SECTOR_BYTES):
+            valid = min(SECTOR_BYTES, values.size - offset)
+            writes.append((offset, bytes(raw[offset:offset + SECTOR_BYTES]),
+                           full if valid == SECTOR_BYTES else (1 << valid) - 1))
+        return writes
+
+    def initial_counters(self):
+        """The counters' scratchpad bytes before the first write: −K in every lane."""
+        return np.full(self.scratchpad_bytes // 4, -float(self.ports), dtype=np.float32).view(np.uint8)
+
+
+def run_on_iss(launch, grads, state, order, *, base=0x1000):
+    """Run ``launch`` on the instruction-set simulator: GPU ``k`` writes ``grads[k]``, the
+    writes arriving in ``order`` ((gpu, sector index) pairs); returns ({output tensor:
+    values after the step}, the simulator's RunResult). The counters' loads are races to
+    the simulator (a plain load of a sector other µthreads' atomics update), ordered here
+    by the ticket; they are allowed, and every other race refused."""
+    from matndp.host.kernels.iss import FilterEntry, InstructionSetSimulator, IssConfig, TriggerEvents
+    from matndp.host.kernels.memory import Memory
+    addresses, end = launch.layout(base)
+    memory = Memory(end - base + SECTOR_BYTES, base=base)
+    for name, values in state.items():
+        memory.write(addresses[name], np.ascontiguousarray(values, dtype=np.float32))
+    counters = 0
+    config = IssConfig(scratchpad_bytes=max(launch.scratchpad_bytes, SECTOR_BYTES), watchdog=1 << 20)
+    entry = FilterEntry(base, launch.grad_bytes, reduction_image(launch.optimizer),
+                        launch.arguments(addresses, counters), expected=launch.expected)
+    simulator = InstructionSetSimulator(memory, [entry], config)
+    simulator.scratchpad[counters:counters + launch.scratchpad_bytes] = launch.initial_counters()
+    writes = [launch.sector_writes(grad) for grad in grads]
+    data, masks, addrs = [], [], []
+    for gpu, sector in order:
+        offset, sector_data, mask = writes[gpu][sector]
+        addrs.append(base + gpu * launch.copy_bytes + offset)
+        data.append(np.frombuffer(sector_data, dtype=np.uint8))
+        masks.append([(mask >> bit) & 1 for bit in range(SECTOR_BYTES)])
+    events = TriggerEvents(np.zeros(len(order)), addrs, np.array(data), np.array(masks, dtype=bool),
+                           np.ones(len(order), dtype=bool))
+    result = simulator.run(events, allow_races=True)
+    for race in result.races:
+        if race.space != "scratchpad" or not counters <= race.address < counters + launch.scratchpad_bytes:
+            raise RuntimeError(f"expander_{launch.optimizer}: {simulator.describe_race(race)}")
+    if result.errors:
+        raise RuntimeError(f"expander_{launch.optimizer}: {result.errors[0]}")
+    outputs = {}
+    for name in launch.output_tensors():
+        outputs[name] = memory.read(addresses[name], np.float32, launch.elements)
+    return outputs, result
