@@ -10,8 +10,8 @@ from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import TRIGGER_SLICE
-from matndp.sim.synth import (DEVICES, SynthesisFailed, critical_path_table, synthesize,
-                              synthesis_table)
+from matndp.sim.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS, ROUTERS,
+                              SynthesisFailed, critical_path_table, synthesize, synthesis_table)
 
 from .arguments import integer, number
 from .output import output_folder
@@ -64,7 +64,8 @@ def _command_line(args):
         words += ["--only", *args.only]
     words += ["--device", args.device, "--package", args.package,
               "--freq", f"{args.freq:g}", "--seed", *map(str, args.seed),
-              "--route-timeout", f"{args.route_timeout:g}"]
+              "--route-timeout", f"{args.route_timeout:g}",
+              "--placer", args.placer, "--router", args.router]
     return " ".join(words)
 
 
@@ -85,7 +86,8 @@ def run_synth(args):
             result = synthesize(design["build"](), name, device=args.device,
                                 package=args.package, out_dir=output / name,
                                 freq_mhz=args.freq, seeds=args.seed,
-                                route_timeout_s=args.route_timeout)
+                                route_timeout_s=args.route_timeout, placer=args.placer,
+                                router=args.router)
         except SynthesisFailed as error:
             # A tool that fails is not bad input: exit 1, with the tool's log tail.
             print(f"matndp synth: {name}: {error}", file=sys.stderr)
@@ -105,7 +107,8 @@ def run_synth(args):
     write_text(output / "synth.json", json.dumps(document, indent=2) + "\n")
     write_text(output / "synth.md",
         f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seeds "
-        f"{', '.join(map(str, args.seed))}. Command: `{_command_line(args)}`\n\n"
+        f"{', '.join(map(str, args.seed))}, placer {args.placer}, router {args.router}. "
+        f"Command: `{_command_line(args)}`\n\n"
         + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows))
     print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
     return 0
@@ -133,4 +136,9 @@ def register(subparsers):
                         metavar="SECONDS",
                         help="give up routing a design after this long and report its "
                              "post-placement Fmax estimate instead (default 900)")
+    parser.add_argument("--placer", default=DEFAULT_PLACER, choices=PLACERS,
+                        help=f"nextpnr placer (default {DEFAULT_PLACER}: HeAP leaves the NDP "
+                             f"slice too congested to route)")
+    parser.add_argument("--router", default=DEFAULT_ROUTER, choices=ROUTERS,
+                        help=f"nextpnr router (default {DEFAULT_ROUTER})")
     parser.set_defaults(func=run_synth)
