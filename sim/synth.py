@@ -43,14 +43,17 @@ DEVICES = {
 
 WRAPPER = "synth_timing_wrapper"
 
-# nextpnr's placer and router. Its defaults (HeAP, router1) did not route the NDP slice:
-# after HeAP's placement router1 had not finished in 2400 s, and router2's overuse stopped
-# falling at about 8000 wires. The electrostatic placer leaves it with far less wire
-# (about half HeAP's wirelength after legalization) and router2 then routes it in minutes.
+# A clock-capable (PCLK) input pin per package, where the wrapper's clock is placed: left
+# to the placer, the electrostatic placer put it on a pin with no path to the global clock
+# network, and the clock failed to route.
+CLOCK_PINS = {"CABGA381": "G2"}
+
+# nextpnr's placers and routers; its defaults are HeAP and router1. For the NDP slice
+# ``matndp synth`` picks the electrostatic placer and router2 (sim/cli/synth.py).
 PLACERS = ("heap", "sa", "static")
 ROUTERS = ("router1", "router2")
-DEFAULT_PLACER = "static"
-DEFAULT_ROUTER = "router2"
+DEFAULT_PLACER = "heap"
+DEFAULT_ROUTER = "router1"
 
 
 class SynthesisFailed(RuntimeError):
@@ -255,6 +258,10 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
                "--json", wrapped_netlist.name, "--lpf-allow-unconstrained",
                "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--seed", str(seed),
                "--placer", placer, "--router", router]
+    if package in CLOCK_PINS:
+        constraints = out_dir / f"{top_name}.lpf"
+        constraints.write_text(f'LOCATE COMP "clk" SITE "{CLOCK_PINS[package]}";\n')
+        nextpnr += ["--lpf", constraints.name]
     stem = f"{top_name}.seed{seed}"
     report_path = out_dir / f"{stem}.nextpnr.json"
     routed = True
