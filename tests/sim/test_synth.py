@@ -18,6 +18,8 @@ TINY_VERILOG = "module fp_select(input clk, input d, output reg q);\n" \
     ({"seeds": []}, r"seeds must be a non-empty list of distinct ints, not \[\]"),
     ({"seeds": 1}, "seeds must be a non-empty list of distinct ints, not 1"),
     ({"seeds": [1, 1]}, r"seeds must be a non-empty list of distinct ints, not \[1, 1\]"),
+    ({"placer": "quick"}, "unknown nextpnr placer 'quick'; known: heap, sa, static"),
+    ({"router": "router3"}, "unknown nextpnr router 'router3'; known: router1, router2"),
 ])
 def test_bad_arguments_are_refused_by_name(tmp_path, kwargs, message):
     arguments = {"top_name": "fp_select", "out_dir": tmp_path, **kwargs}

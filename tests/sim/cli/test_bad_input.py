@@ -79,6 +79,8 @@ TABLE = [
     (["synth"], ["--route-timeout", "0"], "argument --route-timeout: route timeout must be > 0 s"),
     (["synth"], ["--output", UNWRITABLE], "argument --output: cannot create"),
     (["synth"], ["--only", "fp_warp"], "unknown design(s) fp_warp"),
+    (["synth"], ["--placer", "quick"], "argument --placer: invalid choice: 'quick'"),
+    (["synth"], ["--router", "router3"], "argument --router: invalid choice: 'router3'"),
     (["fp", "doc"], ["--file", "docs/no-such.md"], "docs/no-such.md: No such file or directory"),
 ]
 
