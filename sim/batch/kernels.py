@@ -20,7 +20,7 @@ from .run import replay_batch, run_batch
 from .stimulus import MemoryImage, RequestStream
 
 
-__all__ = ["KernelBatch", "KernelBatchResult", "KernelSetup", "AcknowledgeCompleted", "EntryCounters"]
+__all__ = ["KernelBatch", "KernelBatchResult", "KernelSetup", "check_launches", "AcknowledgeCompleted", "EntryCounters"]
 
 
 UNRELATED_BASE = 0x0F_0000
@@ -195,6 +195,35 @@ class KernelBatch:
         return KernelBatchResult(self, result)
 
 
+def check_launches(plans, completion, counters, outputs, *, iss=True, where=""):
+    """The checks of one stage of kernel launches once it has run: no engine error, every
+    launch of ``plans`` (:class:`LaunchPlan` s on entries 0, 1, … in order) complete with
+    each of its triggers counted, and its ``outputs`` bit-exact against the numpy golden
+    and (``iss``) the instruction-set simulator. ``completion`` is ``(done mask, error)``
+    as read from the status registers, ``counters`` the counters' snapshot; ``where``
+    prefixes every message. Raises :class:`~.check.CheckFailed`."""
+    done, error = completion
+    if error is not None:
+        raise CheckFailed(f"{where}the engine recorded an error: {error}")
+    everyone = (1 << len(plans)) - 1
+    if done & everyone != everyone:
+        raise CheckFailed(f"{where}COMPLETE reads {done:#x}; expected {everyone:#x}")
+    for index, plan in enumerate(plans):
+        name = f"{where}launch {index} ({plan.request.name})"
+        expected = plan.launch.expected_triggers
+        counted = counters["entries"][index]
+        if counted != {"hits": expected, "completed": expected, "drained": 0}:
+            raise CheckFailed(f"{name}: {counted}; expected {expected} hits and completions, "
+                              f"none drained")
+        references = [("the golden", golden_outputs(plan.launch, plan.inputs))]
+        if iss:
+            references.append(("the ISS", reference_outputs(plan.launch, plan.inputs)[0]))
+        for what, reference in references:
+            differing = differing_elements(outputs[index], reference)
+            if differing:
+                raise CheckFailed(f"{name} against {what}: elements differ {differing}")
+
+
 class KernelBatchResult:
     """A :class:`KernelBatch`'s run: ``result`` (the :class:`~.run.BatchResult`), each
     launch's ``outputs`` read from the dumped memory."""
@@ -222,24 +251,6 @@ class KernelBatchResult:
         logs = batch.job.logs
         if "events" in logs:
             summary.update(check_events(self.result, self.entries))
-        if self.error is not None:
-            raise CheckFailed(f"the engine recorded an error: {self.error}")
-        everyone = (1 << len(batch.plans)) - 1
-        if self.done_mask & everyone != everyone:
-            raise CheckFailed(f"COMPLETE reads {self.done_mask:#x}; expected {everyone:#x}")
-        for index, plan in enumerate(batch.plans):
-            expected = plan.launch.expected_triggers
-            counters = self.counters["entries"][index]
-            if counters != {"hits": expected, "completed": expected, "drained": 0}:
-                raise CheckFailed(f"launch {index} ({plan.request.name}): {counters}; expected "
-                                  f"{expected} hits and completions, none drained")
-            references = [("the golden", golden_outputs(plan.launch, plan.inputs))]
-            if iss:
-                references.append(("the ISS", reference_outputs(plan.launch, plan.inputs)[0]))
-            for what, reference in references:
-                differing = differing_elements(self.outputs[index], reference)
-                if differing:
-                    raise CheckFailed(f"launch {index} ({plan.request.name}) against {what}: "
-                                      f"elements differ {differing}")
+        check_launches(batch.plans, (self.done_mask, self.error), self.counters, self.outputs, iss=iss)
         summary["launches"] = [plan.request.name for plan in batch.plans]
         return summary

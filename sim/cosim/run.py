@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from matndp.sim.kernel_run import KERNEL_CONFIG, differing_elements, golden_outputs, reference_outputs
+from matndp.sim.kernel_run import KERNEL_CONFIG
 from ..batch.check import CheckFailed, check_events, check_gpu_path
 from ..batch.job import BatchJob
-from ..batch.kernels import AcknowledgeCompleted, EntryCounters
+from ..batch.kernels import AcknowledgeCompleted, EntryCounters, check_launches
 from ..batch.parameters import BatchTiming, HarnessShape
 from ..batch.run import run_batch
 from ..batch.stimulus import MemoryImage, RequestStream
@@ -233,27 +233,9 @@ class ShareRun:
                 events[key] += counted[key]
             if not stage["stage"].launches:
                 continue
-            done, error = stage["completion"]
-            if error is not None:
-                raise CheckFailed(f"{label}: the engine recorded an error: {error}")
-            everyone = (1 << len(stage["stage"].launches)) - 1
-            if done & everyone != everyone:
-                raise CheckFailed(f"{label}: COMPLETE reads {done:#x}; expected {everyone:#x}")
-            for index, plan in enumerate(stage["stage"].launches):
-                expected = plan.launch.expected_triggers
-                counters = stage["counters"]["entries"][index]
-                if counters != {"hits": expected, "completed": expected, "drained": 0}:
-                    raise CheckFailed(f"{label} ({plan.request.name}): {counters}; expected "
-                                      f"{expected} hits and completions, none drained")
-                references = [("the golden", golden_outputs(plan.launch, plan.inputs))]
-                if iss:
-                    references.append(("the ISS", reference_outputs(plan.launch, plan.inputs)[0]))
-                for what, reference in references:
-                    differing = differing_elements(stage["outputs"][index], reference)
-                    if differing:
-                        raise CheckFailed(f"{label} ({plan.request.name}) against {what}: "
-                                          f"elements differ {differing}")
-                launches += 1
+            check_launches(stage["stage"].launches, stage["completion"], stage["counters"],
+                           stage["outputs"], iss=iss, where=f"{label}: ")
+            launches += len(stage["stage"].launches)
         return {**events, "launches_bit_exact": launches}
 
 
