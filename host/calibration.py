@@ -29,11 +29,13 @@ from .graph import DTYPE_BYTES
 
 
 __all__ = ["NDPHardware", "KernelCost", "DEFAULT_KERNELS", "Calibration", "load_calibration",
-           "configuration_record",
-           "DEFAULT_CALIBRATION_PATH", "SCHEMA"]
+           "configuration_record", "ExpanderCalibration", "load_expander_calibration",
+           "DEFAULT_CALIBRATION_PATH", "SCHEMA", "DEFAULT_EXPANDER_PATH", "EXPANDER_SCHEMA"]
 
 SCHEMA = "matndp.ndp_kernels/1"
 DEFAULT_CALIBRATION_PATH = pathlib.Path("build/calibration/ndp_kernels.json")
+EXPANDER_SCHEMA = "matndp.ndp_expander/1"
+DEFAULT_EXPANDER_PATH = pathlib.Path("build/calibration/ndp_expander.json")
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,16 @@ def _check_configuration(path, recorded, config):
                          + (f" and {len(differing) - 4} more" if len(differing) > 4 else ""))
 
 
+def _read_document(path, schema):
+    try:
+        document = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict) or document.get("schema") != schema:
+        raise ValueError(f"{path}: expected a JSON object with \"schema\": \"{schema}\"")
+    return document
+
+
 def load_calibration(path=None, hardware=None):
     """The calibration from ``path`` (default ``build/calibration/ndp_kernels.json``) if
     that file exists, else the defaults. A file that exists but is malformed is an error,
@@ -192,12 +204,7 @@ def load_calibration(path=None, hardware=None):
         if explicit:
             raise FileNotFoundError(f"calibration file {path} does not exist")
         return Calibration(DEFAULT_KERNELS, hardware)
-    try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not valid JSON ({error})") from None
-    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: expected a JSON object with \"schema\": \"{SCHEMA}\"")
+    document = _read_document(path, SCHEMA)
     entries = document.get("kernels")
     if not isinstance(entries, dict):
         raise ValueError(f"{path}: \"kernels\" must be an object of kernel name -> costs")
@@ -234,3 +241,99 @@ def load_calibration(path=None, hardware=None):
         measured.append(name)
     return Calibration(MappingProxyType(kernels), hardware, str(path), tuple(measured),
                        tuple(unknown))
+
+
+@dataclass(frozen=True)
+class ExpanderCalibration:
+    """The memory-expander slice's cost of reducing K GPUs' gradients and running the
+    optimizer, measured on its RTL (``matndp bench expander``, docs/ndpxnet-rtl.md), per
+    optimizer kernel (the host model's names, :data:`DEFAULT_KERNELS`) and port count:
+    ``points[kernel][K] = (cycles per reduced sector, memory accesses per reduced
+    sector)``. A reduced sector is one sector of one GPU's gradient copy, the sum of K
+    written sectors, with its optimizer step. ``ndp_config`` is the slice configuration
+    it was measured on."""
+
+    points: MappingProxyType
+    source: str
+    ndp_config: dict = None
+
+    def cycles_per_reduced_sector(self, kernel, ports):
+        """``(cycles, basis)`` for ``kernel`` at ``ports`` GPUs: the measurement at that K,
+        else the straight line through the measured K (arrivals are serialized, so the
+        cost grows with K; docs/ndpxnet-rtl.md), ``basis`` saying which. ``None`` when
+        the file has no measurement of ``kernel``."""
+        measured = self.points.get(kernel)
+        if not measured:
+            return None
+        if ports in measured:
+            return measured[ports][0], f"measured at K = {ports}"
+        ks = sorted(measured)
+        if len(ks) == 1:
+            # One point: proportional to K, as a chain of K arrivals per reduced sector is.
+            return measured[ks[0]][0] * ports / ks[0], f"scaled from K = {ks[0]} in proportion to K"
+        # Least-squares line through the measured points.
+        mean_k = sum(ks) / len(ks)
+        mean_c = sum(measured[k][0] for k in ks) / len(ks)
+        slope = sum((k - mean_k) * (measured[k][0] - mean_c) for k in ks) / sum((k - mean_k) ** 2 for k in ks)
+        cycles = mean_c + slope * (ports - mean_k)
+        if cycles <= 0:
+            raise ValueError(f"{self.source}: the line through K = {ks} gives no positive "
+                             f"cost at K = {ports}")
+        return cycles, f"line through K = {', '.join(map(str, ks))}"
+
+    def describe(self):
+        return {"source": self.source,
+                "measured": {kernel: {str(k): {"cycles_per_reduced_sector": c,
+                                               "memory_accesses_per_reduced_sector": a}
+                                      for k, (c, a) in sorted(points.items())}
+                             for kernel, points in sorted(self.points.items())}}
+
+
+def load_expander_calibration(path=None):
+    """The expander calibration from ``path`` (default
+    ``build/calibration/ndp_expander.json``) if that file exists, else ``None`` (the host
+    model then prices the expander from its kernel costs, and says so). A malformed file is
+    an error, as is an explicit ``path`` that does not exist. The file::
+
+        {"schema": "matndp.ndp_expander/1", "ndp_config": {...},
+         "reduction": {"adam": {"4": {"cycles_per_reduced_sector": 183.4,
+                                      "memory_accesses_per_reduced_sector": 13.0}, ...}, ...}}
+    """
+    explicit = path is not None
+    path = pathlib.Path(path) if explicit else DEFAULT_EXPANDER_PATH
+    if not path.exists():
+        if explicit:
+            raise FileNotFoundError(f"expander calibration file {path} does not exist")
+        return None
+    document = _read_document(path, EXPANDER_SCHEMA)
+    reduction = document.get("reduction")
+    if not isinstance(reduction, dict) or not reduction:
+        raise ValueError(f"{path}: \"reduction\" must be an object of optimizer kernel -> "
+                         f"port count -> costs")
+    recorded = document.get("ndp_config")
+    if recorded is not None and not isinstance(recorded, dict):
+        raise ValueError(f"{path}: \"ndp_config\" must be an object (the slice's configuration)")
+    points = {}
+    for kernel, per_port in reduction.items():
+        if kernel not in DEFAULT_KERNELS:
+            raise ValueError(f"{path}: reduction.{kernel}: not an NDP kernel of the host model "
+                             f"(known: {', '.join(sorted(DEFAULT_KERNELS))})")
+        if not isinstance(per_port, dict) or not per_port:
+            raise ValueError(f"{path}: reduction.{kernel} must be an object of port count -> costs")
+        points[kernel] = {}
+        for ports, entry in per_port.items():
+            where = f"{path}: reduction.{kernel}.{ports}"
+            if not (isinstance(ports, str) and ports.isdigit() and int(ports) >= 2):
+                raise ValueError(f"{where}: the port count must be an integer of at least 2")
+            if not isinstance(entry, dict):
+                raise ValueError(f"{where}: expected an object with \"cycles_per_reduced_sector\"")
+            for key in ("cycles_per_reduced_sector", "memory_accesses_per_reduced_sector"):
+                if key not in entry:
+                    raise ValueError(f"{where}: needs \"{key}\"")
+            cycles = _positive_number(entry["cycles_per_reduced_sector"], f"{where}.cycles_per_reduced_sector")
+            accesses = _positive_number(entry["memory_accesses_per_reduced_sector"],
+                                        f"{where}.memory_accesses_per_reduced_sector")
+            if cycles == 0 or accesses == 0:
+                raise ValueError(f"{where}: costs must be positive")
+            points[kernel][int(ports)] = (cycles, accesses)
+    return ExpanderCalibration(MappingProxyType(points), str(path), recorded)

@@ -12,7 +12,10 @@ the part of that read longer than the forward pass is exposed. Gradients and opt
 state leave GPU memory.
 
 Per-GPU batch: ``graph.batch``. Times come from the per-GPU iteration (``host.offload``
-plan without the optimizer step) plus the communication model here.
+plan without the optimizer step) plus the communication model here. The expander's compute
+per reduced sector (:func:`expander_cost`) comes from its RTL's measurement
+(``build/calibration/ndp_expander.json``, written by ``matndp bench expander``) when that
+file exists; otherwise it is assumed from the kernel costs, and the report says which.
 """
 
 from dataclasses import dataclass
@@ -21,7 +24,7 @@ from .graph import IterationGraph
 
 
 __all__ = ["NDPXNetConfig", "NDPXNetResult", "without_optimizer", "simulate_ndpxnet",
-           "MAX_GPUS"]
+           "ExpanderCost", "expander_cost", "MAX_GPUS"]
 
 # Data-parallel GPUs the model takes (beyond, a flat ring stops being a sensible model).
 MAX_GPUS = 1024
@@ -87,6 +90,40 @@ def without_optimizer(graph):
                           dtype=graph.dtype, meta=graph.meta)
 
 
+@dataclass(frozen=True)
+class ExpanderCost:
+    """What one expander slice spends per reduced sector (one sector of one GPU's gradient,
+    the sum of K written sectors, with its optimizer step): ``cycles_per_reduced_sector``,
+    where the figure comes from (``source``: the RTL calibration file, or ``assumption``)
+    and how it was obtained at this K (``basis``)."""
+
+    kernel: str
+    gpus: int
+    cycles_per_reduced_sector: float
+    source: str
+    basis: str
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+
+def expander_cost(kernel, gpus, calibration, expander_calibration=None):
+    """The expander slice's cost of reducing ``gpus`` gradients with optimizer ``kernel``:
+    from ``expander_calibration`` (an :class:`~.calibration.ExpanderCalibration`, measured
+    on the expander slice's RTL) when it measured ``kernel``, else the assumption: the
+    optimizer kernel's cost on one slice plus an ``add`` per further contribution
+    (``calibration``'s kernel costs)."""
+    measured = None if expander_calibration is None \
+        else expander_calibration.cycles_per_reduced_sector(kernel, gpus)
+    if measured is not None:
+        cycles, basis = measured
+        return ExpanderCost(kernel, gpus, cycles, expander_calibration.source, basis)
+    cycles = calibration.cost(kernel).cycles_per_packet \
+        + (gpus - 1) * calibration.cost("add").cycles_per_packet
+    return ExpanderCost(kernel, gpus, cycles, "assumption",
+                        f"{kernel} plus {gpus - 1} x add, kernel costs from {calibration.source}")
+
+
 def _bytes(graph, kind):
     return sum(t.bytes for t in graph.tensors.values() if t.kind == kind)
 
@@ -111,10 +148,11 @@ def simulate_ndpxnet(graph, gpu, config, *, forward_s, backward_s, optimizer_gpu
 
     write_s = grads / link_bps
     read_s = weights / link_bps
-    # expander DRAM: each gradient arrives once per GPU and is added to a partial sum
-    # (read + write after the first); the optimizer reads and writes its state and the
-    # gradient, and writes the 16-bit/32-bit weights the GPUs read back (K reads).
-    expander_bytes = grads * (1 + 2 * (k - 1)) + 2 * states + grads + weights * (1 + k)
+    # expander DRAM, as the expander slice's reduction does it (docs/ndpxnet-rtl.md): each
+    # GPU writes its copy of a gradient (K writes), the last arrival reads the other K - 1
+    # and hands the sum straight to the optimizer, which reads and writes its state and
+    # writes the 16-bit/32-bit weights the GPUs read back (K reads).
+    expander_bytes = grads * (k + (k - 1)) + 2 * states + weights * (1 + k)
     expander_s = expander_bytes / (config.expander_memory_gbs * 1e9 * config.expanders)
     streaming_s = max(write_s, expander_s, expander_optimizer_s / config.expanders)
     tail_s = last_gradient_bytes / link_bps

@@ -6,10 +6,10 @@ import math
 from collections import defaultdict
 from typing import NamedTuple
 
-from .calibration import NDPHardware, load_calibration
+from .calibration import NDPHardware, load_calibration, load_expander_calibration
 from .energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy
 from .gpu import GPUPreset, get_preset, op_time_s
-from .ndpxnet import NDPXNetConfig, simulate_ndpxnet, without_optimizer
+from .ndpxnet import NDPXNetConfig, expander_cost, simulate_ndpxnet, without_optimizer
 from .offload import PlannerConfig, plan_offload
 from .zoo import build_model
 from .zoo.summary import footprint_bytes
@@ -34,6 +34,9 @@ class RunConfig:
     calibration_path: str = None
     expanders: int = None      # NDPXNet memory expanders; default one per GPU
     ndp_slices_per_controller: int = None   # NDP hardware override (sensitivity studies)
+    # NDPXNet: the expander slice's measured reduction cost (default: the file `make bench`
+    # writes when it exists, else priced from the kernel costs)
+    expander_calibration_path: str = None
 
 
 class GpuRun(NamedTuple):
@@ -119,8 +122,9 @@ def run_gpu(config, *, with_plan=False):
     lanes = hardware.lanes
     elements = sum(graph.tensors[op.attrs["parameter"]].elements for op in optimizer_ops)
     kernel = optimizer_ops[0].attrs["ndp_kernel"]
-    cycles = math.ceil(elements / lanes) * (calibration.cost(kernel).cycles_per_packet
-                                            + (config.gpus - 1) * calibration.cost("add").cycles_per_packet)
+    reduction = expander_cost(kernel, config.gpus, calibration,
+                              load_expander_calibration(config.expander_calibration_path))
+    cycles = math.ceil(elements / lanes) * reduction.cycles_per_reduced_sector
     expander_compute_s = cycles / (hardware.clock_hz * expander_slices)
     last_gradient = next(op for op in reversed(graph.ops) if op.phase == "backward")
     last_bytes = sum(graph.tensor_bytes(t) for t in last_gradient.outputs
@@ -168,7 +172,8 @@ def run_gpu(config, *, with_plan=False):
         "energy_j_baseline": e_base.total_j, "energy_j_matndp": e_ndp.total_j,
         "energy_baseline": e_base.as_dict(), "energy_matndp": e_ndp.as_dict(),
         "ndpxnet": {"baseline": base.as_dict(), "matndp": with_ndp.as_dict(),
-                    "expander_optimizer_compute_s": expander_compute_s},
+                    "expander_optimizer_compute_s": expander_compute_s,
+                    "expander_cost": reduction.as_dict()},
         "placements": _placement_counts(plan),
     })
     return GpuRun(report, plan) if with_plan else report

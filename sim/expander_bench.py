@@ -17,18 +17,24 @@ memory port are the bottleneck. Per run, from the testbench's cycle counts:
   sector is read twice, nothing is written but the new weights and state).
 
 The bench measures; it never asserts a speed. The outputs are checked against the golden
-(a wrong result is not a measurement).
+(a wrong result is not a measurement). It writes the expander calibration file the host
+model's NDPXNet prices the expander from (``build/calibration/ndp_expander.json``,
+:func:`matndp.host.calibration.load_expander_calibration`).
 """
+
+import json
+import pathlib
 
 import numpy as np
 
+from matndp.host.calibration import DEFAULT_EXPANDER_PATH, EXPANDER_SCHEMA, configuration_record
 from matndp.host.kernels.expander import ReductionLaunch
 from .expander import EXPANDER_CONFIG
 from .expander_golden import reduction_golden
 from .expander_run import GpuTiming, run_expander_rtl
 
 
-__all__ = ["bench_expander", "BENCH_ELEMENTS"]
+__all__ = ["bench_expander", "calibration_document", "BENCH_ELEMENTS"]
 
 
 BENCH_ELEMENTS = 2048                 # 256 sectors per copy
@@ -71,16 +77,34 @@ def _measure(optimizer, ports, elements, seed=1):
     }
 
 
-def bench_expander(quick=False):
-    """Runs per (optimizer, K): see the module docstring."""
+def calibration_document(runs):
+    """The expander calibration file's contents from the bench's ``runs``."""
+    reduction = {}
+    for run in runs:
+        reduction.setdefault(run["optimizer"], {})[str(run["ports"])] = {
+            "cycles_per_reduced_sector": round(run["cycles_per_reduced_sector"], 3),
+            "memory_accesses_per_reduced_sector": run["memory_accesses_per_reduced_sector"],
+            "minimum_accesses_per_reduced_sector": run["minimum_accesses_per_reduced_sector"]}
+    return {"schema": EXPANDER_SCHEMA,
+            "source": "matndp bench expander: RTL runs of the expander slice",
+            "ndp_config": configuration_record(EXPANDER_CONFIG),
+            "elements": BENCH_ELEMENTS, "memory_latency": 20, "reduction": reduction}
+
+
+def bench_expander(quick=False, calibration=DEFAULT_EXPANDER_PATH):
+    """Runs per (optimizer, K): see the module docstring. Writes the calibration file."""
     ports_list = (4,) if quick else (2, 4)
     optimizers = ("adam",) if quick else ("sgd_momentum", "adam")
     runs = [_measure(optimizer, ports, BENCH_ELEMENTS)
             for ports in ports_list for optimizer in optimizers]
+    document = calibration_document(runs)
+    path = pathlib.Path(calibration)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n")
     return {
         "elements": BENCH_ELEMENTS, "memory_latency": 20, "runs": runs,
-        # Per reduced sector, what a host model of the expander prices: the cycles the
+        "calibration_file": str(path),
+        # Per reduced sector, what the host model of the expander prices: the cycles the
         # engine takes for a sector of K contributions with its optimizer step.
-        "calibration": {f"{run['optimizer']}_k{run['ports']}": run["cycles_per_reduced_sector"]
-                        for run in runs},
+        "calibration": document["reduction"],
     }

@@ -46,6 +46,10 @@ def _print_report(report):
              f"   (all {gpus} GPUs and their links, one iteration; per GPU "
              f"{format_joules(report['energy_j_baseline'] / gpus)} -> "
              f"{format_joules(report['energy_j_matndp'] / gpus)})"))
+    if gpus > 1:
+        cost = report["ndpxnet"]["expander_cost"]
+        print(f"  expander      {cost['cycles_per_reduced_sector']:.1f} cycles per reduced sector "
+              f"({cost['kernel']}, K = {cost['gpus']}; {cost['source']}: {cost['basis']})")
     print(f"  {'kind':<14}{'baseline ms':>12}{'matNDP GPU':>12}{'NDP (ovl.)':>12}{'offloaded':>10}")
     for kind, row in report["breakdown"].items():
         print(f"  {kind:<14}{row['baseline_s'] * 1e3:12.3f}{row['matndp_gpu_s'] * 1e3:12.3f}"
