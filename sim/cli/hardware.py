@@ -2,10 +2,12 @@
 
 import argparse
 import pathlib
+import sys
 
 from matndp.host.gpu import PRESETS
 from matndp.host.tier.policies import TIER_POLICIES
 from matndp.host.zoo import MODELS
+from matndp.hw.expander.port_merge import MAX_PORTS
 from .arguments import SEED, integer, name_in, number
 from .output import UsageError, output_file, output_folder, tool_output
 
@@ -86,7 +88,7 @@ def register(subparsers):
 
 def _cosim_setup(args):
     from ..cosim.setup import CosimSetup
-    return CosimSetup(model=args.model, block=args.block, batch=args.batch, gpu=args.gpu,
+    return CosimSetup(model=args.model, block=args.block, batch=args.batch or COSIM_BATCH, gpu=args.gpu,
                       policy=args.policy, hbm_fraction=args.hbm_fraction, seed=args.seed,
                       pressure=COSIM_PRESSURE if args.pressure == "random" else 0.0)
 
@@ -97,6 +99,8 @@ def run_sim(args):
     from ..flagship_engine import run_engine_flagship
     check_simulator(args.simulator)
     output = pathlib.Path(args.output)
+    if args.ndpxnet is not None:
+        return _run_ndpxnet(args, output)
     if args.cosim is None:
         args.cosim = args.simulator == "verilator"
     share = shares = None
@@ -141,6 +145,32 @@ def run_sim(args):
     return 0 if engine["passed"] else 1
 
 
+def _run_ndpxnet(args, output):
+    from ..ndpxnet import NDPXNetError, NDPXNetSetup, run_ndpxnet
+    from matndp.host.units import format_seconds
+    try:
+        setup = NDPXNetSetup(gpus=args.ndpxnet, model=args.model, batch=args.batch or NDPXNET_BATCH,
+                             gpu=args.gpu, bucket_sectors=args.bucket_sectors, seed=args.seed,
+                             pressure=NDPXNET_PRESSURE if args.pressure == "random" else 0.0)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    folder = output / "ndpxnet"
+    with tool_output("sim", args.verbose) as tools:
+        try:
+            report = run_ndpxnet(folder, setup, simulator=args.simulator, progress=tools.step)
+        except NDPXNetError as failure:
+            print(f"matndp sim --ndpxnet: check failed: {failure}", file=sys.stderr)
+            return 1
+    rtl, whole = report["rtl"], report["whole_model"]
+    print(f"NDPXNet: {setup.model} on {setup.gpus} GPUs, {rtl['gradient_writes']:,} gradient writes "
+          f"through the expander slice, bit-exact; {rtl['cycles_per_reduced_sector']:.1f} cycles per "
+          f"reduced sector, {rtl['cycles_last_write_to_ready']:,} cycles from the last write to ready. "
+          f"Whole model: reduction + optimizer exposed {format_seconds(whole['ndpxnet_exposed_s'])} "
+          f"(ring all-reduce + GPU optimizer: {format_seconds(whole['baseline_exposed_s'])}), "
+          f"iteration {whole['speedup']:.3f}x; report {folder / 'report.md'} ({report['wall_s']:.0f} s)")
+    return 0
+
+
 def _cosim_summary(report, folder):
     from matndp.host.units import format_seconds
     setup, checks, clock = report["setup"], report["checks"], report["clock_hz"]
@@ -160,6 +190,21 @@ def _cosim_summary(report, folder):
 
 
 COSIM_PRESSURE = 0.1
+COSIM_BATCH = 2
+NDPXNET_BATCH = 32
+NDPXNET_PRESSURE = 0.2
+
+
+def _bucket_sectors(text):
+    if text == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or all, not {text!r}")
+    return value
 
 
 def _window(text):
@@ -210,7 +255,8 @@ def _register_sim(subparsers):
                        help=f"zoo model ({', '.join(MODELS.names)}; default %(default)s)")
     cosim.add_argument("--block", default="layer1.0",
                        help="op-name prefix of the block to run (default %(default)s)")
-    cosim.add_argument("--batch", type=integer(1), default=2, help="batch size (default %(default)s)")
+    cosim.add_argument("--batch", type=integer(1), default=None,
+                       help=f"batch size per GPU (default {COSIM_BATCH}; {NDPXNET_BATCH} with --ndpxnet)")
     cosim.add_argument("--gpu", type=name_in(PRESETS), default="a100",
                        help=f"GPU preset ({', '.join(PRESETS.names)}; default %(default)s)")
     cosim.add_argument("--policy", type=name_in(TIER_POLICIES), default="tm",
@@ -223,4 +269,13 @@ def _register_sim(subparsers):
     cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
                        help="steps whose waveform is written (window.fst; a traced build), or "
                             "none (default %(default)s)")
+    ndpxnet = sim.add_argument_group("NDPXNet", "K GPUs' gradients reduced and stepped by the "
+                                     "memory expander's slice (build/sim/ndpxnet/); uses --model, "
+                                     "--batch, --gpu, --seed, --pressure; runs instead of the parts above")
+    ndpxnet.add_argument("--ndpxnet", type=integer(2, MAX_PORTS), default=None, metavar="K",
+                         help=f"K data-parallel GPUs, 2..{MAX_PORTS} (each K is its own build, "
+                              f"minutes the first time)")
+    ndpxnet.add_argument("--bucket-sectors", type=_bucket_sectors, default=64, metavar="N",
+                         help="sectors of each gradient bucket's share run through the RTL, or "
+                              "all (default %(default)s)")
     sim.set_defaults(func=run_sim)
