@@ -156,11 +156,12 @@ class TimelineEntry:
         return self.end_s - self.start_s
 
 
-def baseline_timeline(graph, gpu):
-    """The ops one after another on one stream, in graph order."""
+def baseline_timeline(graph, gpu, op_time=None):
+    """The ops one after another on one stream, in graph order; ``op_time(op)`` gives an
+    op's time (default: :func:`op_time_s` on ``gpu``)."""
     entries, now = [], 0.0
     for op in graph.ops:
-        duration = op_time_s(graph, op, gpu)
+        duration = op_time_s(graph, op, gpu) if op_time is None else op_time(op)
         entries.append(TimelineEntry(op.name, op.kind, op.phase, now, now + duration,
                                      graph.op_bytes(op)))
         now += duration

@@ -10,7 +10,7 @@ from .calibration import NDPHardware, load_calibration, load_expander_calibratio
 from .energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy
 from .gpu import GPUPreset, get_preset, op_time_s
 from .ndpxnet import NDPXNetConfig, expander_cost, simulate_ndpxnet, without_optimizer
-from .offload import PlannerConfig, plan_offload
+from .offload import MEMORY_PLACEMENTS, PlannerConfig, plan_offload
 from .zoo import build_model
 from .zoo.summary import footprint_bytes
 
@@ -22,7 +22,9 @@ __all__ = ["RunConfig", "GpuRun", "run_gpu", "breakdown"]
 class RunConfig:
     """What :func:`run_gpu` runs: a zoo model at ``batch`` per GPU in ``dtype`` on ``gpus``
     GPUs of preset ``gpu``, with offload ``policy`` and the NDP calibration file
-    ``calibration_path`` (default: the measured file when it exists, else defaults)."""
+    ``calibration_path`` (default: the measured file when it exists, else defaults).
+    A single GPU also takes a memory ``placement`` (:data:`MEMORY_PLACEMENTS`: ``local``,
+    ``expander``) and may keep its optimizer step on the GPU (``offload_optimizer``)."""
 
     model: str
     gpu: str
@@ -34,6 +36,8 @@ class RunConfig:
     calibration_path: str = None
     expanders: int = None      # NDPXNet memory expanders; default one per GPU
     ndp_slices_per_controller: int = None   # NDP hardware override (sensitivity studies)
+    placement: str = "local"   # where the tensors and the NDP sit (single GPU)
+    offload_optimizer: bool = True          # the optimizer step may run on the NDP (single GPU)
     # NDPXNet: the expander slice's measured reduction cost (default: the file `make bench`
     # writes when it exists, else priced from the kernel costs)
     expander_calibration_path: str = None
@@ -73,6 +77,26 @@ def _check_fits(graph, gpu, gpus):
             + (" (it is per GPU)" if gpus > 1 else ""))
 
 
+def _check_single_gpu_options(config):
+    """The memory placement and the optimizer switch are options of a single GPU: K > 1
+    GPUs run NDPXNet, whose expanders always take the optimizer step."""
+    MEMORY_PLACEMENTS.lookup(config.placement)
+    if config.gpus > 1 and config.placement != "local":
+        raise ValueError(f"placement {config.placement!r} is for one GPU; with {config.gpus} "
+                         "GPUs the run is NDPXNet, whose tensors and NDP are placed by it")
+    if config.gpus > 1 and not config.offload_optimizer:
+        raise ValueError(f"the optimizer step cannot be kept on the GPUs with {config.gpus} "
+                         "GPUs: NDPXNet runs it in the memory expanders")
+
+
+def _link_energy(energy, memory, gpu_bytes, constants):
+    """``energy`` with the GPU's ``gpu_bytes`` over the off-chip link, if ``memory``
+    places the tensors behind one."""
+    link_bits = memory.link_bytes(gpu_bytes) * 8
+    return dataclasses.replace(energy, link_j=energy.link_j
+                               + link_bits * constants.cxl_pj_per_bit * 1e-12)
+
+
 def _with_static(energy, gpu, constants, seconds, slices=0):
     return dataclasses.replace(
         energy, gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * seconds,
@@ -89,14 +113,16 @@ def _scaled(energy, factor, **extra):
 def run_gpu(config, *, with_plan=False):
     """The JSON-able report of ``config``; with ``with_plan`` a :class:`GpuRun`."""
     gpu = config.gpu if isinstance(config.gpu, GPUPreset) else get_preset(config.gpu)
+    _check_single_gpu_options(config)
     graph = build_model(config.model, batch=config.batch, dtype=config.dtype,
                         seq_len=config.seq_len)
-    _check_fits(graph, gpu, config.gpus)
+    if config.placement == "local":     # an expander's capacity is not modelled
+        _check_fits(graph, gpu, config.gpus)
     hardware = None
     if config.ndp_slices_per_controller is not None:
         hardware = NDPHardware(slices_per_controller=config.ndp_slices_per_controller)
     calibration = load_calibration(config.calibration_path, hardware)
-    planner = PlannerConfig(config.policy)
+    planner = PlannerConfig(config.policy, config.offload_optimizer, config.placement)
     constants = EnergyConstants()
     report = {"model": config.model, "gpu": gpu.name, "batch": config.batch,
               "dtype": config.dtype, "seq_len": graph.meta.get("seq_len"),
@@ -104,8 +130,13 @@ def run_gpu(config, *, with_plan=False):
               "calibration": calibration.describe()}
     if config.gpus == 1:
         plan = plan_offload(graph, gpu, calibration, planner)
-        e_base, e_ndp = baseline_energy(plan, constants), matndp_energy(plan, constants)
+        e_base = _link_energy(baseline_energy(plan, constants), plan.memory,
+                              plan.dram_bytes_baseline, constants)
+        e_ndp = _link_energy(matndp_energy(plan, constants), plan.memory, plan.dram_bytes_gpu,
+                             constants)
         report.update(_single(plan, e_base, e_ndp))
+        report["memory_placement"] = plan.memory.describe()
+        report["offload_optimizer"] = config.offload_optimizer
         return GpuRun(report, plan) if with_plan else report
 
     ndpx = NDPXNetConfig(config.gpus, expanders=config.expanders or config.gpus)

@@ -6,11 +6,13 @@ import statistics
 
 from .calibration import load_calibration
 from .gpu import PRESETS, baseline_timeline
+from .offload import memory_placement
 from .report import RunConfig, run_gpu
 from .zoo import build_model
 
 
-__all__ = ["scaled_v100", "validation_tables", "runtime_shares"]
+__all__ = ["scaled_v100", "validation_tables", "runtime_shares", "TIMING_COLUMNS",
+           "timing_cells", "EXPANDER_ROWS"]
 
 
 def scaled_v100():
@@ -47,9 +49,26 @@ def _row(*cells):
     return "| " + " | ".join(str(c) for c in cells) + " |\n"
 
 
-def _run(model, gpu, batch, dtype, policy, calibration_path, seq_len=None, slices=None):
+def _run(model, gpu, batch, dtype, policy, calibration_path, seq_len=None, slices=None,
+         placement="local", offload_optimizer=True):
     return run_gpu(RunConfig(model, gpu, batch, dtype, 1, seq_len, policy, calibration_path,
-                             ndp_slices_per_controller=slices))
+                             ndp_slices_per_controller=slices, placement=placement,
+                             offload_optimizer=offload_optimizer))
+
+
+TIMING_COLUMNS = ("baseline ms", "matNDP ms", "speedup", "offloaded share", "Amdahl bound")
+
+
+def timing_cells(report):
+    """The :data:`TIMING_COLUMNS` cells of a run's report."""
+    return (f"{report['baseline_s'] * 1e3:.1f}", f"{report['matndp_s'] * 1e3:.1f}",
+            f"{report['speedup']:.3f}", f"{report['offloaded_share']:.1%}",
+            f"{report['amdahl_bound']:.3f}")
+
+
+# The NDPX rows in the expander placement, per batch and dtype: policy, whether the
+# optimizer step may run on the NDP, NDP slices per controller as a multiple of the default.
+EXPANDER_ROWS = (("auto", True, 1), ("all", True, 4), ("auto", False, 1))
 
 
 def validation_tables(calibration_path=None):
@@ -60,8 +79,7 @@ def validation_tables(calibration_path=None):
            f"{gpu.memory_gbs:.0f} GB/s, {gpu.memory_controllers} controllers.\n\n"]
 
     out.append("### NDPX: VGG-16-BN training (published 1.51x)\n\n")
-    out.append(_row("batch", "dtype", "policy", "NDP slices / controller", "baseline ms",
-                    "matNDP ms", "speedup", "offloaded share", "Amdahl bound"))
+    out.append(_row("batch", "dtype", "policy", "NDP slices / controller", *TIMING_COLUMNS))
     out.append(_row(*["---"] * 9))
     default_slices = calibration.hardware.slices_per_controller
     for batch in (16, 64):
@@ -69,9 +87,26 @@ def validation_tables(calibration_path=None):
             for policy, slices in (("auto", None), ("all", None), ("all", 4 * default_slices)):
                 r = _run("vgg16_bn", gpu, batch, dtype, policy, calibration_path, slices=slices)
                 out.append(_row(batch, dtype, policy, r["calibration"]["slices_per_controller"],
-                                f"{r['baseline_s'] * 1e3:.1f}",
-                                f"{r['matndp_s'] * 1e3:.1f}", f"{r['speedup']:.3f}",
-                                f"{r['offloaded_share']:.1%}", f"{r['amdahl_bound']:.3f}"))
+                                *timing_cells(r)))
+
+    expander = memory_placement("expander", gpu)
+    out.append("\n### NDPX placement: VGG-16-BN with its tensors in a memory expander\n\n")
+    out.append(f"Link {expander.expander.link_gbs:g} GB/s per direction at "
+               f"{expander.expander.link_efficiency:.0%}; expander DRAM "
+               f"{expander.expander.expander_memory_gbs:g} GB/s over "
+               f"{expander.ndp_controllers} controllers with NDP slices; the baseline is the "
+               "same GPU and expander without NDP.\n\n")
+    out.append(_row("batch", "dtype", "policy", "optimizer on", "NDP slices / controller",
+                    *TIMING_COLUMNS))
+    out.append(_row(*["---"] * 10))
+    for batch in (16, 64):
+        for dtype in ("fp16", "fp32"):
+            for policy, offload_optimizer, more in EXPANDER_ROWS:
+                slices = None if more == 1 else more * default_slices
+                r = _run("vgg16_bn", gpu, batch, dtype, policy, calibration_path, slices=slices,
+                         placement="expander", offload_optimizer=offload_optimizer)
+                out.append(_row(batch, dtype, policy, "NDP" if offload_optimizer else "GPU",
+                                r["calibration"]["slices_per_controller"], *timing_cells(r)))
 
     out.append("\n### XLA-NDP: four training workloads (published 1.24x mean, 1.41x best)\n\n")
     out.append(_row("model", "batch", "speedup (auto)", "speedup (all)", "offloaded share",

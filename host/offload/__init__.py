@@ -13,10 +13,14 @@ Placements (:mod:`.placements`), op by op in graph order:
   pass no filter) or by no op of the iteration; the NDP reads all operands.
 
 The planner (:mod:`.planner`) decides, the offload policy (:mod:`.policies`: ``auto``,
-``all``, ``none``) screens, the schedule (:mod:`.schedule`) overlaps the two queues.
+``all``, ``none``) screens, the schedule (:mod:`.schedule`) overlaps the two queues. The
+memory placement (:mod:`.memory`: ``local``, ``expander``) says where the tensors and the
+NDP slices sit, and so what GPU kernels and NDP work cost.
 """
 
 from .costs import KernelPhases, OffloadCosts, WorkCost
+from .memory import (MEMORY_PLACEMENTS, ExpanderMemory, LocalMemory, MemoryPlacement,
+                     memory_placement)
 from .placements import (PLACEMENTS, GpuCarrier, NdpCarrier, OnGpu, OnTheFly, Placement,
                          Standalone)
 from .planner import PlannerConfig, plan_offload
@@ -31,4 +35,6 @@ POLICIES = tuple(OFFLOAD_POLICIES)
 __all__ = ["PlannerConfig", "plan_offload", "Plan", "ScheduledOp", "Busy", "BandwidthSegment",
            "Placement", "OnGpu", "OnTheFly", "Standalone", "PLACEMENTS", "GpuCarrier",
            "NdpCarrier", "OffloadPolicy", "OFFLOAD_POLICIES", "offload_policy",
-           "register_offload_policy", "POLICIES", "OffloadCosts", "KernelPhases", "WorkCost"]
+           "register_offload_policy", "POLICIES", "OffloadCosts", "KernelPhases", "WorkCost",
+           "MemoryPlacement", "LocalMemory", "ExpanderMemory", "MEMORY_PLACEMENTS",
+           "memory_placement"]

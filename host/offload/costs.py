@@ -4,6 +4,8 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .memory import LocalMemory
+
 
 __all__ = ["WorkCost", "KernelPhases", "OffloadCosts", "fused_duration"]
 
@@ -34,15 +36,18 @@ class KernelPhases(NamedTuple):
 
 
 class OffloadCosts:
-    """NDP kernel costs of one graph on one GPU's NDP units."""
+    """NDP kernel costs of one graph on the NDP units of ``memory`` (a
+    :class:`~matndp.host.offload.memory.MemoryPlacement`; default: beside ``gpu``'s own
+    memory controllers)."""
 
-    def __init__(self, graph, gpu, calibration):
+    def __init__(self, graph, gpu, calibration, memory=None):
         self.graph, self.gpu, self.calibration = graph, gpu, calibration
+        self.memory = memory or LocalMemory(gpu)
         hardware = calibration.hardware
-        self.slices = gpu.memory_controllers * hardware.slices_per_controller
+        self.slices = self.memory.ndp_controllers * hardware.slices_per_controller
         self.clock = hardware.clock_hz
         self.lanes = hardware.lanes
-        self.usable_bps = gpu.usable_bandwidth_bps
+        self.usable_bps = self.memory.usable_bps
 
     def two_phase(self, kernel):
         return self.calibration.cost(kernel).two_phase
@@ -91,11 +96,12 @@ class OffloadCosts:
         return self.packets(op, placement.trigger) * cost.cycles_per_packet + cost.fixed_cycles
 
 
-def fused_duration(graph, gpu, producer_op, producer_s, ndp_compute_s, extra_bytes):
+def fused_duration(graph, memory, producer_op, producer_s, ndp_compute_s, extra_bytes):
     """A GPU kernel with on-the-fly NDP kernels riding on its writes: it ends when the
-    slower of the two ends, and no sooner than the combined traffic allows."""
+    slower of the two ends, and no sooner than the combined traffic allows on the DRAM of
+    ``memory`` (a :class:`~matndp.host.offload.memory.MemoryPlacement`)."""
     if ndp_compute_s == 0 and extra_bytes == 0:
         return producer_s
-    combined = (graph.op_bytes(producer_op) + extra_bytes) / gpu.usable_bandwidth_bps
-    return max(producer_s, gpu.launch_overhead_s + ndp_compute_s,
-               gpu.launch_overhead_s + combined)
+    combined = (graph.op_bytes(producer_op) + extra_bytes) / memory.usable_bps
+    return max(producer_s, memory.launch_overhead_s + ndp_compute_s,
+               memory.launch_overhead_s + combined)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..calibration import load_calibration
-from ..gpu import baseline_timeline, op_time_s
 from .costs import OffloadCosts, fused_duration
+from .memory import MEMORY_PLACEMENTS, memory_placement
 from .placements import GpuCarrier, NdpCarrier, OnGpu, OnTheFly, Standalone
 from .policies import offload_policy
 from .records import Plan, ScheduledOp
@@ -29,13 +29,17 @@ __all__ = ["PlannerConfig", "plan_offload"]
 @dataclass(frozen=True)
 class PlannerConfig:
     """policy: the registered name of the offload policy (:data:`OFFLOAD_POLICIES`:
-    ``auto``, ``all``, ``none``). offload_optimizer: allow the optimizer step on the NDP."""
+    ``auto``, ``all``, ``none``). offload_optimizer: allow the optimizer step on the NDP.
+    placement: the registered name of the memory placement (:data:`MEMORY_PLACEMENTS`:
+    ``local``, ``expander``)."""
 
     policy: str = "auto"
     offload_optimizer: bool = True
+    placement: str = "local"
 
     def __post_init__(self):
         offload_policy(self.policy)          # refuses an unknown name
+        MEMORY_PLACEMENTS.lookup(self.placement)
 
 
 class _Trigger(NamedTuple):
@@ -62,8 +66,8 @@ class _Riders:
 
 
 class _Planner:
-    def __init__(self, graph, gpu, calibration, config, costs, baseline_s):
-        self.graph, self.gpu, self.config, self.costs = graph, gpu, config, costs
+    def __init__(self, graph, memory, calibration, config, costs, baseline_s):
+        self.graph, self.memory, self.config, self.costs = graph, memory, config, costs
         self.calibration, self.baseline_s = calibration, baseline_s
         self.policy = offload_policy(config.policy)
         self.index_of = {op.name: i for i, op in enumerate(graph.ops)}
@@ -126,19 +130,20 @@ class _Planner:
 
     def _stretch_s(self, op, trigger, producer):
         """How much longer ``producer`` runs with the op's streaming phase riding on it."""
-        graph, gpu = self.graph, self.gpu
+        graph, memory = self.graph, self.memory
         stream, _ = self.costs.phases(op, trigger, True)
         producer_op = graph.ops[self.index_of[producer]]
-        producer_s = op_time_s(graph, producer_op, gpu)
+        producer_s = memory.op_time_s(graph, producer_op)
         riders = self.riding.get(producer, _Riders())
-        before = fused_duration(graph, gpu, producer_op, producer_s, riders.compute_s, riders.bytes)
-        after = fused_duration(graph, gpu, producer_op, producer_s,
+        before = fused_duration(graph, memory, producer_op, producer_s, riders.compute_s,
+                                riders.bytes)
+        after = fused_duration(graph, memory, producer_op, producer_s,
                                riders.compute_s + stream.compute_s, riders.bytes + stream.bytes)
         return after - before
 
     def _decide(self, op, kernel):
         costs = self.costs
-        reason = self.policy.keep_on_gpu(self.graph, op, self.gpu, self.config)
+        reason = self.policy.keep_on_gpu(self.graph, op, self.memory, self.config)
         if reason is not None:
             return OnGpu(op=op.name, kernel=kernel, reason=reason)
         trigger, producer = _trigger_of(op, self.producers, self.index_of)
@@ -181,15 +186,23 @@ class _Planner:
                           carrier=carrier)
 
 
-def plan_offload(graph, gpu, calibration=None, config=None):
-    """Place every op of ``graph`` and schedule the iteration on ``gpu`` with matNDP."""
+def plan_offload(graph, gpu, calibration=None, config=None, memory=None):
+    """Place every op of ``graph`` and schedule the iteration on ``gpu`` with matNDP, in
+    the memory placement ``config.placement`` (or ``memory``, a
+    :class:`~matndp.host.offload.memory.MemoryPlacement` of ``gpu`` with parameters of its
+    own); the baseline is the same GPU and memory placement without NDP."""
     calibration = calibration or load_calibration()
     config = config or PlannerConfig()
-    baseline = baseline_timeline(graph, gpu)
+    if memory is None:
+        memory = memory_placement(config.placement, gpu)
+    elif memory.gpu != gpu:
+        raise ValueError(f"the memory placement is of GPU {memory.gpu.name!r}, "
+                         f"not of {gpu.name!r}")
+    baseline = memory.timeline(graph)
     baseline_s = {entry.op: entry.duration_s for entry in baseline}
-    costs = OffloadCosts(graph, gpu, calibration)
-    placements = _Planner(graph, gpu, calibration, config, costs, baseline_s).run()
-    run = run_queues(graph, gpu, placements, costs)
+    costs = OffloadCosts(graph, gpu, calibration, memory)
+    placements = _Planner(graph, memory, calibration, config, costs, baseline_s).run()
+    run = run_queues(graph, memory, placements, costs)
     schedule = []
     for op in graph.ops:
         p = placements[op.name]
@@ -200,4 +213,4 @@ def plan_offload(graph, gpu, calibration=None, config=None):
                       if placements[op.name].offloaded), 0.0)
     return Plan(graph, gpu, calibration, placements, schedule, run.gpu_busy, run.ndp_busy,
                 run.bandwidth, baseline, run.bytes_gpu, run.bytes_ndp, ndp_cycles,
-                meta={"policy": config.policy, "ndp_slices": costs.slices})
+                meta={"policy": config.policy, "ndp_slices": costs.slices}, memory=memory)

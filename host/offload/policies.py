@@ -7,7 +7,6 @@ is the one list of them.
 
 from typing import ClassVar
 
-from ..gpu import is_memory_bound
 from ..registry import Registry
 
 
@@ -33,8 +32,9 @@ class OffloadPolicy:
     name: ClassVar[str]
     help: ClassVar[str]
 
-    def keep_on_gpu(self, graph, op, gpu, config):
-        """Why ``op`` stays on the GPU whatever its NDP estimate, or None."""
+    def keep_on_gpu(self, graph, op, memory, config):
+        """Why ``op`` stays on the GPU whatever its NDP estimate, or None; ``memory``:
+        the run's :class:`~matndp.host.offload.memory.MemoryPlacement`."""
         if op.kind == "optimizer" and not config.offload_optimizer:
             return "optimizer offload disabled"
         return None
@@ -50,9 +50,9 @@ class OffloadAuto(OffloadPolicy):
     name = "auto"
     help = "offload a memory-bound op when its NDP estimate beats the GPU kernel"
 
-    def keep_on_gpu(self, graph, op, gpu, config):
-        reason = super().keep_on_gpu(graph, op, gpu, config)
-        if reason is None and not is_memory_bound(graph, op, gpu):
+    def keep_on_gpu(self, graph, op, memory, config):
+        reason = super().keep_on_gpu(graph, op, memory, config)
+        if reason is None and not memory.is_memory_bound(graph, op):
             reason = "compute-bound on the GPU"
         return reason
 
@@ -73,5 +73,5 @@ class OffloadNone(OffloadPolicy):
     name = "none"
     help = "offload nothing (the GPU baseline)"
 
-    def keep_on_gpu(self, graph, op, gpu, config):
+    def keep_on_gpu(self, graph, op, memory, config):
         return "policy none"

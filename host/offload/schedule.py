@@ -10,7 +10,6 @@ of NDP compute allow. The sum never exceeds the usable DRAM bandwidth.
 import math
 from dataclasses import dataclass, field
 
-from ..gpu import op_time_s
 from .costs import WorkCost, fused_duration
 from .placements import GpuCarrier, NdpCarrier
 from .records import BandwidthSegment, Busy
@@ -84,7 +83,7 @@ def _work_by_carrier(graph, placements, costs):
     return by_carrier, op_bytes
 
 
-def _items(graph, gpu, placements, costs):
+def _items(graph, memory, placements, costs):
     by_carrier, op_bytes = _work_by_carrier(graph, placements, costs)
     gpu_items, ndp_items = [], []
     for op in graph.ops:
@@ -96,7 +95,8 @@ def _items(graph, gpu, placements, costs):
             for share in riders:
                 deps |= set(share.op.deps)
             deps -= {op.name} | {share.op.name for share in riders}
-            duration = fused_duration(graph, gpu, op, op_time_s(graph, op, gpu), compute, extra)
+            duration = fused_duration(graph, memory, op, memory.op_time_s(graph, op), compute,
+                                      extra)
             gpu_items.append(_GpuItem(op, duration, graph.op_bytes(op) + extra,
                                       min(1.0, compute / duration) if duration > 0 else 0.0,
                                       deps, [share.op.name for share in riders]))
@@ -113,10 +113,11 @@ def _items(graph, gpu, placements, costs):
     return gpu_items, ndp_items, op_bytes
 
 
-def run_queues(graph, gpu, placements, costs):
-    """Event-driven run of the two in-order queues, as a :class:`QueueRun`."""
-    gpu_items, ndp_items, op_bytes = _items(graph, gpu, placements, costs)
-    usable = gpu.usable_bandwidth_bps
+def run_queues(graph, memory, placements, costs):
+    """Event-driven run of the two in-order queues on the DRAM of ``memory`` (a
+    :class:`~matndp.host.offload.memory.MemoryPlacement`), as a :class:`QueueRun`."""
+    gpu_items, ndp_items, op_bytes = _items(graph, memory, placements, costs)
+    usable = memory.usable_bps
     run = QueueRun(op_bytes=op_bytes)
     done, started = run.done, run.started
     t, gi, ni = 0.0, 0, 0

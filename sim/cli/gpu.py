@@ -3,6 +3,7 @@
 
 from matndp.host.gpu import PRESETS
 from matndp.host.ndpxnet import MAX_GPUS
+from matndp.host.offload.memory import MEMORY_PLACEMENTS
 from matndp.host.offload.policies import OFFLOAD_POLICIES
 from matndp.host.zoo import MODELS
 
@@ -34,6 +35,12 @@ def _print_report(report):
     print(f"{report['model']} batch {report['batch']} {report['dtype']} on "
           f"{gpus} x {report['gpu'].upper()} (NDP calibration: "
           f"{report['calibration']['source']})")
+    memory = report.get("memory_placement", {})
+    if memory.get("name") == "expander":
+        print(f"  tensors and NDP in a memory expander: link {memory['link_gbs']:g} GB/s per "
+              f"direction at {memory['link_efficiency']:.0%}, expander DRAM "
+              f"{memory['expander_memory_gbs']:g} GB/s over {memory['expander_channels']} "
+              "controllers (the baseline too)")
     print(f"  baseline      {format_seconds(report['baseline_s']):>10}")
     print(f"  matNDP        {format_seconds(report['matndp_s']):>10}   speedup {report['speedup']:.3f}x "
           f"(Amdahl bound {report['amdahl_bound']:.3f}x at offloaded share "
@@ -59,7 +66,7 @@ def _print_report(report):
 def run_run(args):
     from matndp.host.report import RunConfig, run_gpu
     config = RunConfig(args.model, args.gpu, args.batch, args.dtype, args.gpus, args.seq_len,
-                       args.policy, args.calibration)
+                       args.policy, args.calibration, placement=args.placement)
     report, plan = run_gpu(config, with_plan=True)
     warn_unknown_kernels("gpu run", report["calibration"])
     if args.plot:
@@ -96,8 +103,9 @@ def register(subparsers):
     run = commands.add_parser(
         "run", help="one training iteration, baseline vs matNDP",
         description="Time one training iteration of a zoo model on a GPU preset, as a "
-                    "plain GPU and with matNDP (on-the-fly and standalone NDP kernels); "
-                    "with --gpus K > 1, data-parallel training with ring all-reduce vs "
+                    "plain GPU and with matNDP (on-the-fly and standalone NDP kernels), "
+                    "the tensors in the GPU's memory or (--placement expander) in a memory "
+                    "expander behind its off-chip link; with --gpus K > 1, data-parallel training with ring all-reduce vs "
                     "NDPXNet memory expanders. Batch is per GPU.")
     run.add_argument("--model", required=True, type=name_in(MODELS), choices=MODELS.names,
                      help="zoo model")
@@ -111,6 +119,12 @@ def register(subparsers):
                      choices=OFFLOAD_POLICIES.names,
                      help="offload policy: " + "; ".join(f"{name}: {policy.help}" for name, policy
                                                          in OFFLOAD_POLICIES.items())
+                          + " (default %(default)s)")
+    run.add_argument("--placement", default="local", type=name_in(MEMORY_PLACEMENTS),
+                     choices=MEMORY_PLACEMENTS.names,
+                     help="where the tensors and the NDP sit (one GPU): "
+                          + "; ".join(f"{name}: {placement.help}" for name, placement
+                                      in MEMORY_PLACEMENTS.items())
                           + " (default %(default)s)")
     run.add_argument("--calibration", default=None, metavar="FILE",
                      help="NDP kernel calibration JSON (default build/calibration/"

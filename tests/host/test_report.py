@@ -1,6 +1,6 @@
 """run_gpu's report: the GPU's idle time on the matNDP timeline, the data-parallel
-baseline made of one GPU's op times, and the expander's optimizer compute spread over its
-NDP slices."""
+baseline made of one GPU's op times, the expander's optimizer compute spread over its
+NDP slices, and the single-GPU options (memory placement, optimizer kept on the GPU)."""
 
 import pytest
 
@@ -44,3 +44,44 @@ def test_the_expanders_optimizer_compute_divides_over_its_slices():
                                    ndp_slices_per_controller=slices))
         return report["ndpxnet"]["expander_optimizer_compute_s"]
     assert compute_s(8) == pytest.approx(2 * compute_s(16))
+
+
+def test_the_expander_placement_is_reported_and_its_link_energy_charged():
+    from matndp.host.energy import EnergyConstants, baseline_energy, matndp_energy
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 4, "bf16", placement="expander"),
+                           with_plan=True)
+    assert report["memory_placement"] == plan.memory.describe()
+    assert report["memory_placement"]["name"] == "expander" and report["offload_optimizer"]
+    cxl = EnergyConstants().cxl_pj_per_bit * 1e-12
+    # every byte a GPU kernel moves crosses the link; the NDP's bytes do not
+    assert report["energy_baseline"]["link_j"] == pytest.approx(plan.dram_bytes_baseline * 8 * cxl)
+    assert report["energy_matndp"]["link_j"] == pytest.approx(plan.dram_bytes_gpu * 8 * cxl)
+    assert report["energy_j_baseline"] == pytest.approx(
+        baseline_energy(plan).total_j + plan.dram_bytes_baseline * 8 * cxl)
+    assert report["energy_j_matndp"] == pytest.approx(
+        matndp_energy(plan).total_j + plan.dram_bytes_gpu * 8 * cxl)
+
+
+def test_the_local_placement_is_the_default_run():
+    default = run_gpu(RunConfig("vgg16_bn", "v100", 2, "fp16"))
+    assert default == run_gpu(RunConfig("vgg16_bn", "v100", 2, "fp16", placement="local"))
+    assert default["memory_placement"] == {"name": "local"}
+    assert default["energy_baseline"]["link_j"] == default["energy_matndp"]["link_j"] == 0
+
+
+def test_keeping_the_optimizer_on_the_gpu_leaves_its_ops_there():
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 4, "bf16", offload_optimizer=False),
+                           with_plan=True)
+    assert report["breakdown"]["optimizer"]["offloaded_ops"] == 0
+    assert all(plan.placements[op.name].reason == "optimizer offload disabled"
+               for op in plan.graph.ops if op.kind == "optimizer")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"placement": "nearby"}, "unknown memory placement 'nearby'; known: local, expander"),
+    ({"placement": "expander", "gpus": 2}, "placement 'expander' is for one GPU; with 2 GPUs"),
+    ({"offload_optimizer": False, "gpus": 2}, "cannot be kept on the GPUs with 2 GPUs"),
+])
+def test_single_gpu_options_are_refused_where_they_do_not_apply(options, message):
+    with pytest.raises(ValueError, match=message):
+        run_gpu(RunConfig("resnet50", "a100", 4, "bf16", **options))

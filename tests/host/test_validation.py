@@ -44,9 +44,9 @@ def _table(tables, start):
     return next(table for heading, table in tables.items() if heading.startswith(start))
 
 
-def _run(model, gpu, batch, dtype, policy, seq_len=None, slices=None):
+def _run(model, gpu, batch, dtype, policy, seq_len=None, slices=None, **single_gpu):
     return run_gpu(RunConfig(model, gpu, batch, dtype, seq_len=seq_len, policy=policy,
-                             ndp_slices_per_controller=slices))
+                             ndp_slices_per_controller=slices, **single_gpu))
 
 
 def test_the_scaled_v100_is_the_published_simulation_setup():
@@ -67,7 +67,7 @@ def test_the_first_line_names_the_calibration_and_the_scaled_gpu():
 
 def test_every_row_has_a_cell_per_column():
     tables = _tables(validation_tables())
-    assert len(tables) == 5
+    assert len(tables) == 6
     for heading, (header, rows) in tables.items():
         assert rows, heading
         for row in rows:
@@ -89,6 +89,33 @@ def test_the_ndpx_rows_are_runs_of_vgg16_on_the_scaled_gpu():
                        f"{r['baseline_s'] * 1e3:.1f}", f"{r['matndp_s'] * 1e3:.1f}",
                        f"{r['speedup']:.3f}", f"{r['offloaded_share']:.1%}",
                        f"{r['amdahl_bound']:.3f}"]
+
+
+def test_the_ndpx_placement_rows_are_runs_of_vgg16_in_the_expander():
+    text = validation_tables()
+    header, rows = _table(_tables(text), "NDPX placement")
+    assert header == ["batch", "dtype", "policy", "optimizer on", "NDP slices / controller",
+                      "baseline ms", "matNDP ms", "speedup", "offloaded share", "Amdahl bound"]
+    assert ("Link 64 GB/s per direction at 80%; expander DRAM 307.2 GB/s over 8 controllers "
+            "with NDP slices; the baseline is the same GPU and expander without NDP.") in text
+    slices = load_calibration().hardware.slices_per_controller
+    expected = [(batch, dtype, policy, optimizer, more) for batch in (16, 64)
+                for dtype in ("fp16", "fp32")
+                for policy, optimizer, more in (("auto", "NDP", None), ("all", "NDP", 4 * slices),
+                                                ("auto", "GPU", None))]
+    assert len(rows) == len(expected) == 12
+    for row, (batch, dtype, policy, optimizer, more) in zip(rows, expected):
+        r = _run("vgg16_bn", scaled_v100(), batch, dtype, policy, slices=more,
+                 placement="expander", offload_optimizer=optimizer == "NDP")
+        assert r["memory_placement"]["name"] == "expander"
+        assert row == [str(batch), dtype, policy, optimizer, str(more or slices),
+                       f"{r['baseline_s'] * 1e3:.1f}", f"{r['matndp_s'] * 1e3:.1f}",
+                       f"{r['speedup']:.3f}", f"{r['offloaded_share']:.1%}",
+                       f"{r['amdahl_bound']:.3f}"]
+    # the same GPU as the local rows, its memory traffic now over the link
+    local = {(row[0], row[1]): row for row in _table(_tables(text), "NDPX:")[1]}
+    for row in rows:
+        assert float(row[5]) > float(local[row[0], row[1]][4])
 
 
 def test_the_xla_ndp_rows_and_their_mean():

@@ -61,6 +61,20 @@ def test_gpu_run_json_and_plot(capsys, tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_gpu_run_in_the_expander_placement(capsys):
+    argv = ["gpu", "run", "--model", "vgg16_bn", "--gpu", "v100", "--batch", "4", "--dtype",
+            "fp16", "--placement", "expander"]
+    report = _json(capsys, argv + ["--json"])
+    assert report == json.loads(json.dumps(run_gpu(RunConfig("vgg16_bn", "v100", 4, "fp16",
+                                                             placement="expander"))))
+    assert report["memory_placement"]["name"] == "expander"
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "tensors and NDP in a memory expander: link 64 GB/s per direction at 80%, " \
+           "expander DRAM 307.2 GB/s over 8 controllers" in out
+    assert f"speedup {report['speedup']:.3f}x" in out
+
+
 def test_gpu_run_text_with_several_gpus(capsys):
     assert main(["gpu", "run", "--model", "resnet50", "--gpu", "v100", "--batch", "8",
                  "--gpus", "2"]) == 0
