@@ -8,9 +8,10 @@ none, never a truncated one; a folder created for it is removed again when the w
 import contextlib
 import os
 import pathlib
+import shutil
 
 
-__all__ = ["write_text", "atomic_path", "figure_path", "FIGURE_FORMATS", "pyplot", "save_figure"]
+__all__ = ["write_text", "atomic_path", "whole_folder", "figure_path", "FIGURE_FORMATS", "pyplot", "save_figure"]
 
 
 # The image formats the file-only backend writes, by file suffix.
@@ -87,3 +88,20 @@ def save_figure(figure, path, dpi=120):
     finally:
         pyplot().close(figure)
     return path
+
+
+@contextlib.contextmanager
+def whole_folder(output):
+    """A folder beside ``output`` (a :class:`pathlib.Path`) to write into, which replaces
+    ``output`` when the block ends without an exception and is removed when it raises
+    (Ctrl-C included): a folder of outputs is written whole or not at all."""
+    work = output.with_name(output.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        yield work
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    shutil.rmtree(output, ignore_errors=True)
+    work.replace(output)

@@ -26,7 +26,7 @@ from matndp.host.calibration import EXPANDER_SCHEMA, configuration_record
 from matndp.host.kernels.catalog import SECTOR_BYTES
 from matndp.host.kernels.expander import ReductionLaunch
 from matndp.host.ndpxnet import NDPXNetConfig
-from matndp.host.output import write_text
+from matndp.host.output import whole_folder, write_text
 from matndp.host.report import RunConfig, run_gpu
 from matndp.host.units import format_bytes, format_seconds
 from matndp.host.zoo import MODELS, build_model
@@ -183,46 +183,49 @@ def run_ndpxnet(output, setup=None, *, simulator="verilator", progress=print):
                                         {"step": _STEP}))
     inputs = [launch.random_inputs(setup.seed + 100 * index) for index, launch in enumerate(launches)]
     grads, states = [g for g, _ in inputs], [s for _, s in inputs]
-    progress(f"sim: {setup.gpus} GPUs write {len(launches)} of {len(buckets)} buckets' share "
-             f"({sum(launch.elements for launch in launches):,} elements per GPU) into the "
-             f"expander slice")
-    run = run_expander_rtl(launches, grads, states, gpus=_timings(setup), seed=setup.seed,
-                           simulator=simulator, directory=output / "run",
-                           cycle_limit=max(400_000, 400 * setup.gpus * sum(l.copy_bytes for l in launches) // SECTOR_BYTES))
-    _check(run, launches, grads, states)
-    result = run.result
     sectors = sum(launch.copy_bytes // SECTOR_BYTES for launch in launches)
-    done = max(entry["done_cycle"] for entry in result["entries"])
-    busy = done - result["first_gradient_write_cycle"]
-    accesses = result["gpu_memory_requests"] + result["ndp_reads"] + result["ndp_writes"]
-    measured = {
-        "buckets_run": [bucket.index for bucket in run_buckets],
-        "sectors_per_copy": sectors,
-        "gradient_writes": setup.gpus * sectors,
-        "cycles": result["finished_cycle"] - result["armed_cycle"],
-        "cycles_first_write_to_ready": busy,
-        "cycles_last_write_to_ready": done - result["last_gradient_write_cycle"],
-        "cycles_per_reduced_sector": busy / sectors,
-        "memory_accesses_per_reduced_sector": accesses / sectors,
-        "bucket_done_cycles": [entry["done_cycle"] - result["armed_cycle"] for entry in result["entries"]],
-        "bit_exact": True,
-    }
-    # The whole model priced with this run's cost per reduced sector.
-    calibration = output / "expander_calibration.json"
-    write_text(calibration, json.dumps({
-        "schema": EXPANDER_SCHEMA, "source": f"matndp sim --ndpxnet {setup.gpus}",
-        "ndp_config": configuration_record(EXPANDER_CONFIG),
-        "reduction": {kernel: {str(setup.gpus): {
-            "cycles_per_reduced_sector": measured["cycles_per_reduced_sector"],
-            "memory_accesses_per_reduced_sector": measured["memory_accesses_per_reduced_sector"]}}},
-    }, indent=2) + "\n")
-    priced = run_gpu(RunConfig(setup.model, setup.gpu, setup.batch, "fp32", gpus=setup.gpus,
-                               expander_calibration_path=str(calibration)))
-    report = _report(setup, graph, buckets, slices, kernel, optimizer, measured, priced,
-                     host.report["ndpxnet"]["expander_cost"])
-    report["wall_s"] = time.monotonic() - started
-    write_text(output / "report.json", json.dumps(report, indent=2) + "\n")
-    write_text(output / "report.md", report_markdown(report))
+    with whole_folder(output) as work:
+        progress(f"sim: {setup.gpus} GPUs write {len(launches)} of {len(buckets)} buckets' share "
+                 f"({sum(launch.elements for launch in launches):,} elements per GPU) into the "
+                 f"expander slice")
+        run = run_expander_rtl(launches, grads, states, gpus=_timings(setup), seed=setup.seed,
+                               simulator=simulator, directory=work / "run",
+                               cycle_limit=max(400_000, 400 * setup.gpus * sectors))
+        _check(run, launches, grads, states)
+        result = run.result
+        done = max(entry["done_cycle"] for entry in result["entries"])
+        busy = done - result["first_gradient_write_cycle"]
+        accesses = result["gpu_memory_requests"] + result["ndp_reads"] + result["ndp_writes"]
+        measured = {
+            "buckets_run": [bucket.index for bucket in run_buckets],
+            "sectors_per_copy": sectors,
+            "gradient_writes": setup.gpus * sectors,
+            "cycles": result["finished_cycle"] - result["armed_cycle"],
+            "cycles_first_write_to_ready": busy,
+            "cycles_last_write_to_ready": done - result["last_gradient_write_cycle"],
+            "cycles_per_reduced_sector": busy / sectors,
+            "memory_accesses_per_reduced_sector": accesses / sectors,
+            "bucket_done_cycles": [entry["done_cycle"] - result["armed_cycle"] for entry in result["entries"]],
+            "bit_exact": True,
+        }
+        # The whole model priced with this run's cost per reduced sector.
+        calibration = work / "expander_calibration.json"
+        write_text(calibration, json.dumps({
+            "schema": EXPANDER_SCHEMA, "source": f"matndp sim --ndpxnet {setup.gpus}",
+            "ndp_config": configuration_record(EXPANDER_CONFIG),
+            "reduction": {kernel: {str(setup.gpus): {
+                "cycles_per_reduced_sector": measured["cycles_per_reduced_sector"],
+                "memory_accesses_per_reduced_sector": measured["memory_accesses_per_reduced_sector"]}}},
+        }, indent=2) + "\n")
+        priced = run_gpu(RunConfig(setup.model, setup.gpu, setup.batch, "fp32", gpus=setup.gpus,
+                                   expander_calibration_path=str(calibration)))
+        # The cost's source names the file where it will be, not where it is written.
+        priced["ndpxnet"]["expander_cost"]["source"] = str(output / calibration.name)
+        report = _report(setup, graph, buckets, slices, kernel, optimizer, measured, priced,
+                         host.report["ndpxnet"]["expander_cost"])
+        report["wall_s"] = time.monotonic() - started
+        write_text(work / "report.json", json.dumps(report, indent=2) + "\n")
+        write_text(work / "report.md", report_markdown(report))
     return report
 
 

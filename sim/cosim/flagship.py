@@ -2,10 +2,10 @@
 model's plan and tiering run, through the slice RTL in the batch harness, checked, with
 its report; optionally the waveform of a window of its steps."""
 
-import contextlib
 import pathlib
-import shutil
 import time
+
+from matndp.host.output import whole_folder
 
 from .iteration import share_blocks, share_iteration
 from .report import FILES, write_iteration_report, write_report
@@ -42,7 +42,7 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
     if window and not window[1] <= len(share.steps):
         raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
                          f"{len(share.steps)} steps")
-    with _made_beside(output) as work:
+    with whole_folder(output) as work:
         run = run_share(share, simulator=simulator, directory=work / "run")
         progress(f"sim: {run.result.cycles:,} cycles run; checking every output")
         checks = run.check()
@@ -54,20 +54,6 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                             extra_files=files)
 
 
-@contextlib.contextmanager
-def _made_beside(output):
-    """A folder beside ``output`` that replaces it when the block ends without an
-    exception, and is removed when it raises (Ctrl-C included)."""
-    work = output.with_name(output.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    try:
-        yield work
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    shutil.rmtree(output, ignore_errors=True)
-    work.replace(output)
 
 
 def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator", progress=print):
@@ -81,7 +67,7 @@ def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator
     requests = sum(len(stage) for share in shares for step in share.steps for stage in step.stages)
     progress(f"sim: the whole iteration, {len(shares)} blocks, {requests:,} GPU-port requests for "
              f"one of {shares[0].slices} slices; running under {simulator}")
-    with _made_beside(output) as work:
+    with whole_folder(output) as work:
         runs = run_shares(shares, simulator=simulator, directory=work / "run")
         progress(f"sim: {runs[0].result.cycles:,} cycles run; checking every output")
         checks = check_runs(runs)

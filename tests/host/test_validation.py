@@ -67,7 +67,7 @@ def test_the_first_line_names_the_calibration_and_the_scaled_gpu():
 
 def test_every_row_has_a_cell_per_column():
     tables = _tables(validation_tables())
-    assert len(tables) == 6
+    assert len(tables) == 7
     for heading, (header, rows) in tables.items():
         assert rows, heading
         for row in rows:
@@ -228,3 +228,21 @@ def test_runtime_shares_of_a_hand_made_graph():
     assert list(shares) == list(expected)
     for group, (flop_share, time_share) in expected.items():
         assert shares[group] == pytest.approx((flop_share, time_share))
+
+
+def test_the_ndpxnet_rows_are_data_parallel_runs_priced_as_their_reports_say():
+    from matndp.host.report import RunConfig, run_gpu
+    header, rows = _table(_tables(validation_tables()), "NDPXNet")
+    assert header[:4] == ["model", "batch", "GPUs", "expander cycles / reduced sector"]
+    assert [(row[0], row[2]) for row in rows] == [("resnet50", "4"), ("resnet50", "8"),
+                                                  ("bert-base", "4"), ("bert-base", "8")]
+    for row in rows:
+        seq_len = 128 if row[0] == "bert-base" else None
+        r = run_gpu(RunConfig(row[0], "a100", int(row[1]), "fp16", int(row[2]), seq_len))
+        base, ours = r["ndpxnet"]["baseline"], r["ndpxnet"]["matndp"]
+        cost = r["ndpxnet"]["expander_cost"]
+        assert row[3].startswith(f"{cost['cycles_per_reduced_sector']:.1f} (")
+        assert row[3].endswith("(assumed)") == (cost["source"] == "assumption")
+        assert row[4] == f"{(base['allreduce_exposed_s'] + base['optimizer_gpu_s']) * 1e3:.2f}"
+        assert row[5] == f"{ours['ndpxnet_exposed_s'] * 1e3:.3f}"
+        assert row[8] == f"{r['speedup']:.3f}"
