@@ -6,8 +6,8 @@ order, then the library optimizer's golden) bit for bit, the same under every ti
 seed; a GPU that stops mid-tensor leaves the others flowing and its tensors' completion
 pending; accesses outside every range pass through untouched.
 
-The default suite builds one design (K = 4 under Verilator); ``-m slow`` adds K = 2 and a
-short run under Icarus.
+Every test here is slow (``make test-slow``): the expander slice's Verilator build alone
+takes minutes. K = 4 under Verilator, K = 2, and a short run under Icarus.
 """
 
 import numpy as np
@@ -76,6 +76,9 @@ def _memory_traffic(run, launches):
     assert run.result["ndp_writes"] == stores
 
 
+# The expander slice's Verilator build takes minutes on its own: its RTL runs are slow tests
+# (`make test-slow`); the port merge's unit tests and the kernels on the ISS stay default.
+@pytest.mark.slow
 def test_reduction_is_bit_exact_and_the_same_under_three_timing_seeds():
     ports = 4
     launches, grads, states = _problem(ports)
@@ -94,6 +97,7 @@ def test_reduction_is_bit_exact_and_the_same_under_three_timing_seeds():
                 assert np.array_equal(_bits(other[index][name]), _bits(outputs[0][index][name]))
 
 
+@pytest.mark.slow
 def test_a_gpu_that_stops_mid_tensor_leaves_the_others_flowing_and_the_tensor_pending():
     ports = 4
     launches, grads, states = _problem(ports)
