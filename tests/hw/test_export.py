@@ -3,21 +3,32 @@
 import subprocess
 import sys
 
+import pytest
+
 from matndp.hw.export import export_verilog
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.lint import lint
 
 
-def test_export_is_byte_identical_and_has_no_paths(tmp_path):
-    first = export_verilog(NDPSlice(), "ndp_slice")
-    second = export_verilog(NDPSlice(), "ndp_slice")
-    assert first == second
-    assert "/work" not in first and "/home" not in first and "/root" not in first and ".py:" not in first
+# Exporting the slice with its engine takes a minute: the tests share one export (and one
+# worker), and only the reproducibility test makes a second one.
+pytestmark = pytest.mark.xdist_group("export_slice")
 
 
-def test_exported_verilog_is_lint_clean(tmp_path):
+@pytest.fixture(scope="module")
+def exported():
+    return export_verilog(NDPSlice(), "ndp_slice")
+
+
+def test_export_is_byte_identical_and_has_no_paths(exported):
+    assert export_verilog(NDPSlice(), "ndp_slice") == exported
+    assert "/work" not in exported and "/home" not in exported and "/root" not in exported \
+        and ".py:" not in exported
+
+
+def test_exported_verilog_is_lint_clean(tmp_path, exported):
     path = tmp_path / "ndp_slice.v"
-    path.write_text(export_verilog(NDPSlice(), "ndp_slice"))
+    path.write_text(exported)
     assert lint(path) == 0
 
 
@@ -29,9 +40,9 @@ def test_lint_fails_on_a_real_problem(tmp_path):
     assert lint(path) == 1
 
 
-def test_cli_export(tmp_path):
+def test_cli_export(tmp_path, exported):
     output = tmp_path / "out.v"
     result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--output", str(output)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert output.read_text() == export_verilog(NDPSlice(), "ndp_slice")
+    assert output.read_text() == exported

@@ -32,8 +32,11 @@ def test_traffic_without_pauses():
     _run("verilator", "random_traffic", MATNDP_SEED=2, MATNDP_OPERATIONS=12, MATNDP_PRESSURE="none")
 
 
-def test_windows_and_errors_with_an_engine():
-    _run("verilator", ["windows", "register_errors", "random_traffic"], config=SMALL_ENGINE,
+# Icarus compiles the top with an engine in seconds, where Verilator's build takes minutes:
+# the default suite runs it under Icarus, the slow suite under Verilator too.
+@pytest.mark.parametrize("simulator", ["icarus", pytest.param("verilator", marks=pytest.mark.slow)])
+def test_windows_and_errors_with_an_engine(simulator):
+    _run(simulator, ["windows", "register_errors", "random_traffic"], config=SMALL_ENGINE,
          MATNDP_SEED=4, MATNDP_OPERATIONS=6, MATNDP_PRESSURE="random")
 
 
