@@ -78,7 +78,7 @@ async def _finished(task):
         await task
 
 
-def _bursts(accesses, sector_bytes, rng):
+def axi_operations(accesses, sector_bytes, rng):
     """(kind, address, data or length) per AXI operation of one GPU's ``accesses``:
     gradient sectors at consecutive addresses joined into INCR bursts of random length."""
     operations, run = [], None
@@ -203,7 +203,7 @@ async def axi_expander_reduction(dut):
     dut.rst.value = 1
     rng = random.Random(seed)
     gpus = [Gpu(dut, port, gpu_job, seed=seed) for port, gpu_job in enumerate(job["gpus"])]
-    operations = [_bursts(gpu_job["accesses"], sector_bytes, rng) for gpu_job in job["gpus"]]
+    operations = [axi_operations(gpu_job["accesses"], sector_bytes, rng) for gpu_job in job["gpus"]]
     regions = [(region["addr"], region["bytes"]) for tensor in tensors for region in tensor["read_back"]]
     regions += [(tensor["entry"]["base"], tensor["entry"]["size"]) for tensor in tensors]
     top = max(address + size for address, size in regions)

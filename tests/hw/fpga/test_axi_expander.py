@@ -9,7 +9,10 @@ accesses, outside every range, pass through untouched; the engine's memory traff
 scheme's minimum.
 
 The build of the top (the expander slice with its engine, four AXI ports) takes minutes,
-so these runs are marked slow."""
+so these runs are marked slow; the default suite checks how the testbench groups a GPU's
+writes into bursts and the run's argument errors."""
+
+import random
 
 import numpy as np
 import pytest
@@ -17,9 +20,10 @@ import pytest
 from matndp.host.kernels.expander import ReductionLaunch
 from matndp.sim.expander_golden import reduction_golden
 from matndp.sim.expander_run import GpuTiming, run_expander_rtl
+from matndp.sim.tb.axi_expander_tb import MAX_BURST_SECTORS, axi_operations
 
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("axi_expander")]
+pytestmark = pytest.mark.xdist_group("axi_expander")
 
 SECTOR_BYTES = 32
 LATE = 3000
@@ -76,6 +80,53 @@ def _check(run, launches, grads, states, late):
                                        SECTOR_BYTES for launch in launches)
 
 
+def _gradient_accesses(launch, grad, base):
+    return [{"addr": base + offset, "write": True, "unrelated": False,
+             "data": data[::-1].hex(), "mask": mask}
+            for offset, data, mask in launch.sector_writes(grad)]
+
+
+def test_gradient_writes_become_bursts_of_their_bytes_in_order():
+    launch = ReductionLaunch("adam", 203, 2, {"step": 1})
+    grad = np.arange(203, dtype=np.float32)
+    base = 0x4000
+    unrelated = {"addr": 0x100, "write": False, "unrelated": True, "data": "0", "mask": 0}
+    accesses = _gradient_accesses(launch, grad, base)
+    accesses = accesses[:5] + [unrelated] + accesses[5:]
+    operations = axi_operations(accesses, SECTOR_BYTES, random.Random(3))
+    bursts = [(address, data) for kind, address, data in operations if kind == "gradient"]
+    assert [kind for kind, _, _ in operations].count("unrelated_read") == 1
+    # The bursts cover the gradient's bytes exactly, in order: the ragged last sector's
+    # unwritten bytes are left out, and no burst spans the unrelated access.
+    joined = b"".join(bytes(data) for _, data in bursts)
+    assert joined == grad.tobytes()
+    expected_address = base
+    for address, data in bursts:
+        assert address == expected_address
+        assert 0 < len(data) <= MAX_BURST_SECTORS * SECTOR_BYTES
+        expected_address += len(data)
+    assert 1 < len(bursts) < len(accesses) - 1
+    assert any(address == base + 5 * SECTOR_BYTES for address, _ in bursts)
+
+
+def test_a_gradient_write_with_holes_in_its_strobes_is_refused():
+    access = {"addr": 0x40, "write": True, "unrelated": False, "data": "0", "mask": 0b101}
+    with pytest.raises(ValueError, match="enables bytes 0x5, not a run from the sector's first byte"):
+        axi_operations([access], SECTOR_BYTES, random.Random(1))
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"top": "fpga"}, "top must be one of slice, axi, not 'fpga'"),
+    ({"top": "axi", "memory_latency": 20}, "memory_latency and reorder set the slice's memory model"),
+    ({"top": "axi", "reorder": True}, "the AXI top's memory \\(AxiRam\\) has neither"),
+])
+def test_run_arguments_the_axi_top_does_not_take_are_refused(keywords, message):
+    launches, grads, states = _problem(2, TENSORS[1:])
+    with pytest.raises(ValueError, match=message):
+        run_expander_rtl(launches, grads, states, gpus=_gpus(2, 1), **keywords)
+
+
+@pytest.mark.slow
 def test_four_gpus_over_axi_bit_exact_under_two_timing_seeds():
     ports = 4
     launches, grads, states = _problem(ports)
@@ -91,6 +142,7 @@ def test_four_gpus_over_axi_bit_exact_under_two_timing_seeds():
                                   outputs[1][index][name].view(np.uint32))
 
 
+@pytest.mark.slow
 def test_two_gpus_over_axi_under_icarus():
     ports = 2
     launches, grads, states = _problem(ports, TENSORS[1:])
