@@ -43,10 +43,12 @@ mutate: $(STAMP)
 verilog: $(STAMP)
 	$(MATNDP) export --output build/verilog/ndp_slice.v
 	$(MATNDP) export --design axi --output build/verilog/ndp_slice_axi.v
+	$(MATNDP) export --design expander-axi --output build/verilog/expander_axi.v
 
 lint: verilog
 	$(MATNDP) lint build/verilog/ndp_slice.v
 	$(MATNDP) lint build/verilog/ndp_slice_axi.v --top ndp_slice_axi
+	$(MATNDP) lint build/verilog/expander_axi.v --top expander_axi
 
 synth: $(STAMP)
 	$(MATNDP) synth --output build/synth

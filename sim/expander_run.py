@@ -1,7 +1,8 @@
 """Gradient tensors reduced through the expander slice's RTL: K simulated GPUs, each on its
 own port with its own timing and back-pressure, write their gradients; the engine sums
 them and runs the optimizer; the updated weights and state are read back
-(docs/ndpxnet-rtl.md). The testbench is ``sim/tb/expander_tb.py``.
+(docs/ndpxnet-rtl.md). The testbench is ``sim/tb/expander_tb.py`` for the expander slice
+and ``sim/tb/axi_expander_tb.py`` for its FPGA top behind AXI.
 """
 
 from dataclasses import asdict, dataclass, field
@@ -14,11 +15,21 @@ import numpy as np
 
 from matndp.host.kernels.catalog import SECTOR_BYTES
 from matndp.host.kernels.expander import ReductionLaunch, reduction_image
-from .expander import EXPANDER_CONFIG, EXPANDER_MODULE, expander_slice_verilog
+from .expander import (AXI_EXPANDER_MODULE, EXPANDER_CONFIG, EXPANDER_MODULE,
+                       axi_expander_verilog, expander_slice_verilog)
 from .runner import build_root, run_cocotb
 
 
-__all__ = ["GpuTiming", "ExpanderRun", "run_expander_rtl"]
+__all__ = ["GpuTiming", "ExpanderRun", "EXPANDER_TOPS", "run_expander_rtl"]
+
+
+# The designs a run can go through: name -> (its Verilog, its module, its testbench).
+EXPANDER_TOPS = {
+    "slice": (expander_slice_verilog, EXPANDER_MODULE, "matndp.sim.tb.expander_tb"),
+    "axi": (axi_expander_verilog, AXI_EXPANDER_MODULE, "matndp.sim.tb.axi_expander_tb"),
+}
+# The slice testbench's memory model answers after this many cycles unless told otherwise.
+MEMORY_LATENCY = 20
 
 
 _TENSOR_BASE = 0x10_0000
@@ -72,13 +83,22 @@ def _accesses(launch_writes, copy_bases, port, timing, rng, config):
 
 
 def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verilator",
-                     memory_latency=20, memory_pressure=0.0, reorder=False,
-                     config=EXPANDER_CONFIG, cycle_limit=400_000, directory=None):
+                     memory_latency=None, memory_pressure=0.0, reorder=False,
+                     config=EXPANDER_CONFIG, cycle_limit=400_000, directory=None, top="slice"):
     """Run ``launches`` (:class:`~matndp.host.kernels.expander.ReductionLaunch`, one
-    filter entry each, all over ``len(gpus)`` GPUs) through the expander slice's RTL.
-    ``grads[t][k]`` is GPU k's gradient of tensor t, ``states[t]`` its optimizer state;
-    ``gpus`` one :class:`GpuTiming` per GPU. Returns an :class:`ExpanderRun`."""
+    filter entry each, all over ``len(gpus)`` GPUs) through the expander slice's RTL
+    (``top`` "slice") or its FPGA top behind AXI ("axi"). ``grads[t][k]`` is GPU k's
+    gradient of tensor t, ``states[t]`` its optimizer state; ``gpus`` one
+    :class:`GpuTiming` per GPU. ``memory_latency`` (default 20 cycles) and ``reorder``
+    set the slice's memory model; the AXI top's memory (cocotbext-axi's ``AxiRam``)
+    answers at its own pace, in order. Returns an :class:`ExpanderRun`."""
     ports = len(gpus)
+    if top not in EXPANDER_TOPS:
+        raise ValueError(f"top must be one of {', '.join(EXPANDER_TOPS)}, not {top!r}")
+    if top == "axi" and (memory_latency is not None or reorder):
+        raise ValueError("memory_latency and reorder set the slice's memory model; the AXI "
+                         "top's memory (AxiRam) has neither")
+    memory_latency = MEMORY_LATENCY if memory_latency is None else memory_latency
     if not launches:
         raise ValueError("run_expander_rtl needs at least one tensor")
     if len(launches) > config.trigger.filter_entries:
@@ -135,10 +155,10 @@ def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verila
            "gpus": gpu_jobs, "memory_latency": memory_latency, "memory_pressure": memory_pressure,
            "reorder": reorder, "watchdog": 1 << 24, "cycle_limit": cycle_limit}
     (directory / "job.json").write_text(json.dumps(job))
-    run_cocotb(sources=[expander_slice_verilog(config, ports, simulator=simulator)],
-               toplevel=EXPANDER_MODULE, test_module="matndp.sim.tb.expander_tb",
-               simulator=simulator, extra_env={"MATNDP_JOB": str(directory)},
-               log_file=directory / "simulator.log")
+    verilog, module, testbench = EXPANDER_TOPS[top]
+    run_cocotb(sources=[verilog(config, ports, simulator=simulator)],
+               toplevel=module, test_module=testbench, simulator=simulator,
+               extra_env={"MATNDP_JOB": str(directory)}, log_file=directory / "simulator.log")
     result = json.loads((directory / "result.json").read_text())
     outputs = []
     for index, launch in enumerate(launches):

@@ -3,8 +3,10 @@
 
 from dataclasses import dataclass, fields
 
+from ..config import NDPConfig
 
-__all__ = ["AXIConfig"]
+
+__all__ = ["AXIConfig", "checked_configs"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,16 @@ class AXIConfig:
             raise ValueError(f"AXIConfig.read_slots ({self.read_slots}) exceeds the "
                              f"{1 << config.id_width} read tags of NDPConfig.id_width "
                              f"({config.id_width})")
+
+
+def checked_configs(top, config, axi_config):
+    """The configurations of the FPGA top named ``top``: ``config`` (an
+    :class:`~matndp.hw.config.NDPConfig`) and ``axi_config`` (an :class:`AXIConfig`, the
+    default for None), or the error that names what is wrong with them."""
+    if not isinstance(config, NDPConfig):
+        raise TypeError(f"{top}: config must be an NDPConfig, not {config!r}")
+    axi_config = AXIConfig() if axi_config is None else axi_config
+    if not isinstance(axi_config, AXIConfig):
+        raise TypeError(f"{top}: axi_config must be an AXIConfig, not {axi_config!r}")
+    axi_config.check(config)
+    return config, axi_config

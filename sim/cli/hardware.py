@@ -24,7 +24,13 @@ def _axi_slice():
     return AXI_SLICE_MODULE, AXISlice(TRIGGER_SLICE)
 
 
-EXPORTS = {"slice": _slice, "axi": _axi_slice}
+def _axi_expander():
+    from ..expander import AXI_EXPANDER_MODULE, EXPANDER_CONFIG, EXPANDER_PORTS
+    from matndp.hw.fpga.expander_top import AXIExpander
+    return AXI_EXPANDER_MODULE, AXIExpander(EXPANDER_CONFIG, EXPANDER_PORTS)
+
+
+EXPORTS = {"slice": _slice, "axi": _axi_slice, "expander-axi": _axi_expander}
 
 
 def run_export(args):
@@ -54,11 +60,14 @@ def run_bench(args):
 
 
 def register(subparsers):
-    export = subparsers.add_parser("export", help="export the NDP slice or its AXI top as Verilog",
+    export = subparsers.add_parser("export", help="export the NDP slice or an AXI top as Verilog",
                                    description="Write reproducible Verilog of the NDP slice "
-                                               "(--design slice) or of the FPGA top with AXI4 "
+                                               "(--design slice), of the FPGA top with AXI4 "
                                                "and AXI4-Lite ports around the slice of the "
-                                               "trigger alone (--design axi).")
+                                               "trigger alone (--design axi), or of the memory "
+                                               "expander's FPGA top: four GPU-side AXI4 slaves "
+                                               "around the expander slice (--design "
+                                               "expander-axi).")
     export.add_argument("--design", choices=list(EXPORTS), default="slice",
                         help="which design (default %(default)s)")
     export.add_argument("--output", type=output_file, default="build/verilog/ndp_slice.v",

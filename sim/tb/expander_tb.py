@@ -60,6 +60,59 @@ class DelayedSource(StreamSource):
         return self.cycles.now() >= self.start
 
 
+async def arm_tensors(runtime, job, job_dir, now):
+    """Have ``runtime`` load each tensor's kernel, write its argument block and its
+    counters (through the scratchpad window) and program its filter entry, as ``job``
+    describes them; returns the cycle (``now()``) at which the last entry was armed."""
+    tensors = job["tensors"]
+    await call_runtime(runtime.probe)
+    await call_runtime(runtime.set_watchdog, job["watchdog"])
+    await call_runtime(runtime.write_fields, "irq_enable", mask=(1 << len(tensors)) - 1)
+    loaded = {}
+    for index, tensor in enumerate(tensors):
+        kernel = tensor["kernel"]
+        if kernel["name"] not in loaded:
+            image = KernelImage(kernel["name"], tuple(int(word, 16) for word in kernel["words"]),
+                                {Section[name]: start for name, start in kernel["sections"].items()},
+                                uses_atomics=kernel["uses_atomics"])
+            loaded[kernel["name"]] = await call_runtime(runtime.load_kernel, image)
+        await call_runtime(runtime.write_arguments, index, tensor["arguments"])
+        await call_runtime(runtime.write_window, "scratchpad", tensor["counters"],
+                           np.load(job_dir / tensor["counters_file"]))
+    armed = None
+    for index, tensor in enumerate(tensors):
+        entry = tensor["entry"]
+        await call_runtime(runtime.program, index, loaded[tensor["kernel"]["name"]].filter_range(
+            entry["base"], entry["size"], on_write=True, on_read=False,
+            expected=entry["expected"], arg_index=index))
+        armed = now()
+    return armed
+
+
+async def run_summary(runtime, done_at, error, armed_cycle, finished_cycle, gradient_cycles):
+    """The part of ``result.json`` every expander testbench writes: per entry whether and
+    when (``done_at``) it completed and its counts; the engine's ``error``; the run's
+    cycles (``gradient_cycles``: those of the gradient writes)."""
+    entries = []
+    for index, done in enumerate(done_at):
+        entries.append({
+            "complete": done is not None,
+            "done_cycle": done,
+            "hits": await call_runtime(runtime.hits, index),
+            "completed": await call_runtime(runtime.completed, index),
+            "drained": await call_runtime(runtime.drained, index),
+        })
+    return {
+        "entries": entries,
+        "complete": all(entry["complete"] for entry in entries),
+        "error": None if error is None else [error[0], error[1], error[2].name],
+        "armed_cycle": armed_cycle,
+        "finished_cycle": finished_cycle,
+        "first_gradient_write_cycle": min(gradient_cycles, default=None),
+        "last_gradient_write_cycle": max(gradient_cycles, default=None),
+    }
+
+
 @cocotb.test()
 async def expander_reduction(dut):
     job_dir = pathlib.Path(os.environ["MATNDP_JOB"])
@@ -107,28 +160,7 @@ async def expander_reduction(dut):
     await RisingEdge(dut.clk)
     cocotb.start_soon(loop.run())
 
-    await call_runtime(runtime.probe)
-    await call_runtime(runtime.set_watchdog, job["watchdog"])
-    await call_runtime(runtime.write_fields, "irq_enable", mask=(1 << len(tensors)) - 1)
-    loaded = {}
-    for index, tensor in enumerate(tensors):
-        kernel = tensor["kernel"]
-        if kernel["name"] not in loaded:
-            image = KernelImage(kernel["name"], tuple(int(word, 16) for word in kernel["words"]),
-                                {Section[name]: start for name, start in kernel["sections"].items()},
-                                uses_atomics=kernel["uses_atomics"])
-            loaded[kernel["name"]] = await call_runtime(runtime.load_kernel, image)
-        await call_runtime(runtime.write_arguments, index, tensor["arguments"])
-        await call_runtime(runtime.write_window, "scratchpad", tensor["counters"],
-                           np.load(job_dir / tensor["counters_file"]))
-    armed = []
-    for index, tensor in enumerate(tensors):
-        entry = tensor["entry"]
-        await call_runtime(runtime.program, index, loaded[tensor["kernel"]["name"]].filter_range(
-            entry["base"], entry["size"], on_write=True, on_read=False,
-            expected=entry["expected"], arg_index=index))
-        armed.append(cycles.now())
-    armed_cycle = armed[-1]
+    armed_cycle = await arm_tensors(runtime, job, job_dir, cycles.now)
 
     # Each GPU's accesses: its gradient writes, and unrelated accesses of a region of its
     # own that no entry watches (what a read must return follows from its writes before).
@@ -182,15 +214,9 @@ async def expander_reduction(dut):
         await RisingEdge(dut.clk)
     await WaitCycles(dut.clk, 16)
 
-    entries = []
-    for index in range(len(tensors)):
-        entries.append({
-            "complete": done_at[index] is not None,
-            "done_cycle": done_at[index],
-            "hits": await call_runtime(runtime.hits, index),
-            "completed": await call_runtime(runtime.completed, index),
-            "drained": await call_runtime(runtime.drained, index),
-        })
+    summary = await run_summary(runtime, done_at, error, armed_cycle, finished_cycle,
+                                gradient_cycles=[gpus[port].transfer_cycles[n] for port in range(ports)
+                                                 for n in gradient_writes[port] if n < gpus[port].sent])
     for tensor in tensors:
         for region in tensor["read_back"]:
             data = bytearray()
@@ -213,16 +239,8 @@ async def expander_reduction(dut):
             unrelated_mismatches += memory.store.read(addr) != data
     source_bit = 1 << (slice_config.mem_id_width - 1)
     ndp = [request for request in memory.requests if request["id"] & source_bit]
-    gradient_cycles = [gpus[port].transfer_cycles[n] for port in range(ports)
-                       for n in gradient_writes[port] if n < gpus[port].sent]
     result = {
-        "entries": entries,
-        "complete": all(entry["complete"] for entry in entries),
-        "error": None if error is None else [error[0], error[1], error[2].name],
-        "armed_cycle": armed_cycle,
-        "finished_cycle": finished_cycle,
-        "first_gradient_write_cycle": min(gradient_cycles, default=None),
-        "last_gradient_write_cycle": max(gradient_cycles, default=None),
+        **summary,
         "gpu_sent": [g.sent for g in gpus],
         "gpu_offered": [g.sent + len(g.queue) for g in gpus],
         "gpu_reads": reads,
