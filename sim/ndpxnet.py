@@ -233,9 +233,9 @@ def _report(setup, graph, buckets, slices, kernel, optimizer, measured, priced, 
     ndpxnet = priced["ndpxnet"]
     base, ours = ndpxnet["baseline"], ndpxnet["matndp"]
     clock = priced["calibration"]["clock_hz"]
-    model_sectors = sum(-(-bucket.share // ELEMENTS_PER_SECTOR) for bucket in buckets) * slices
     grads = sum(t.bytes for t in graph.tensors.values() if t.kind == "weight_gradient")
     per_slice_sectors = sum(-(-bucket.share // ELEMENTS_PER_SECTOR) for bucket in buckets)
+    model_sectors = per_slice_sectors * slices
     return {
         "setup": asdict(setup), "optimizer": {"host_kernel": kernel, "rtl": optimizer},
         "slices": slices, "clock_hz": clock,

@@ -24,7 +24,9 @@ reset began in ``reset_cycles``.
 
 from collections import deque
 
-from cocotb.triggers import Event, ReadOnly, RisingEdge
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles as Edges, Event, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from .pause import NoPause, pause_iterator
@@ -100,6 +102,16 @@ class CycleLoop:
             raise TypeError(f"a cycle loop takes Participant objects, not {participant!r}")
         self.participants.append(participant)
         return participant
+
+    async def start(self, *, reset_cycles=3):
+        """Start the clock (of the loop's period), hold ``reset`` for ``reset_cycles``
+        cycles, release it and run the loop from the next edge on."""
+        cocotb.start_soon(Clock(self.clock, self.cycles.period_ns, unit="ns").start())
+        self.reset.value = 1
+        await Edges(self.clock, reset_cycles)
+        self.reset.value = 0
+        await RisingEdge(self.clock)
+        cocotb.start_soon(self.run())
 
     async def run(self):
         participants = self.participants

@@ -20,7 +20,6 @@ import time
 import numpy as np
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles as WaitCycles, RisingEdge
 
 from matndp.hw.arbiter import with_id_width
@@ -90,13 +89,8 @@ async def kernel_launch(dut):
         for region in launch["place"]:
             memory.store.load(region["addr"], np.load(job_dir / region["file"]))
 
-    cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
     dut.mem_write_error.value = 0      # the memory model accepts every write
-    dut.rst.value = 1
-    await WaitCycles(dut.clk, 3)
-    dut.rst.value = 0
-    await RisingEdge(dut.clk)
-    cocotb.start_soon(loop.run())
+    await loop.start()
 
     await call_runtime(runtime.probe)
     await call_runtime(runtime.set_watchdog, job["watchdog"])

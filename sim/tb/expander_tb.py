@@ -20,7 +20,6 @@ import random
 import numpy as np
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles as WaitCycles, RisingEdge
 
 from matndp.hw.arbiter import with_id_width
@@ -152,13 +151,8 @@ async def expander_reduction(dut):
         for region in tensor["place"]:
             memory.store.load(region["addr"], np.load(job_dir / region["file"]))
 
-    cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
     dut.mem_write_error.value = 0
-    dut.rst.value = 1
-    await WaitCycles(dut.clk, 3)
-    dut.rst.value = 0
-    await RisingEdge(dut.clk)
-    cocotb.start_soon(loop.run())
+    await loop.start()
 
     armed_cycle = await arm_tensors(runtime, job, job_dir, cycles.now)
 

@@ -17,8 +17,7 @@ import os
 import numpy as np
 
 import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles as WaitCycles, Event, RisingEdge
+from cocotb.triggers import Event, RisingEdge
 
 from matndp.hw.arbiter import with_id_width
 from matndp.hw.layouts import request_layout, response_layout
@@ -154,13 +153,8 @@ class ReplayExecutor(JobExecutor):
 
     async def start(self):
         dut = self.dut
-        cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
         dut.mem_write_error.value = 0
-        dut.rst.value = 1
-        await WaitCycles(dut.clk, 3)
-        dut.rst.value = 0
-        await RisingEdge(dut.clk)
-        cocotb.start_soon(self.loop.run())
+        await self.loop.start()
 
     def cycle(self):
         return self.clock.now()
