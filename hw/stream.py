@@ -92,11 +92,15 @@ class SkidBuffer(_Stage):
             with m.If(skid_full):
                 m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]
             with m.Else():
-                m.d.sync += self.o.valid.eq(self.i.valid)
-                with m.If(self.i.valid):
-                    m.d.sync += self.o.payload.eq(self.i.payload)
+                m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid)]
         with m.Elif(self.i.valid & self.i.ready):
-            m.d.sync += [skid.eq(self.i.payload), skid_full.eq(1)]
+            m.d.sync += skid_full.eq(1)
+        # Both payload registers load whether or not a transfer is offered (what they take
+        # without one is never offered), so the producer's ``valid`` is in neither's enable:
+        # the skid register loads while it is empty, the output register while it is
+        # empty or emptying.
+        with m.If(~skid_full):
+            m.d.sync += skid.eq(self.i.payload)
         return m
 
 

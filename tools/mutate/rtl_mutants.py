@@ -97,7 +97,8 @@ _ROUNDING = "hw/fp/rounding.py"
 
 MUTANTS = (
     # --- the filter matcher ------------------------------------------------------------------
-    _m("match-base-bound", _MATCH, "(self.addr >= entry.base)", "(self.addr > entry.base)", TRIGGER),
+    _m("match-base-bound", _MATCH, "in_range = ~below_base & (self.addr < end)",
+       "in_range = ~below_base & (difference != 0) & (self.addr < end)", TRIGGER),
     _m("match-end-bound", _MATCH, "(self.addr < end)", "(self.addr <= end)", TRIGGER),
     _m("match-end-no-carry", _MATCH, "end = Signal(width + 1, name=f\"end{index}\")",
        "end = Signal(width, name=f\"end{index}\")", TRIGGER),
@@ -105,11 +106,15 @@ MUTANTS = (
        TRIGGER),
     _m("match-ignores-enable", _MATCH, "match.eq(entry.enable & direction & in_range)",
        "match.eq(direction & in_range)", TRIGGER),
-    _m("match-offset-sign", _MATCH, "offset.eq(self.addr - entry.base)", "offset.eq(entry.base - self.addr)",
+    _m("match-offset-sign", _MATCH, "difference.eq(self.addr - entry.base)", "difference.eq(entry.base - self.addr)",
        TRIGGER),
     _m("match-highest-wins", _MATCH, "self.winner.eq(first_one(matched))",
        "self.winner.eq(first_one(matched[::-1])[::-1])", TRIGGER),
+    _m("match-matches-miss-entry-0", _MATCH, "self.matches.eq(matched)",
+       "self.matches.eq(matched & ~1)", TRIGGER),
     # --- the trigger -------------------------------------------------------------------------
+    _m("trigger-highest-wins", _TRIGGER, "request_winner.eq(first_one(staged_request.matches))",
+       "request_winner.eq(first_one(staged_request.matches[::-1])[::-1])", TRIGGER),
     _m("trigger-held-ignores-queue", _TRIGGER, "request_held.eq((write_hit & ~write_events.i.ready) |",
        "request_held.eq((write_hit & 0) |", TRIGGER),
     _m("trigger-held-on-any-write", _TRIGGER, "request_held.eq((write_hit & ~write_events.i.ready) |",
@@ -211,6 +216,9 @@ MUTANTS = (
     _m("skid-drops-skid", _STREAM,
        "m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]",
        "m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(1), skid_full.eq(0)]", STREAM),
+    _m("skid-register-overwritten-while-full", _STREAM,
+       "with m.If(~skid_full):\n            m.d.sync += skid.eq(self.i.payload)",
+       "with m.If(1):\n            m.d.sync += skid.eq(self.i.payload)", STREAM),
     _m("queue-depth-off-by-one", _STREAM, "m.d.sync += room.eq(next_level < self.depth)",
        "m.d.sync += room.eq(next_level <= self.depth)", STREAM),
     _m("merge-choice-not-held", _STREAM, "grant.eq(Mux(held, held_grant, first_one(candidates)))",
