@@ -26,9 +26,8 @@ def filter_entry_layout(config):
 
 
 class FilterMatcher(wiring.Component):
-    """``matches`` has a bit per entry that matches, ``winner`` the lowest of them
-    (one-hot), ``offsets`` every entry's offset: a user may register ``hit``, ``matches``
-    and ``offsets`` and resolve the winner and its offset a cycle later, off the path from
+    """``winner`` is the matching entry one-hot and ``offsets`` every entry's offset, so
+    that a user may register them and select the offset a cycle later, off the path from
     the address to the decision; ``entry`` and ``offset`` are that selection done here.
 
     ``ends``: with ``precomputed_ends``, an input holding ``base + size`` of every entry
@@ -46,7 +45,6 @@ class FilterMatcher(wiring.Component):
             "hit":    Out(1),
             "entry":  Out(config.trigger.entry_bits),
             "offset": Out(config.addr_width),
-            "matches": Out(config.trigger.filter_entries),
             "winner": Out(config.trigger.filter_entries),
             "offsets": Out(data.ArrayLayout(unsigned(config.addr_width), config.trigger.filter_entries)),
         }
@@ -69,21 +67,18 @@ class FilterMatcher(wiring.Component):
             else:
                 end = Signal(width + 1, name=f"end{index}")
                 m.d.comb += end.eq(entry.base + entry.size)
-            # The bounds are two carry chains side by side rather than a subtraction
-            # followed by a comparison of its result with the size: one chain deep, not
-            # two. The offset ``addr - base`` is one of them: its borrow is the lower
-            # bound, so each address bit feeds two chains per entry, not three. The end
-            # has a spare bit, so a range reaching past the top address works. Only the
-            # winner's offset is used.
-            difference = Signal(width + 1, name=f"difference{index}")
-            m.d.comb += difference.eq(self.addr - entry.base)
-            below_base = difference[width]
-            in_range = ~below_base & (self.addr < end)
+            # The bounds are two comparisons side by side rather than a subtraction
+            # followed by a comparison of its result with the size: one carry chain deep,
+            # not two. The end has a spare bit, so a range reaching past the top address
+            # works. The offset is formed beside them; only the winner's is used.
+            in_range = (self.addr >= entry.base) & (self.addr < end)
             direction = (self.write & entry.on_write) | (~self.write & entry.on_read)
             match = Signal(name=f"match{index}")
             m.d.comb += match.eq(entry.enable & direction & in_range)
             matches.append(match)
-            offsets.append(difference[:width])
+            offset = Signal(width, name=f"offset{index}")
+            m.d.comb += offset.eq(self.addr - entry.base)
+            offsets.append(offset)
 
         # Lowest index wins. A one-hot winner vector and an AND-OR select keep this a few
         # logic levels deep instead of a chain of 2:1 multiplexers, one per entry.
@@ -91,7 +86,6 @@ class FilterMatcher(wiring.Component):
         for index in range(count):
             m.d.comb += self.offsets[index].eq(offsets[index])
         m.d.comb += [
-            self.matches.eq(matched),
             self.winner.eq(first_one(matched)),
             self.hit.eq(matched.any()),
             self.entry.eq(one_hot_index(self.winner)),

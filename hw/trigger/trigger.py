@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .filter_match import FilterMatcher, filter_entry_layout
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
-from ..onehot import first_one, one_hot_index, one_hot_select
+from ..onehot import one_hot_index, one_hot_select
 from ..stream import Queue, RegisterSlice, RoundRobinMerge
 
 
@@ -45,12 +45,11 @@ def _pending_read_layout(config):
 
 
 def _staged_request_layout(config):
-    """A request in the request stage, with the match decided as it entered: whether any
-    entry matched, which ones, and every entry's offset."""
+    """A request in the request stage, with the match decided as it entered."""
     return data.StructLayout({
         "request": request_layout(config),
         "hit":     unsigned(1),
-        "matches": unsigned(config.trigger.filter_entries),
+        "winner":  unsigned(config.trigger.filter_entries),
         "offsets": data.ArrayLayout(unsigned(config.addr_width), config.trigger.filter_entries),
     })
 
@@ -145,11 +144,9 @@ class Trigger(wiring.Component):
         # --- request path: gpu.req -> request stage -> mem.req -----------------------------
         # The match is decided as a request enters the stage and travels with it, so that
         # reprogramming an entry cannot withdraw or alter a request already offered.
-        # Whether any entry matched, each entry's match and every entry's offset are
-        # registered, not the winner or its offset: the lowest-index priority and the
-        # offset's multiplexer would sit behind the range comparisons. Only ``hit``, which
-        # decides whether the request may leave, is formed in front of the register; the
-        # winner and its offset are resolved from the registers while the request waits.
+        # Which entry matched (one-hot) and every entry's offset are registered rather than
+        # the winner's offset: selecting it would put a wide multiplexer behind the range
+        # comparisons. The selection is made from the registers while the request waits.
         m.submodules.request_stage = request_stage = RegisterSlice(_staged_request_layout(config))
         m.d.comb += [
             matcher.addr.eq(self.gpu.req.payload.addr),
@@ -157,16 +154,14 @@ class Trigger(wiring.Component):
             request_stage.i.valid.eq(self.gpu.req.valid),
             request_stage.i.payload.request.eq(self.gpu.req.payload),
             request_stage.i.payload.hit.eq(matcher.hit),
-            request_stage.i.payload.matches.eq(matcher.matches),
+            request_stage.i.payload.winner.eq(matcher.winner),
             request_stage.i.payload.offsets.eq(matcher.offsets),
             self.gpu.req.ready.eq(request_stage.i.ready),
         ]
         staged_request = request_stage.o.payload
         request = staged_request.request
-        request_winner = Signal(config.trigger.filter_entries)
-        m.d.comb += request_winner.eq(first_one(staged_request.matches))
-        request_entry = one_hot_index(request_winner)
-        request_offset = one_hot_select(request_winner, staged_request.offsets)
+        request_entry = one_hot_index(staged_request.winner)
+        request_offset = one_hot_select(staged_request.winner, staged_request.offsets)
         write_hit = staged_request.hit & request.write
         read_hit = staged_request.hit & ~request.write
         # Places in the read queue taken or reserved by triggering reads in memory.
@@ -273,7 +268,7 @@ class Trigger(wiring.Component):
         # --- observation ----------------------------------------------------------------------
         for index in range(config.trigger.filter_entries):
             m.d.comb += self.hit_pulse[index].eq(
-                (write_events.i.valid & request_winner[index]) +
+                (write_events.i.valid & staged_request.winner[index]) +
                 (read_events.i.valid & (returned_tag.entry == index)))
         m.d.comb += self.produced.eq(write_events.i.valid + read_events.i.valid)
         m.d.comb += self.stall.eq((request_stage.o.valid & request_held) |
