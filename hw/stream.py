@@ -12,6 +12,8 @@ part                      latency (cycles)  throughput          registered outpu
 ========================  ================  ==================  ==========================
 :class:`RegisterSlice`    1                 1 per cycle         ``o.valid``, ``o.payload``
 :class:`SkidBuffer`       1                 1 per cycle         all, ``i.ready`` included
+:class:`PingPongBuffer`   1                 1 per cycle         none (one level of logic
+                                                                after registers)
 :class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``,
                                             depth 3             ``i.ready``
 :class:`RoundRobinMerge`  0                 1 per cycle         none
@@ -26,7 +28,7 @@ from amaranth.lib.wiring import In, Out
 from .onehot import first_one, one_hot_index, one_hot_select
 
 
-__all__ = ["RegisterSlice", "SkidBuffer", "Queue", "RoundRobinMerge"]
+__all__ = ["RegisterSlice", "SkidBuffer", "PingPongBuffer", "Queue", "RoundRobinMerge"]
 
 
 def _checked_shape(payload_shape):
@@ -92,11 +94,56 @@ class SkidBuffer(_Stage):
             with m.If(skid_full):
                 m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]
             with m.Else():
-                m.d.sync += self.o.valid.eq(self.i.valid)
-                with m.If(self.i.valid):
-                    m.d.sync += self.o.payload.eq(self.i.payload)
+                m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid)]
         with m.Elif(self.i.valid & self.i.ready):
-            m.d.sync += [skid.eq(self.i.payload), skid_full.eq(1)]
+            m.d.sync += skid_full.eq(1)
+        # Both payload registers load whether or not a transfer is offered (what they take
+        # without one is never offered), so the producer's ``valid`` is in neither's enable:
+        # the skid register loads while it is empty, the output register while it is
+        # empty or emptying.
+        with m.If(~skid_full):
+            m.d.sync += skid.eq(self.i.payload)
+        return m
+
+
+class PingPongBuffer(_Stage):
+    """Two payload registers filled and emptied in turn, whose enables come from the
+    buffer's own state alone: neither the producer's ``valid`` nor the consumer's ``ready``
+    reaches them, so a wide payload's enables are not at the end of either side's
+    handshake (in a :class:`SkidBuffer` the output register loads when ``o.ready`` is
+    high).
+
+    ``i.ready`` (a register free), ``o.valid`` (a register full) and ``o.payload`` (the
+    register whose turn it is) are each one level of logic after registers. Holds two
+    transfers; one transfer per cycle, one cycle from ``i`` to ``o``.
+    """
+
+    def elaborate(self, platform):
+        m = Module()
+        slots = [Signal(self.payload_shape, name=f"slot{index}") for index in range(2)]
+        full = Signal(2)
+        write_turn = Signal()
+        read_turn = Signal()
+        m.d.comb += [
+            # The registers fill and empty in turn, so one is full whenever any is, and
+            # the one to fill is free whenever either is.
+            self.i.ready.eq(~full.all()),
+            self.o.valid.eq(full.any()),
+            self.o.payload.eq(Mux(read_turn, slots[1], slots[0])),
+        ]
+        push = self.i.valid & self.i.ready
+        pop = self.o.valid & self.o.ready
+        for index, slot in enumerate(slots):
+            # A free register loads whatever is offered while it is the one to fill; the
+            # push that fills it is the last load until it is emptied.
+            with m.If((write_turn == index) & ~full[index]):
+                m.d.sync += slot.eq(self.i.payload)
+            m.d.sync += full[index].eq(Mux(push & (write_turn == index), 1,
+                                           Mux(pop & (read_turn == index), 0, full[index])))
+        with m.If(push):
+            m.d.sync += write_turn.eq(~write_turn)
+        with m.If(pop):
+            m.d.sync += read_turn.eq(~read_turn)
         return m
 
 

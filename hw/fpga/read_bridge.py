@@ -13,10 +13,10 @@ refused burst's beats take slots too, already filled, and leave with SLVERR and 
 from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out, connect
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..layouts import ResponseStatus, request_layout, response_layout
-from ..stream import SkidBuffer
+from ..stream import PingPongBuffer, SkidBuffer
 from .axi import AXI4Signature, address_layout, drive_channel, read_data_layout, take_channel
 from .burst import BurstBeats
 
@@ -48,6 +48,12 @@ class AXIReadBridge(wiring.Component):
         m.submodules.ar = ar = SkidBuffer(address_layout(config.addr_width, id_width))
         m.submodules.r = r = SkidBuffer(read_data_layout(config.data_width, id_width))
         m.submodules.beats = splitter = BurstBeats(config, id_width)
+        # Between the ring and the requests' consumer, so that the consumer's ``ready``
+        # (a merge's choice, in the top) does not reach the ring, the splitter and their
+        # registers' enables.
+        m.submodules.outgoing = outgoing = PingPongBuffer(request_layout(config))
+        connect(m, outgoing.o, flipped(self.requests))
+        requests = outgoing.i
         take_channel(m, self.axi, "ar", ar.i)
         connect(m, ar.o, splitter.command)
         drive_channel(m, self.axi, "r", r.o)
@@ -72,14 +78,14 @@ class AXIReadBridge(wiring.Component):
 
         # --- beats into slots, reads toward the slice ---------------------------------------
         beat = splitter.beats.payload
-        allocate = splitter.beats.valid & ~full & (beat.refused | self.requests.ready)
+        allocate = splitter.beats.valid & ~full & (beat.refused | requests.ready)
         m.d.comb += [
-            self.requests.valid.eq(splitter.beats.valid & ~full & ~beat.refused),
-            self.requests.payload.addr.eq(beat.sector),
-            self.requests.payload.write.eq(0),
-            self.requests.payload.mask.eq(beat.lanes),
-            self.requests.payload.id.eq(tail[:slot_bits]),
-            splitter.beats.ready.eq(~full & (beat.refused | self.requests.ready)),
+            requests.valid.eq(splitter.beats.valid & ~full & ~beat.refused),
+            requests.payload.addr.eq(beat.sector),
+            requests.payload.write.eq(0),
+            requests.payload.mask.eq(beat.lanes),
+            requests.payload.id.eq(tail[:slot_bits]),
+            splitter.beats.ready.eq(~full & (beat.refused | requests.ready)),
             meta_write.addr.eq(tail[:slot_bits]),
             meta_write.data.id.eq(beat.id),
             meta_write.data.last.eq(beat.last),

@@ -16,10 +16,10 @@ last beat. Bursts are answered in acceptance order, one of the orders AXI allows
 from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..layouts import ResponseStatus, request_layout
-from ..stream import SkidBuffer
+from ..stream import PingPongBuffer, SkidBuffer
 from .axi import (LEN_BITS, AXI4Signature, address_layout, drive_channel, take_channel,
                   write_data_layout, write_response_layout)
 from .burst import BurstBeats, refused
@@ -58,6 +58,12 @@ class AXIWriteBridge(wiring.Component):
         m.submodules.w = w = SkidBuffer(write_data_layout(config.data_width))
         m.submodules.b = b = SkidBuffer(write_response_layout(id_width))
         m.submodules.beats = splitter = BurstBeats(config, id_width)
+        # Between the beats and the requests' consumer, so that the consumer's ``ready``
+        # (a merge's choice, in the top) does not reach the splitter, the W channel's
+        # register and their enables.
+        m.submodules.outgoing = outgoing = PingPongBuffer(request_layout(config))
+        connect(m, outgoing.o, flipped(self.requests))
+        requests = outgoing.i
         take_channel(m, self.axi, "aw", aw.i)
         take_channel(m, self.axi, "w", w.i)
         drive_channel(m, self.axi, "b", b.o)
@@ -88,14 +94,14 @@ class AXIWriteBridge(wiring.Component):
         # --- beats joined with their data, toward the slice ----------------------------------
         beat = splitter.beats.payload
         both = splitter.beats.valid & w.o.valid
-        consumed = both & (beat.refused | self.requests.ready)
+        consumed = both & (beat.refused | requests.ready)
         m.d.comb += [
-            self.requests.valid.eq(both & ~beat.refused),
-            self.requests.payload.addr.eq(beat.sector),
-            self.requests.payload.write.eq(1),
-            self.requests.payload.data.eq(w.o.payload.data),
-            self.requests.payload.mask.eq(beat.lanes & w.o.payload.strb),
-            self.requests.payload.id.eq(0),
+            requests.valid.eq(both & ~beat.refused),
+            requests.payload.addr.eq(beat.sector),
+            requests.payload.write.eq(1),
+            requests.payload.data.eq(w.o.payload.data),
+            requests.payload.mask.eq(beat.lanes & w.o.payload.strb),
+            requests.payload.id.eq(0),
             splitter.beats.ready.eq(consumed),
             w.o.ready.eq(consumed),
         ]

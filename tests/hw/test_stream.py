@@ -14,14 +14,14 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.sim import Simulator
 
 from matndp.hw.export import export_verilog
-from matndp.hw.stream import Queue, RegisterSlice, RoundRobinMerge, SkidBuffer
+from matndp.hw.stream import PingPongBuffer, Queue, RegisterSlice, RoundRobinMerge, SkidBuffer
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 
 
-STAGES = [RegisterSlice, SkidBuffer]
+STAGES = [RegisterSlice, SkidBuffer, PingPongBuffer]
 # Items a stage holds at most: its registers.
-CAPACITY = {RegisterSlice: 1, SkidBuffer: 2}
+CAPACITY = {RegisterSlice: 1, SkidBuffer: 2, PingPongBuffer: 2}
 PRESSURES = [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.5, 0.5), (0.2, 0.8), (0.8, 0.2)]
 
 
@@ -97,7 +97,7 @@ def test_stage_carries_a_struct_payload(part):
     assert [packing.unpack(word) for word in sink.items] == records
 
 
-@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2)])
+@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (PingPongBuffer, 2)])
 def test_stage_with_its_output_stopped_takes_only_what_it_holds(part, taken):
     stage = part(8)
     source = Source(stage.i, list(range(10)))
@@ -134,8 +134,9 @@ class _Dependence:
         self.followed |= before != after
 
 
-@pytest.mark.parametrize("part, combinational", [(RegisterSlice, True), (SkidBuffer, False)])
-def test_only_the_skid_buffer_cuts_the_ready_path(part, combinational):
+@pytest.mark.parametrize("part, combinational", [(RegisterSlice, True), (SkidBuffer, False),
+                                                  (PingPongBuffer, False)])
+def test_only_the_two_register_stages_cut_the_ready_path(part, combinational):
     stage = part(8)
     items = list(range(200))
     source = Source(stage.i, items, pause=Pause(0.3, 2))
@@ -329,6 +330,7 @@ def test_merge_of_one_stream_is_a_wire():
 @pytest.mark.parametrize("make, error, message", [
     (lambda: RegisterSlice("wide"), TypeError, "payload_shape must be a shape"),
     (lambda: SkidBuffer(None), TypeError, "payload_shape must be a shape"),
+    (lambda: PingPongBuffer("x"), TypeError, "payload_shape must be a shape"),
     (lambda: RegisterSlice(-1), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(2.5, 2), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(8, 0), ValueError, "count must be at least 1, not 0"),
@@ -347,7 +349,7 @@ def test_bad_construction_is_refused_by_name(make, error, message):
 
 def test_parts_have_the_stream_signatures_they_promise_and_export():
     layout = data.StructLayout({"a": unsigned(4)})
-    stages = [RegisterSlice(layout), SkidBuffer(layout), Queue(layout, 4)]
+    stages = [RegisterSlice(layout), SkidBuffer(layout), PingPongBuffer(layout), Queue(layout, 4)]
     for part in stages:
         assert part.i.signature == part.o.signature.flip()
         assert part.payload_shape is layout
