@@ -5,19 +5,22 @@ import sys
 
 import pytest
 
+from matndp.hw.config import NDPConfig
 from matndp.hw.export import export_verilog
 from matndp.hw.ndp_slice import NDPSlice
+from matndp.sim.designs import ndp_slice_verilog
 from matndp.sim.lint import lint
 
 
-# Exporting the slice with its engine takes a minute: the tests share one export (and one
-# worker), and only the reproducibility test makes a second one.
-pytestmark = pytest.mark.xdist_group("export_slice")
+# Exporting the slice with its engine takes a minute: the tests share the export the
+# simulation tests of the default slice make (one per process, sim/designs.py), on the
+# worker that runs those, and only the reproducibility test makes a second one.
+pytestmark = pytest.mark.xdist_group("engine_slice")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def exported():
-    return export_verilog(NDPSlice(), "ndp_slice")
+    return ndp_slice_verilog(NDPConfig()).read_text()
 
 
 def test_export_is_byte_identical_and_has_no_paths(exported):

@@ -22,8 +22,11 @@ from matndp.sim.kernel_run import KERNEL_CONFIG, Launch
 from matndp.host.runtime import FilterRange
 
 
-# The RTL tests share one build of the harness (and one export of the slice per process).
-pytestmark = pytest.mark.xdist_group("batch_harness")
+# The RTL tests share one build of the harness; the two-way test's replay runs on the build
+# of the slice with its engine that the engine's tests make (tests/sim/test_kernel_run.py).
+# One worker takes them all, so that it builds each once, exports the slice once, and no
+# other worker waits on a build.
+pytestmark = pytest.mark.xdist_group("engine_slice")
 
 CONFIG = KERNEL_CONFIG
 SECTOR = CONFIG.sector_bytes

@@ -1,0 +1,48 @@
+"""How `make test`'s workers (pytest-xdist, ``--dist loadgroup``) share the suite's work.
+
+A test marked ``xdist_group(name)`` goes to the worker that takes that group, so that tests
+sharing a simulator build make it once, on one worker, without another worker waiting on
+the build's lock. xdist tells its scheduler a test's group by appending ``@name`` to the
+test's id; it sets ``item._nodeid``, which pytest 9 no longer reads (the id comes from
+``item._id``), so without the hook below every test would be a unit of its own.
+
+xdist then hands out the groups with the most tests first. The ``engine_slice`` group has
+fewer tests than the FP units' groups but by far the longest run (it builds the slice with
+its engine and the batch harness under Verilator, then runs the engine, batch-harness and
+export tests on them); started late, its worker would still be building when the other has
+run out of work. It is handed out first, and the other worker's short tests fill the time
+beside it.
+"""
+
+import pytest
+from _pytest.nodeid import coerce_node_id
+
+
+# Groups handed out before every other unit, in this order.
+FIRST_GROUPS = ("engine_slice",)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class LongestGroupsFirst(LoadGroupScheduling):
+        def _assign_work_unit(self, node):
+            for group in reversed(FIRST_GROUPS):
+                if group in self.workqueue:
+                    self.workqueue.move_to_end(group, last=False)
+            super()._assign_work_unit(node)
+
+    return LongestGroupsFirst(config, log)
