@@ -4,7 +4,9 @@ A test marked ``xdist_group(name)`` goes to the worker that takes that group, so
 sharing a simulator build make it once, on one worker, without another worker waiting on
 the build's lock. xdist tells its scheduler a test's group by appending ``@name`` to the
 test's id; it sets ``item._nodeid``, which pytest 9 no longer reads (the id comes from
-``item._id``), so without the hook below every test would be a unit of its own.
+``item._id``), so without the hook below every test would be a unit of its own
+(pytest-xdist issue #1386). The hook adds the suffix only where it is missing, so it
+does nothing once xdist sets the id itself.
 
 xdist then hands out the groups with the most tests first. The ``engine_slice`` group has
 fewer tests than the FP units' groups but by far the longest run (it builds the slice with
