@@ -30,6 +30,7 @@ from .graph import DTYPE_BYTES
 
 __all__ = ["NDPHardware", "KernelCost", "DEFAULT_KERNELS", "Calibration", "load_calibration",
            "configuration_record", "ExpanderCalibration", "load_expander_calibration",
+           "expander_reduction", "expander_calibration_document",
            "DEFAULT_CALIBRATION_PATH", "SCHEMA", "DEFAULT_EXPANDER_PATH", "EXPANDER_SCHEMA"]
 
 SCHEMA = "matndp.ndp_kernels/1"
@@ -282,11 +283,25 @@ class ExpanderCalibration:
         return cycles, f"line through K = {', '.join(map(str, ks))}"
 
     def describe(self):
-        return {"source": self.source,
-                "measured": {kernel: {str(k): {"cycles_per_reduced_sector": c,
-                                               "memory_accesses_per_reduced_sector": a}
-                                      for k, (c, a) in sorted(points.items())}
-                             for kernel, points in sorted(self.points.items())}}
+        return {"source": self.source, "measured": expander_reduction(self.points)}
+
+
+def expander_reduction(points):
+    """The calibration file's ``"reduction"`` object from ``points[kernel][K] = (cycles per
+    reduced sector, memory accesses per reduced sector)``."""
+    return {kernel: {str(k): {"cycles_per_reduced_sector": cycles,
+                              "memory_accesses_per_reduced_sector": accesses}
+                     for k, (cycles, accesses) in sorted(per_port.items())}
+            for kernel, per_port in sorted(points.items())}
+
+
+def expander_calibration_document(points, *, source, ndp_config, **fields):
+    """The contents of an expander calibration file (what :func:`load_expander_calibration`
+    reads) for ``points`` (as :func:`expander_reduction` takes them) measured on the slice
+    configuration ``ndp_config`` (:func:`configuration_record`); ``fields``: further
+    top-level fields describing the measurement, which the reader ignores."""
+    return {"schema": EXPANDER_SCHEMA, "source": source, "ndp_config": ndp_config, **fields,
+            "reduction": expander_reduction(points)}
 
 
 def load_expander_calibration(path=None):

@@ -27,7 +27,8 @@ import pathlib
 
 import numpy as np
 
-from matndp.host.calibration import DEFAULT_EXPANDER_PATH, EXPANDER_SCHEMA, configuration_record
+from matndp.host.calibration import (DEFAULT_EXPANDER_PATH, configuration_record,
+                                     expander_calibration_document)
 from matndp.host.kernels.expander import ReductionLaunch
 from .expander import EXPANDER_CONFIG
 from .expander_golden import reduction_golden
@@ -78,17 +79,20 @@ def _measure(optimizer, ports, elements, seed=1):
 
 
 def calibration_document(runs):
-    """The expander calibration file's contents from the bench's ``runs``."""
-    reduction = {}
+    """The expander calibration file's contents from the bench's ``runs``, with each
+    point's minimum memory accesses (the scheme's) beside its measured ones."""
+    points = {}
     for run in runs:
-        reduction.setdefault(run["optimizer"], {})[str(run["ports"])] = {
-            "cycles_per_reduced_sector": round(run["cycles_per_reduced_sector"], 3),
-            "memory_accesses_per_reduced_sector": run["memory_accesses_per_reduced_sector"],
-            "minimum_accesses_per_reduced_sector": run["minimum_accesses_per_reduced_sector"]}
-    return {"schema": EXPANDER_SCHEMA,
-            "source": "matndp bench expander: RTL runs of the expander slice",
-            "ndp_config": configuration_record(EXPANDER_CONFIG),
-            "elements": BENCH_ELEMENTS, "memory_latency": 20, "reduction": reduction}
+        points.setdefault(run["optimizer"], {})[run["ports"]] = (
+            round(run["cycles_per_reduced_sector"], 3), run["memory_accesses_per_reduced_sector"])
+    document = expander_calibration_document(
+        points, source="matndp bench expander: RTL runs of the expander slice",
+        ndp_config=configuration_record(EXPANDER_CONFIG),
+        elements=BENCH_ELEMENTS, memory_latency=20)
+    for run in runs:
+        document["reduction"][run["optimizer"]][str(run["ports"])][
+            "minimum_accesses_per_reduced_sector"] = run["minimum_accesses_per_reduced_sector"]
+    return document
 
 
 def bench_expander(quick=False, calibration=DEFAULT_EXPANDER_PATH):

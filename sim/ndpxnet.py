@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from matndp.host.calibration import EXPANDER_SCHEMA, configuration_record
+from matndp.host.calibration import configuration_record, expander_calibration_document
 from matndp.host.kernels.catalog import SECTOR_BYTES
 from matndp.host.kernels.expander import ReductionLaunch
 from matndp.host.ndpxnet import NDPXNetConfig
@@ -210,13 +210,10 @@ def run_ndpxnet(output, setup=None, *, simulator="verilator", progress=print):
         }
         # The whole model priced with this run's cost per reduced sector.
         calibration = work / "expander_calibration.json"
-        write_text(calibration, json.dumps({
-            "schema": EXPANDER_SCHEMA, "source": f"matndp sim --ndpxnet {setup.gpus}",
-            "ndp_config": configuration_record(EXPANDER_CONFIG),
-            "reduction": {kernel: {str(setup.gpus): {
-                "cycles_per_reduced_sector": measured["cycles_per_reduced_sector"],
-                "memory_accesses_per_reduced_sector": measured["memory_accesses_per_reduced_sector"]}}},
-        }, indent=2) + "\n")
+        point = (measured["cycles_per_reduced_sector"], measured["memory_accesses_per_reduced_sector"])
+        write_text(calibration, json.dumps(expander_calibration_document(
+            {kernel: {setup.gpus: point}}, source=f"matndp sim --ndpxnet {setup.gpus}",
+            ndp_config=configuration_record(EXPANDER_CONFIG)), indent=2) + "\n")
         priced = run_gpu(RunConfig(setup.model, setup.gpu, setup.batch, "fp32", gpus=setup.gpus,
                                    expander_calibration_path=str(calibration)))
         # The cost's source names the file where it will be, not where it is written.

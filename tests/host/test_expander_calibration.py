@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from matndp.host.calibration import EXPANDER_SCHEMA, load_calibration, load_expander_calibration
+from matndp.host.calibration import (EXPANDER_SCHEMA, expander_calibration_document, load_calibration,
+                                     load_expander_calibration)
 from matndp.host.ndpxnet import expander_cost
 from matndp.host.report import RunConfig, run_gpu
 
@@ -17,6 +18,19 @@ def _write(path, reduction, **extra):
 
 def _point(cycles, accesses=13):
     return {"cycles_per_reduced_sector": cycles, "memory_accesses_per_reduced_sector": accesses}
+
+
+def test_a_written_document_reads_back(tmp_path):
+    document = expander_calibration_document({"sgd_momentum": {4: (188.5, 11.0), 2: (93.0, 7.0)}},
+                                             source="a run", ndp_config={"addr_width": 40},
+                                             elements=2048)
+    assert document["schema"] == EXPANDER_SCHEMA and document["elements"] == 2048
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(document))
+    loaded = load_expander_calibration(path)
+    assert loaded.points == {"sgd_momentum": {2: (93.0, 7.0), 4: (188.5, 11.0)}}
+    assert loaded.ndp_config == {"addr_width": 40}
+    assert loaded.describe()["measured"] == document["reduction"]
 
 
 def test_a_measured_port_count_is_taken_as_measured(tmp_path):
