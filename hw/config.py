@@ -35,13 +35,20 @@ class TriggerConfig:
     filter_entries:    address ranges the trigger watches.
     event_queue_depth: trigger events buffered per source (writes, read responses) before
                        the GPU side is back-pressured.
+    pipelined:         match requests over three register stages instead of one (three
+                       cycles added on the request path instead of one), so that no cycle
+                       holds more than one step of the match; what an FPGA build needs
+                       for its clock (docs/trigger.md, "The pipelined request side").
     """
 
     filter_entries: int = 16
     event_queue_depth: int = 8
+    pipelined: bool = False
 
     def __post_init__(self):
         _check_ints(self)
+        if not isinstance(self.pipelined, bool):
+            raise TypeError(f"TriggerConfig.pipelined must be a bool, not {self.pipelined!r}")
         _check_range(self, "filter_entries", 1, 64)
         _check_range(self, "event_queue_depth", 2, 1024)
 

@@ -12,15 +12,16 @@ part                      latency (cycles)  throughput          registered outpu
 ========================  ================  ==================  ==========================
 :class:`RegisterSlice`    1                 1 per cycle         ``o.valid``, ``o.payload``
 :class:`SkidBuffer`       1                 1 per cycle         all, ``i.ready`` included
-:class:`PingPongBuffer`   1                 1 per cycle         none (one level of logic
+:class:`RegisterRing`     1                 1 per cycle         none (one level of logic
                                                                 after registers)
+:class:`PingPongBuffer`   1                 1 per cycle         as a two-place ring
 :class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``,
                                             depth 3             ``i.ready``
 :class:`RoundRobinMerge`  0                 1 per cycle         none
 ========================  ================  ==================  ==========================
 """
 
-from amaranth.hdl import Module, Mux, Shape, Signal
+from amaranth.hdl import Array, Module, Mux, Shape, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -28,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 from .onehot import first_one, one_hot_index, one_hot_select
 
 
-__all__ = ["RegisterSlice", "SkidBuffer", "PingPongBuffer", "Queue", "RoundRobinMerge"]
+__all__ = ["RegisterSlice", "SkidBuffer", "RegisterRing", "PingPongBuffer", "Queue", "RoundRobinMerge"]
 
 
 def _checked_shape(payload_shape):
@@ -106,31 +107,55 @@ class SkidBuffer(_Stage):
         return m
 
 
-class PingPongBuffer(_Stage):
-    """Two payload registers filled and emptied in turn, whose enables come from the
-    buffer's own state alone: neither the producer's ``valid`` nor the consumer's ``ready``
+class RegisterRing(_Stage):
+    """``places`` payload registers filled and emptied in turn, whose enables come from the
+    ring's own state alone: neither the producer's ``valid`` nor the consumer's ``ready``
     reaches them, so a wide payload's enables are not at the end of either side's
     handshake (in a :class:`SkidBuffer` the output register loads when ``o.ready`` is
     high).
 
     ``i.ready`` (a register free), ``o.valid`` (a register full) and ``o.payload`` (the
-    register whose turn it is) are each one level of logic after registers. Holds two
-    transfers; one transfer per cycle, one cycle from ``i`` to ``o``.
+    register whose turn it is) are each one level of logic after registers. Holds
+    ``places`` transfers; one transfer per cycle, one cycle from ``i`` to ``o``.
+
+    ``select_fanout``: when given, the payload bits that one copy of the read turn selects
+    at most; each group of that many bits has its own copy (marked ``keep``), so a wide
+    payload's multiplexers are not all behind one net.
     """
+
+    def __init__(self, payload_shape, places, *, select_fanout=None):
+        if isinstance(places, int) and not isinstance(places, bool) and places < 2:
+            raise ValueError(f"places must be at least 2, not {places}")
+        self.places = _checked_count("places", places)
+        self.select_fanout = None if select_fanout is None else \
+            _checked_count("select_fanout", select_fanout)
+        super().__init__(payload_shape)
 
     def elaborate(self, platform):
         m = Module()
-        slots = [Signal(self.payload_shape, name=f"slot{index}") for index in range(2)]
-        full = Signal(2)
-        write_turn = Signal()
-        read_turn = Signal()
+        places = self.places
+        width = Shape.cast(self.payload_shape).width
+        slots = [Signal(self.payload_shape, name=f"slot{index}") for index in range(places)]
+        full = Signal(places)
+        write_turn = Signal(range(places))
+        read_turn = Signal(range(places))
         m.d.comb += [
-            # The registers fill and empty in turn, so one is full whenever any is, and
-            # the one to fill is free whenever either is.
+            # The registers fill and empty in turn, so the one to empty is full whenever
+            # any is, and the one to fill is free whenever any is.
             self.i.ready.eq(~full.all()),
             self.o.valid.eq(full.any()),
-            self.o.payload.eq(Mux(read_turn, slots[1], slots[0])),
         ]
+        group = self.select_fanout or max(width, 1)
+        chosen = []
+        for lsb in range(0, width, group):
+            if self.select_fanout is None:
+                turn = read_turn
+            else:
+                turn = Signal.like(read_turn, name=f"read_turn_copy{lsb // group}",
+                                   attrs={"keep": 1})
+                chosen.append(turn)
+            chosen_bits = Array(Value.cast(slot)[lsb:lsb + group] for slot in slots)
+            m.d.comb += Value.cast(self.o.payload)[lsb:lsb + group].eq(chosen_bits[turn])
         push = self.i.valid & self.i.ready
         pop = self.o.valid & self.o.ready
         for index, slot in enumerate(slots):
@@ -140,11 +165,20 @@ class PingPongBuffer(_Stage):
                 m.d.sync += slot.eq(self.i.payload)
             m.d.sync += full[index].eq(Mux(push & (write_turn == index), 1,
                                            Mux(pop & (read_turn == index), 0, full[index])))
+        last = places - 1
         with m.If(push):
-            m.d.sync += write_turn.eq(~write_turn)
+            m.d.sync += write_turn.eq(Mux(write_turn == last, 0, write_turn + 1))
         with m.If(pop):
-            m.d.sync += read_turn.eq(~read_turn)
+            m.d.sync += read_turn.eq(Mux(read_turn == last, 0, read_turn + 1))
+            m.d.sync += [copy.eq(Mux(read_turn == last, 0, read_turn + 1)) for copy in chosen]
         return m
+
+
+class PingPongBuffer(RegisterRing):
+    """A :class:`RegisterRing` of two registers."""
+
+    def __init__(self, payload_shape):
+        super().__init__(payload_shape, 2)
 
 
 class Queue(_Stage):

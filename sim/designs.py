@@ -19,7 +19,7 @@ from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
-from matndp.hw.config import NDPConfig
+from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.export import export_verilog
 from matndp.hw.fpga.config import AXIConfig
 from matndp.hw.fpga.top import AXISlice
@@ -29,13 +29,15 @@ from .runner import build_root, write_if_changed
 
 
 __all__ = ["ndp_slice_verilog", "axi_slice_verilog", "AXI_SLICE_MODULE", "evaluate_at_time_zero", "MemoryPortFIFOs", "memory_port_fifos_verilog",
-           "CONFIG_VARIABLE", "TRIGGER_SLICE", "config_environment", "config_from_environment", "config_from_json"]
+           "CONFIG_VARIABLE", "TRIGGER_SLICE", "PIPELINED_TRIGGER_SLICE", "config_environment", "config_from_environment", "config_from_json"]
 
 
 CONFIG_VARIABLE = "MATNDP_CONFIG"
 # The slice of the trigger alone, at the default parameters: the trigger's own testbench
 # watches its events port.
 TRIGGER_SLICE = NDPConfig(engine=None)
+# The same with the trigger's request side pipelined, as an FPGA build clocks it.
+PIPELINED_TRIGGER_SLICE = NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))
 
 
 # Exporting the slice takes seconds, and a test process asks for the same few designs

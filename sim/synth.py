@@ -42,6 +42,10 @@ DEVICES = {
 }
 
 WRAPPER = "synth_timing_wrapper"
+# A register marked ``keep`` in the RTL (copies of one value, each near the logic it
+# feeds) must stay apart: Yosys merges flip-flops with the same input whether or not their
+# wires are kept, so the mark is put on the flip-flops that drive those wires.
+KEEP_REGISTERS = "proc; setattr -set keep 1 a:keep %ci1 t:$dff %i;"
 
 # A clock-capable (PCLK) input pin per package, where the wrapper's clock is placed: left
 # to the placer, the electrostatic placer put it on a pin with no path to the global clock
@@ -198,7 +202,8 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     unit_netlist = out_dir / f"{top_name}.json"
     stat_path = out_dir / f"{top_name}.stat.json"
     _run([yosys, "-q", "-p",
-          f"read_verilog {design.name}; synth_ecp5 -top {top_name} -json {unit_netlist.name}; "
+          f"read_verilog {design.name}; {KEEP_REGISTERS} "
+          f"synth_ecp5 -top {top_name} -json {unit_netlist.name}; "
           f"tee -q -o {stat_path.name} stat -json"],
          out_dir / f"{top_name}.yosys.log", out_dir)
     stat = json.loads(stat_path.read_text())
@@ -209,7 +214,7 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
                                _wrapper_verilog(top_name, _module_ports(unit_netlist, top_name)))
     wrapped_netlist = out_dir / f"{top_name}.wrapped.json"
     _run([yosys, "-q", "-p",
-          f"read_verilog {design.name} {wrapper.name}; "
+          f"read_verilog {design.name} {wrapper.name}; {KEEP_REGISTERS} "
           f"synth_ecp5 -top {WRAPPER} -json {wrapped_netlist.name}"],
          out_dir / f"{top_name}.wrapped.yosys.log", out_dir)
 

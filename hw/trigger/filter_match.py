@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from ..onehot import first_one, one_hot_index, one_hot_select
 
 
-__all__ = ["filter_entry_layout", "FilterMatcher"]
+__all__ = ["filter_entry_layout", "entry_match", "FilterMatcher"]
 
 
 def filter_entry_layout(config):
@@ -23,6 +23,26 @@ def filter_entry_layout(config):
         "base":     unsigned(config.addr_width),
         "size":     unsigned(config.addr_width),
     })
+
+
+def entry_match(m, entry, end, addr, write, index):
+    """Whether ``entry`` (a :func:`filter_entry_layout` view) with range end ``end``
+    (``base + size``, one bit wider than an address) matches an access to ``addr``
+    (``write`` its direction), and the access's offset in the range, as two signals
+    driven in ``m``'s combinational domain."""
+    # The bounds are two comparisons side by side rather than a subtraction followed by a
+    # comparison of its result with the size: one carry chain deep, not two. The end has
+    # a spare bit, so a range reaching past the top address works. The offset is formed
+    # beside them; only the winner's is used.
+    in_range = (addr >= entry.base) & (addr < end)
+    direction = (write & entry.on_write) | (~write & entry.on_read)
+    match = Signal(name=f"match{index}")
+    offset = Signal(len(addr), name=f"offset{index}")
+    m.d.comb += [
+        match.eq(entry.enable & direction & in_range),
+        offset.eq(addr - entry.base),
+    ]
+    return match, offset
 
 
 class FilterMatcher(wiring.Component):
@@ -67,17 +87,8 @@ class FilterMatcher(wiring.Component):
             else:
                 end = Signal(width + 1, name=f"end{index}")
                 m.d.comb += end.eq(entry.base + entry.size)
-            # The bounds are two comparisons side by side rather than a subtraction
-            # followed by a comparison of its result with the size: one carry chain deep,
-            # not two. The end has a spare bit, so a range reaching past the top address
-            # works. The offset is formed beside them; only the winner's is used.
-            in_range = (self.addr >= entry.base) & (self.addr < end)
-            direction = (self.write & entry.on_write) | (~self.write & entry.on_read)
-            match = Signal(name=f"match{index}")
-            m.d.comb += match.eq(entry.enable & direction & in_range)
+            match, offset = entry_match(m, entry, end, self.addr, self.write, index)
             matches.append(match)
-            offset = Signal(width, name=f"offset{index}")
-            m.d.comb += offset.eq(self.addr - entry.base)
             offsets.append(offset)
 
         # Lowest index wins. A one-hot winner vector and an AND-OR select keep this a few

@@ -13,20 +13,34 @@ while the engine waits for its own loads would deadlock).
 Reads are matched when issued and remembered by id until their response returns, so
 memory may answer reads out of order. A read id must not be reused while outstanding;
 a violation is flagged (``id_reuse``) rather than silently mis-attributed.
+
+With ``TriggerConfig.pipelined`` the request side is three register stages instead of one
+and events reach their queues a cycle after their transfers leave, so that no cycle holds
+more than one step of the match (docs/trigger.md, "The pipelined request side").
 """
 
-from amaranth.hdl import Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from .filter_match import FilterMatcher, filter_entry_layout
+from .filter_match import FilterMatcher, entry_match, filter_entry_layout
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
-from ..onehot import one_hot_index, one_hot_select
-from ..stream import Queue, RegisterSlice, RoundRobinMerge
+from ..onehot import first_one, one_hot_index, one_hot_select
+from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge
 
 
-__all__ = ["Trigger"]
+__all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY"]
+
+
+#: Requests the pipelined request side holds at most, and the cycles it adds.
+PIPELINED_REQUEST_PLACES = 4
+PIPELINED_REQUEST_LATENCY = 3
+#: Filter entries that share one copy of the address in the pipelined request side: the
+#: copies keep each address bit's load to a few entries' comparators.
+ENTRIES_PER_ADDRESS_COPY = 4
+#: Payload bits behind one copy of the request ring's read turn.
+RING_SELECT_FANOUT = 128
 
 
 def _pending_tag_layout(config):
@@ -111,17 +125,22 @@ class Trigger(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
+        pipelined = config.trigger.pipelined
+        depth = config.trigger.event_queue_depth
         event_layout = trigger_event_layout(config)
+        # Where events and pending-read records are formed from the transfers that make
+        # them: in the transfer's cycle, or (pipelined) in registers a cycle later, so that
+        # a handshake never reaches a queue's or a memory's write port in its own cycle.
+        late = m.d.sync if pipelined else m.d.comb
 
-        m.submodules.matcher = matcher = FilterMatcher(
-            config, precomputed_ends=self.precomputed_ends)
-        m.submodules.write_events = write_events = Queue(
-            event_layout, config.trigger.event_queue_depth)
-        m.submodules.read_events = read_events = Queue(
-            event_layout, config.trigger.event_queue_depth)
-        m.d.comb += matcher.table.eq(self.table)
-        if self.precomputed_ends:
-            m.d.comb += matcher.ends.eq(self.ends)
+        m.submodules.write_events = write_events = Queue(event_layout, depth)
+        m.submodules.read_events = read_events = Queue(event_layout, depth)
+        write_taken = Signal()
+        read_taken = Signal()
+        m.d.comb += [
+            write_taken.eq(write_events.o.valid & write_events.o.ready),
+            read_taken.eq(read_events.o.valid & read_events.o.ready),
+        ]
 
         # Reads in flight, by id: what to report when the response returns.
         pending_layout = _pending_read_layout(config)
@@ -141,60 +160,77 @@ class Trigger(wiring.Component):
         tags_read = pending_tags.read_port(domain="comb")
         outstanding = Signal(1 << config.id_width)
 
-        # --- request path: gpu.req -> request stage -> mem.req -----------------------------
-        # The match is decided as a request enters the stage and travels with it, so that
-        # reprogramming an entry cannot withdraw or alter a request already offered.
-        # Which entry matched (one-hot) and every entry's offset are registered rather than
-        # the winner's offset: selecting it would put a wide multiplexer behind the range
-        # comparisons. The selection is made from the registers while the request waits.
-        m.submodules.request_stage = request_stage = RegisterSlice(_staged_request_layout(config))
-        m.d.comb += [
-            matcher.addr.eq(self.gpu.req.payload.addr),
-            matcher.write.eq(self.gpu.req.payload.write),
-            request_stage.i.valid.eq(self.gpu.req.valid),
-            request_stage.i.payload.request.eq(self.gpu.req.payload),
-            request_stage.i.payload.hit.eq(matcher.hit),
-            request_stage.i.payload.winner.eq(matcher.winner),
-            request_stage.i.payload.offsets.eq(matcher.offsets),
-            self.gpu.req.ready.eq(request_stage.i.ready),
-        ]
-        staged_request = request_stage.o.payload
+        # --- request path: gpu.req -> request side -> mem.req -------------------------------
+        # The match is decided as a request enters (pipelined: in the cycle after) and
+        # travels with it, so that reprogramming an entry cannot withdraw or alter a
+        # request already offered. Which entry matched (one-hot) and every entry's offset
+        # travel rather than the winner's offset: selecting it would put a wide multiplexer
+        # behind the range comparisons. The selection is made from the registers while the
+        # request waits.
+        if pipelined:
+            head = self._pipelined_request_side(m)
+        else:
+            head = self._request_stage(m)
+        staged_request = head.payload
         request = staged_request.request
         request_entry = one_hot_index(staged_request.winner)
         request_offset = one_hot_select(staged_request.winner, staged_request.offsets)
         write_hit = staged_request.hit & request.write
         read_hit = staged_request.hit & ~request.write
         # Places in the read queue taken or reserved by triggering reads in memory.
-        read_places = Signal(range(config.trigger.event_queue_depth + 1))
+        read_places = Signal(range(depth + 1))
         read_queue_full = Signal()
-        m.d.comb += read_queue_full.eq(read_places == config.trigger.event_queue_depth)
+        m.d.comb += read_queue_full.eq(read_places == depth)
+        write_queue_full = Signal()
+        if pipelined:
+            # Write events not yet taken from their queue, the one on its way in included.
+            write_places = Signal(range(depth + 1))
+            m.d.comb += write_queue_full.eq(write_places == depth)
+        else:
+            m.d.comb += write_queue_full.eq(~write_events.i.ready)
         request_held = Signal()
-        m.d.comb += request_held.eq((write_hit & ~write_events.i.ready) |
+        m.d.comb += request_held.eq((write_hit & write_queue_full) |
                                     (read_hit & read_queue_full))
-        request_fire = _leave_unless_held(m, request_stage.o, self.mem.req, request,
+        request_fire = _leave_unless_held(m, head, self.mem.req, request,
                                           request_held, "request")
 
-        write_event = write_events.i.payload
-        m.d.comb += [
+        # Payloads, meaningful only with their valid bits: no reset.
+        write_event = Signal(event_layout, reset_less=True)
+        write_event_valid = Signal()
+        late += [
             write_event.entry.eq(request_entry),
             write_event.addr.eq(request.addr),
             write_event.offset.eq(request_offset),
             write_event.data.eq(request.data),
             write_event.mask.eq(request.mask),
             write_event.write.eq(1),
-            write_events.i.valid.eq(request_fire & write_hit),
+            write_event_valid.eq(request_fire & write_hit),
         ]
+        m.d.comb += [
+            write_events.i.payload.eq(write_event),
+            write_events.i.valid.eq(write_event_valid),
+        ]
+        if pipelined:
+            with m.If(request_fire & write_hit & ~write_taken):
+                m.d.sync += write_places.eq(write_places + 1)
+            with m.Elif(write_taken & ~(request_fire & write_hit)):
+                m.d.sync += write_places.eq(write_places - 1)
 
         issue_read = request_fire & ~request.write
         record = data.View(pending_layout, pending_write.data)
         tag = data.View(tag_layout, tags_write.data)
         m.d.comb += [
-            pending_write.addr.eq(request.id),
-            pending_write.en.eq(issue_read),
             tags_write.addr.eq(request.id),
             tags_write.en.eq(issue_read),
             tag.hit.eq(staged_request.hit),
             tag.entry.eq(request_entry),
+        ]
+        # Pipelined, the record is written a cycle after its read leaves; memory answers
+        # a cycle later at the earliest, and the record is read a cycle after the answer
+        # leaves for the GPU, so it is always in place.
+        late += [
+            pending_write.addr.eq(request.id),
+            pending_write.en.eq(issue_read),
             record.addr.eq(request.addr),
             record.offset.eq(request_offset),
             record.mask.eq(request.mask),
@@ -209,53 +245,88 @@ class Trigger(wiring.Component):
             response_stage.i.payload.tag.eq(tags_read.data),
             self.mem.resp.ready.eq(response_stage.i.ready),
             response_accept.eq(self.mem.resp.valid & self.mem.resp.ready),
-            # The pending record is read as the response enters the stage, so it is on
-            # the read port's output exactly while the response sits in the stage.
-            pending_read.addr.eq(self.mem.resp.payload.id),
-            pending_read.en.eq(response_accept),
             tags_read.addr.eq(self.mem.resp.payload.id),
         ]
         response = response_stage.o.payload.response
+        if pipelined:
+            # Read as the response sits in the stage: on the read port's output in the
+            # cycle after it leaves, with the read event's registers.
+            m.d.comb += pending_read.addr.eq(response.id)
+        else:
+            # Read as the response enters the stage, so it is on the read port's output
+            # exactly while the response sits in the stage.
+            m.d.comb += [
+                pending_read.addr.eq(self.mem.resp.payload.id),
+                pending_read.en.eq(response_accept),
+            ]
         returned = data.View(pending_layout, pending_read.data)
         returned_tag = response_stage.o.payload.tag
         returned_hit = returned_tag.hit
         # Never true while read ids are unique: the read reserved its place when it left.
         # Reused ids (flagged by ``id_reuse``) can attribute a response to the wrong read.
+        read_events_full = Signal()
+        if pipelined:
+            # Read events not yet taken from their queue, the one on its way in included.
+            read_queued = Signal(range(depth + 1))
+            m.d.comb += read_events_full.eq(read_queued == depth)
+        else:
+            m.d.comb += read_events_full.eq(~read_events.i.ready)
         response_held = Signal()
-        m.d.comb += response_held.eq(returned_hit & ~read_events.i.ready)
+        m.d.comb += response_held.eq(returned_hit & read_events_full)
         response_fire = _leave_unless_held(m, response_stage.o, self.gpu.resp, response,
                                            response_held, "response")
 
         read_event = read_events.i.payload
+        read_event_valid = Signal()
+        read_event_entry = Signal.like(returned_tag.entry, reset_less=True)
+        read_event_data = Signal.like(response.data, reset_less=True)
+        late += [
+            read_event_valid.eq(response_fire & returned_hit),
+            read_event_entry.eq(returned_tag.entry),
+            read_event_data.eq(response.data),
+        ]
         m.d.comb += [
-            read_event.entry.eq(returned_tag.entry),
+            read_event.entry.eq(read_event_entry),
             read_event.addr.eq(returned.addr),
             read_event.offset.eq(returned.offset),
-            read_event.data.eq(response.data),
+            read_event.data.eq(read_event_data),
             read_event.mask.eq(returned.mask),
             read_event.write.eq(0),
-            read_events.i.valid.eq(response_fire & returned_hit),
+            read_events.i.valid.eq(read_event_valid),
         ]
+        if pipelined:
+            with m.If(response_fire & returned_hit & ~read_taken):
+                m.d.sync += read_queued.eq(read_queued + 1)
+            with m.Elif(read_taken & ~(response_fire & returned_hit)):
+                m.d.sync += read_queued.eq(read_queued - 1)
 
         # --- outstanding-read bookkeeping -----------------------------------------------------
         set_bits = Signal.like(outstanding)
         clear_bits = Signal.like(outstanding)
-        with m.If(issue_read):
-            m.d.comb += set_bits.eq(1 << request.id)
         with m.If(response_accept):
             m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)
-        m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
-        m.d.comb += self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))
+        if pipelined:
+            # Set from the pending record's write, a cycle after the read leaves. A response
+            # taken in that cycle answers that read (its id was not outstanding before,
+            # unless reused), so the clear wins; a read leaving in that cycle with the same
+            # id is a reuse, seen in the record being written.
+            with m.If(pending_write.en):
+                m.d.comb += set_bits.eq(1 << pending_write.addr)
+            m.d.sync += outstanding.eq((outstanding | set_bits) & ~clear_bits)
+            m.d.comb += self.id_reuse.eq(issue_read & (
+                outstanding.bit_select(request.id, 1) |
+                (pending_write.en & (pending_write.addr == request.id))))
+        else:
+            with m.If(issue_read):
+                m.d.comb += set_bits.eq(1 << request.id)
+            m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
+            m.d.comb += self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))
 
         reserve = Signal()
-        release = Signal()
-        m.d.comb += [
-            reserve.eq(issue_read & staged_request.hit),
-            release.eq(read_events.o.valid & read_events.o.ready),
-        ]
-        with m.If(reserve & ~release):
+        m.d.comb += reserve.eq(issue_read & staged_request.hit)
+        with m.If(reserve & ~read_taken):
             m.d.sync += read_places.eq(read_places + 1)
-        with m.Elif(release & ~reserve & (read_places != 0)):
+        with m.Elif(read_taken & ~reserve & (read_places != 0)):
             m.d.sync += read_places.eq(read_places - 1)
 
         # --- the two queues into the event stream ----------------------------------------------
@@ -268,9 +339,95 @@ class Trigger(wiring.Component):
         # --- observation ----------------------------------------------------------------------
         for index in range(config.trigger.filter_entries):
             m.d.comb += self.hit_pulse[index].eq(
-                (write_events.i.valid & staged_request.winner[index]) +
-                (read_events.i.valid & (returned_tag.entry == index)))
+                (write_events.i.valid & (write_event.entry == index)) +
+                (read_events.i.valid & (read_event_entry == index)))
         m.d.comb += self.produced.eq(write_events.i.valid + read_events.i.valid)
-        m.d.comb += self.stall.eq((request_stage.o.valid & request_held) |
+        m.d.comb += self.stall.eq((head.valid & request_held) |
                                   (response_stage.o.valid & response_held))
         return m
+
+    def _ends(self, m):
+        """Every entry's range end, given or formed here."""
+        if self.precomputed_ends:
+            return list(self.ends)
+        ends = []
+        for index in range(self.config.trigger.filter_entries):
+            end = Signal(self.config.addr_width + 1, name=f"end{index}")
+            m.d.comb += end.eq(self.table[index].base + self.table[index].size)
+            ends.append(end)
+        return ends
+
+    def _request_stage(self, m):
+        """One register stage, the match decided as a request enters it; returns the
+        stage's output stream."""
+        config = self.config
+        m.submodules.matcher = matcher = FilterMatcher(
+            config, precomputed_ends=self.precomputed_ends)
+        m.d.comb += matcher.table.eq(self.table)
+        if self.precomputed_ends:
+            m.d.comb += matcher.ends.eq(self.ends)
+        m.submodules.request_stage = request_stage = RegisterSlice(_staged_request_layout(config))
+        m.d.comb += [
+            matcher.addr.eq(self.gpu.req.payload.addr),
+            matcher.write.eq(self.gpu.req.payload.write),
+            request_stage.i.valid.eq(self.gpu.req.valid),
+            request_stage.i.payload.request.eq(self.gpu.req.payload),
+            request_stage.i.payload.hit.eq(matcher.hit),
+            request_stage.i.payload.winner.eq(matcher.winner),
+            request_stage.i.payload.offsets.eq(matcher.offsets),
+            self.gpu.req.ready.eq(request_stage.i.ready),
+        ]
+        return request_stage.o
+
+    def _pipelined_request_side(self, m):
+        """Three stages: the request with copies of its address; the range comparisons
+        against the table of that cycle; the winner, into a ring of registers whose head
+        is offered to memory. No stage waits on another: the GPU side takes a request
+        while fewer than :data:`PIPELINED_REQUEST_PLACES` are inside, as many as the ring
+        holds. Returns the ring's output stream."""
+        config = self.config
+        entries = config.trigger.filter_entries
+        layout = _staged_request_layout(config)
+
+        inside = Signal(range(PIPELINED_REQUEST_PLACES + 1))
+        enter = Signal()
+        m.d.comb += [
+            self.gpu.req.ready.eq(inside != PIPELINED_REQUEST_PLACES),
+            enter.eq(self.gpu.req.valid & self.gpu.req.ready),
+        ]
+
+        # Stage 1. The copies are marked ``keep``: a synthesis tool would merge them.
+        copies = [Signal(config.addr_width, name=f"address_copy{index}", attrs={"keep": 1},
+                         reset_less=True)
+                  for index in range(-(-entries // ENTRIES_PER_ADDRESS_COPY))]
+        entered = Signal()
+        # What the stages carry is meaningful only with its valid bit: no reset.
+        entered_request = Signal.like(self.gpu.req.payload, reset_less=True)
+        m.d.sync += [entered.eq(enter), entered_request.eq(self.gpu.req.payload)]
+        m.d.sync += [copy.eq(self.gpu.req.payload.addr) for copy in copies]
+
+        # Stage 2.
+        matched = Signal()
+        matched_request = Signal.like(entered_request, reset_less=True)
+        matches = Signal(entries, reset_less=True)
+        offsets = Signal(data.ArrayLayout(unsigned(config.addr_width), entries), reset_less=True)
+        m.d.sync += [matched.eq(entered), matched_request.eq(entered_request)]
+        for index, end in enumerate(self._ends(m)):
+            match, offset = entry_match(m, self.table[index], end,
+                                        copies[index // ENTRIES_PER_ADDRESS_COPY],
+                                        entered_request.write, index)
+            m.d.sync += [matches[index].eq(match), offsets[index].eq(offset)]
+
+        # Stage 3: the ring. It always has room for what the stages before it hold.
+        m.submodules.request_ring = ring = RegisterRing(layout, PIPELINED_REQUEST_PLACES,
+                                                        select_fanout=RING_SELECT_FANOUT)
+        m.d.comb += [
+            ring.i.valid.eq(matched),
+            ring.i.payload.request.eq(matched_request),
+            ring.i.payload.hit.eq(matches.any()),
+            ring.i.payload.winner.eq(first_one(matches)),
+            ring.i.payload.offsets.eq(offsets),
+        ]
+        leave = ring.o.valid & ring.o.ready
+        m.d.sync += inside.eq(inside + enter - leave)
+        return ring.o

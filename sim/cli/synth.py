@@ -9,7 +9,7 @@ from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
-from matndp.sim.designs import TRIGGER_SLICE
+from matndp.sim.designs import PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
 from matndp.sim.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS, ROUTERS,
                               SynthesisFailed, critical_path_table, synthesize, synthesis_table)
 
@@ -57,6 +57,8 @@ def _slice_design(config, description):
 DESIGNS = {
     **{f"fp_{name}": _fp_design(unit) for name, unit in FP_UNITS.items()},
     "ndp_slice": _slice_design(TRIGGER_SLICE, "NDPConfig(engine=None)"),
+    "ndp_slice_pipelined": _slice_design(
+        PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
     "ndp_slice_engine": _slice_design(
         FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
                            "4 argument blocks, 4 KiB scratchpad"),
@@ -64,6 +66,10 @@ DESIGNS = {
     "ndp_slice_axi": {"build": lambda: AXISlice(TRIGGER_SLICE),
                       "design": "AXISlice(NDPConfig(engine=None))", "timing": "-",
                       **WIDE_DESIGN_PNR},
+    "ndp_slice_axi_pipelined": {
+        "build": lambda: AXISlice(PIPELINED_TRIGGER_SLICE),
+        "design": "AXISlice(NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True)))",
+        "timing": "-", **WIDE_DESIGN_PNR},
 }
 # The engine slice takes far longer than everything else together; it runs when named.
 DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]

@@ -1,6 +1,7 @@
 """The NDP slice through cocotb (testbench: sim/tb/ndp_slice_tb.py): the default
-configuration under both simulators, two others under Verilator and, briefly, one of
-them under Icarus; and its register bus in Amaranth's simulator."""
+configuration under both simulators, three others (the pipelined FPGA build among them)
+under Verilator and, briefly, one of them under Icarus; and its register bus in Amaranth's
+simulator."""
 
 import pytest
 from amaranth.sim import Simulator
@@ -8,7 +9,7 @@ from amaranth.sim import Simulator
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.csr_map import MAGIC
 from matndp.hw.ndp_slice import NDPSlice
-from matndp.sim.designs import config_environment, ndp_slice_verilog
+from matndp.sim.designs import PIPELINED_TRIGGER_SLICE, config_environment, ndp_slice_verilog
 from matndp.sim.runner import run_cocotb
 from tests.hw.bus.models import Initiator
 
@@ -23,9 +24,12 @@ CONFIGS = {
     # short counters.
     "narrow": NDPConfig(addr_width=48, sector_bytes=16, id_width=2, counter_width=16,
                         trigger=TriggerConfig(filter_entries=1, event_queue_depth=3), engine=None),
+    # The FPGA build: the trigger's request side pipelined.
+    "pipelined": PIPELINED_TRIGGER_SLICE,
 }
 # (configuration, simulator) pairs the behaviour tests run on.
-RUNS = [("default", "verilator"), ("default", "icarus"), ("wide", "verilator"), ("narrow", "verilator")]
+RUNS = [("default", "verilator"), ("default", "icarus"), ("wide", "verilator"), ("narrow", "verilator"),
+        ("pipelined", "verilator")]
 BEHAVIOUR = ["csr_map_and_bus_errors", "full_event_queue_stalls_only_the_gpu", "reused_read_id_is_flagged",
              "stall_counter_under_random_back_pressure"]
 

@@ -14,14 +14,30 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from amaranth.sim import Simulator
 
 from matndp.hw.export import export_verilog
-from matndp.hw.stream import PingPongBuffer, Queue, RegisterSlice, RoundRobinMerge, SkidBuffer
+from functools import partial
+
+from matndp.hw.stream import (PingPongBuffer, Queue, RegisterRing, RegisterSlice,
+                               RoundRobinMerge, SkidBuffer)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 
 
-STAGES = [RegisterSlice, SkidBuffer, PingPongBuffer]
-# Items a stage holds at most: its registers.
-CAPACITY = {RegisterSlice: 1, SkidBuffer: 2, PingPongBuffer: 2}
+
+def _ring_of(places, select_fanout=None):
+    make = partial(RegisterRing, places=places, select_fanout=select_fanout)
+    make.__name__ = f"RegisterRing{places}" + (f"by{select_fanout}" if select_fanout else "")
+    return make
+
+
+# The last with a copy of its read turn per three payload bits (the payloads here are 8
+# to 16 bits wide, so the last group is a short one).
+RING3, RING4, RING4_COPIES = _ring_of(3), _ring_of(4), _ring_of(4, select_fanout=3)
+STAGES = [RegisterSlice, SkidBuffer, PingPongBuffer, RING3, RING4, RING4_COPIES]
+
+
+def _capacity(stage):
+    """Items a stage holds at most: its registers."""
+    return {RegisterSlice: 1, SkidBuffer: 2}.get(type(stage)) or stage.places
 PRESSURES = [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.5, 0.5), (0.2, 0.8), (0.8, 0.2)]
 
 
@@ -37,7 +53,7 @@ def _run_stage(stage, items, *, source_pause, sink_pause, seed):
     def check(ctx, cycle):
         # Items inside after this cycle's transfers, from the handshakes alone.
         inside = len(source.sent) - len(sink.items)
-        assert 0 <= inside <= CAPACITY[type(stage)], f"cycle {cycle}: {inside} items inside"
+        assert 0 <= inside <= _capacity(stage), f"cycle {cycle}: {inside} items inside"
 
     run(stage, [source, sink], until=lambda: len(sink.items) == len(items),
         limit=40 * len(items) + 100, check=check)
@@ -97,7 +113,8 @@ def test_stage_carries_a_struct_payload(part):
     assert [packing.unpack(word) for word in sink.items] == records
 
 
-@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (PingPongBuffer, 2)])
+@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (PingPongBuffer, 2),
+                                         (RING3, 3), (RING4, 4), (RING4_COPIES, 4)])
 def test_stage_with_its_output_stopped_takes_only_what_it_holds(part, taken):
     stage = part(8)
     source = Source(stage.i, list(range(10)))
@@ -135,7 +152,8 @@ class _Dependence:
 
 
 @pytest.mark.parametrize("part, combinational", [(RegisterSlice, True), (SkidBuffer, False),
-                                                  (PingPongBuffer, False)])
+                                                  (PingPongBuffer, False), (RING3, False),
+                                                  (RING4, False), (RING4_COPIES, False)])
 def test_only_the_two_register_stages_cut_the_ready_path(part, combinational):
     stage = part(8)
     items = list(range(200))
@@ -331,6 +349,12 @@ def test_merge_of_one_stream_is_a_wire():
     (lambda: RegisterSlice("wide"), TypeError, "payload_shape must be a shape"),
     (lambda: SkidBuffer(None), TypeError, "payload_shape must be a shape"),
     (lambda: PingPongBuffer("x"), TypeError, "payload_shape must be a shape"),
+    (lambda: RegisterRing("x", 3), TypeError, "payload_shape must be a shape"),
+    (lambda: RegisterRing(8, 1), ValueError, "places must be at least 2, not 1"),
+    (lambda: RegisterRing(8, 0), ValueError, "places must be at least 2, not 0"),
+    (lambda: RegisterRing(8, 3.0), TypeError, "places must be an int"),
+    (lambda: RegisterRing(8, 3, select_fanout=0), ValueError, "select_fanout must be at least 1, not 0"),
+    (lambda: RegisterRing(8, 3, select_fanout=2.5), TypeError, "select_fanout must be an int"),
     (lambda: RegisterSlice(-1), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(2.5, 2), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(8, 0), ValueError, "count must be at least 1, not 0"),

@@ -15,19 +15,28 @@
 - ``id_reuse`` pulses exactly when a read leaves for memory with the id of a read that
   has left and whose response memory has not yet handed back.
 
+Pipelined (``TriggerConfig.pipelined``), the request side instead holds up to
+``PIPELINED_REQUEST_PLACES`` requests and takes one exactly while it holds fewer; a request
+is offered to memory ``PIPELINED_REQUEST_LATENCY`` cycles after it entered or, if later, the
+cycle after the one before it left; its match is decided from the table of the cycle after
+it entered; an event reaches ``hit_pulse`` and ``produced`` the cycle after its transfer
+left (the hold rules count it from its transfer's cycle, as above).
+
 Every stream runs with random back-pressure, the filter table is reprogrammed while
 traffic flows, and the trigger is tested both forming its range ends itself and given
-them precomputed, as the slice instantiates it.
+them precomputed, as the slice instantiates it, and both with one request stage and
+pipelined.
 """
 
 from collections import deque
+from dataclasses import replace
 import random
 
 import pytest
 
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
-from matndp.hw.trigger.trigger import Trigger
+from matndp.hw.trigger.trigger import PIPELINED_REQUEST_LATENCY, PIPELINED_REQUEST_PLACES, Trigger
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Pause, Sink, Source, run
 from tests.hw.trigger.reference import entry, matching_entry
@@ -38,6 +47,13 @@ SMALL = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
 DEFAULT = NDPConfig()
 ENDS = [False, True]
 ENDS_IDS = ["own ends", "precomputed ends"]
+PIPELINED = [False, True]
+PIPELINED_IDS = ["one stage", "pipelined"]
+
+
+def pipelined(config, on=True):
+    """``config`` with its trigger's request side pipelined (or not)."""
+    return replace(config, trigger=replace(config.trigger, pipelined=on))
 
 
 class Table:
@@ -164,11 +180,14 @@ class Model:
     def __init__(self, dut, config, table, traffic):
         self.dut, self.config, self.table, self.traffic = dut, config, table, traffic
         self.depth = config.trigger.event_queue_depth
+        self.pipelined = config.trigger.pipelined
+        self.places = PIPELINED_REQUEST_PLACES if self.pipelined else 1
+        self.produced_before = []       # pipelined: last cycle's events, seen this cycle
         self.requests = StructCodec(request_layout(config))
         self.responses = StructCodec(response_layout(config))
         self.events = StructCodec(trigger_event_layout(config))
-        # Entered, not yet left: (request word, match, triggers a write event) and
-        # (response word, the read it answers or None, triggers a read event).
+        # Entered, not yet left: [request word, match, triggers a write event, cycle it
+        # entered] and (response word, the read it answers or None, triggers a read event).
         self.request_stage = deque()
         self.response_stage = deque()
         self.outstanding = {}             # id -> (request, match): sent to memory, unanswered
@@ -206,6 +225,28 @@ class Model:
             f"{where}: ready wrong with {len(stage)} {name}(s) inside"
         return bool(stage) and not valid
 
+    def _check_pipelined_request_side(self, ctx, where, cycle, taken):
+        """The pipelined request side offers its oldest request, unchanged, from
+        ``PIPELINED_REQUEST_LATENCY`` cycles after it entered unless it needs a place in
+        an event queue and none is free; it accepts exactly while it holds fewer than
+        ``PIPELINED_REQUEST_PLACES``. Returns whether it holds a request back."""
+        get, side = ctx.get, self.request_stage
+        valid = get(self.dut.mem.req.valid)
+        due = bool(side) and cycle >= side[0][3] + PIPELINED_REQUEST_LATENCY
+        blocked = False
+        if due:
+            places = taken(side[0])
+            blocked = places is not None and places == self.depth
+            assert valid == (not blocked), \
+                f"{where}: request {'offered' if valid else 'held'} with {places} places taken"
+            if valid:
+                assert get(self.dut.mem.req.payload.as_value()) == side[0][0], f"{where}: request changed"
+        else:
+            assert not valid, f"{where}: a request offered before it was due"
+        assert get(self.dut.gpu.req.ready) == (len(side) < self.places), \
+            f"{where}: ready wrong with {len(side)} requests inside"
+        return blocked
+
     def check(self, ctx, cycle):
         dut, get = self.dut, ctx.get
         gpu_req = get(dut.gpu.req.valid) and get(dut.gpu.req.ready)
@@ -217,7 +258,7 @@ class Model:
 
         produced = []
         def request_places(item):
-            _, match, write = item
+            _, match, write, _ = item
             if match is None:
                 return None
             return len(self.queued[1]) if write else self.read_places
@@ -225,8 +266,16 @@ class Model:
         def response_places(item):
             return len(self.queued[0]) if item[2] else None
 
-        held = self._check_stage(ctx, where, "request", self.request_stage, dut.gpu.req,
-                                 dut.mem.req, request_places)
+        if self.pipelined:
+            for item in self.request_stage:
+                if item[3] == cycle - 1:
+                    # Matched against the table of the cycle after it entered.
+                    request = self.requests.unpack(item[0])
+                    item[1] = matching_entry(self.table.table, request["addr"], request["write"])
+            held = self._check_pipelined_request_side(ctx, where, cycle, request_places)
+        else:
+            held = self._check_stage(ctx, where, "request", self.request_stage, dut.gpu.req,
+                                     dut.mem.req, request_places)
         held |= self._check_stage(ctx, where, "response", self.response_stage, dut.mem.resp,
                                   dut.gpu.resp, response_places)
         assert not (self.response_stage and not get(dut.gpu.resp.valid)), \
@@ -248,7 +297,7 @@ class Model:
         # --- what crosses the edge ------------------------------------------------------------
         issued_read = None
         if mem_req:
-            word, match, _ = self.request_stage.popleft()
+            word, match, _, _ = self.request_stage.popleft()
             request = self.requests.unpack(word)
             if not request["write"]:
                 issued_read = (request, match)
@@ -274,25 +323,30 @@ class Model:
         if gpu_req:
             word = get(dut.gpu.req.payload.as_value())
             request = self.requests.unpack(word)
-            match = matching_entry(self.table.table, request["addr"], request["write"])
-            self.request_stage.append((word, match, bool(request["write"])))
+            match = None if self.pipelined else \
+                matching_entry(self.table.table, request["addr"], request["write"])
+            self.request_stage.append([word, match, bool(request["write"]), cycle])
             if not request["write"]:
                 self.traffic.waiting_ids.add(request["id"])
 
-        pulses = [0] * self.config.trigger.filter_entries
         for new in produced:
-            pulses[new["entry"]] += 1
             self.queued[new["write"]].append(new)
             self.write_events += new["write"]
             self.read_events += not new["write"]
+        if self.pipelined:
+            produced, self.produced_before = self.produced_before, produced
+        pulses = [0] * self.config.trigger.filter_entries
+        for new in produced:
+            pulses[new["entry"]] += 1
         assert get(dut.produced) == len(produced), f"{where}: produced {get(dut.produced)}, expected {len(produced)}"
         assert [get(dut.hit_pulse[index]) for index in range(len(pulses))] == pulses, \
             f"{where}: hit_pulse {[get(dut.hit_pulse[i]) for i in range(len(pulses))]}, expected {pulses}"
-        assert len(self.request_stage) <= 1 and len(self.response_stage) <= 1
+        assert len(self.request_stage) <= self.places and len(self.response_stage) <= 1
 
     @property
     def empty(self):
-        return not (self.request_stage or self.response_stage or self.queued[0] or self.queued[1])
+        return not (self.request_stage or self.response_stage or self.queued[0] or self.queued[1]
+                    or self.produced_before)
 
 
 class Bench:
@@ -339,11 +393,13 @@ def random_table(config, seed):
     return table
 
 
+@pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
 @pytest.mark.parametrize("precomputed_ends", ENDS, ids=ENDS_IDS)
 @pytest.mark.parametrize("pressure, events_pause, seed", [
     (0.0, 0.0, 1), (0.3, 0.3, 2), (0.5, 0.8, 3), (0.2, 0.95, 4)])
-def test_random_traffic_with_back_pressure(precomputed_ends, pressure, events_pause, seed):
-    bench = Bench(SMALL, random_table(SMALL, seed), precomputed_ends=precomputed_ends, count=400,
+def test_random_traffic_with_back_pressure(with_pipeline, precomputed_ends, pressure, events_pause, seed):
+    config = pipelined(SMALL, with_pipeline)
+    bench = Bench(config, random_table(config, seed), precomputed_ends=precomputed_ends, count=400,
                   pressure=pressure, events_pause=events_pause, reprogram=0.02, seed=seed).run()
     model = bench.model
     assert model.write_events > 20 and model.read_events > 20
@@ -353,9 +409,11 @@ def test_random_traffic_with_back_pressure(precomputed_ends, pressure, events_pa
     assert bench.table.changes > 5 and model.id_reuses == 0
 
 
+@pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
 @pytest.mark.parametrize("precomputed_ends", ENDS, ids=ENDS_IDS)
-def test_default_configuration(precomputed_ends):
-    bench = Bench(DEFAULT, random_table(DEFAULT, 7), precomputed_ends=precomputed_ends, count=150,
+def test_default_configuration(with_pipeline, precomputed_ends):
+    config = pipelined(DEFAULT, with_pipeline)
+    bench = Bench(config, random_table(config, 7), precomputed_ends=precomputed_ends, count=150,
                   pressure=0.3, events_pause=0.7, reprogram=0.02, seed=7).run()
     assert bench.model.write_events > 10 and bench.model.read_events > 10
 
@@ -375,9 +433,26 @@ def test_one_transfer_per_cycle_one_cycle_late_without_back_pressure():
     assert bench.model.stall_cycles == 0 and bench.model.write_events > 100
 
 
+def test_pipelined_one_transfer_per_cycle_three_cycles_late_without_back_pressure():
+    """As above, pipelined: events reach their queue a cycle later, so a queue of four
+    or more keeps up."""
+    config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
+                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=4, pipelined=True))
+    table = [entry(0, 1 << 15, on_read=0)] + [entry(0, 0, enable=0)] * 3
+    bench = Bench(config, table, precomputed_ends=True, count=200, pressure=0.0, writes=0.6,
+                  addresses=lambda rng: rng.randrange(1 << 15), latency=(1, 1), seed=5).run()
+    gpu, memory = bench.gpu, bench.memory
+    assert gpu.cycles == list(range(200))
+    assert memory.requests.cycles == [cycle + 3 for cycle in gpu.cycles]
+    assert bench.gpu_responses.cycles == [cycle + 1 for cycle in memory.responses.cycles]
+    assert bench.model.stall_cycles == 0 and bench.model.write_events > 100
+
+
+@pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
 @pytest.mark.parametrize("precomputed_ends", ENDS, ids=ENDS_IDS)
-def test_a_stopped_event_consumer_holds_only_what_the_queues_need(precomputed_ends):
-    config = SMALL
+def test_a_stopped_event_consumer_holds_only_what_the_queues_need(with_pipeline, precomputed_ends):
+    config = pipelined(SMALL, with_pipeline)
+    places = PIPELINED_REQUEST_PLACES if with_pipeline else 1
     table = [entry(0x1000, 0x1000)] + [entry(0, 0, enable=0)] * 3
     bench = Bench(config, table, precomputed_ends=precomputed_ends, count=40, pressure=0.0,
                   writes=1.0, addresses=lambda rng: 0x1000 + rng.randrange(0x1000), seed=6)
@@ -388,8 +463,8 @@ def test_a_stopped_event_consumer_holds_only_what_the_queues_need(precomputed_en
         nonlocal cycles
         cycles += 1
         if cycles == 60:
-            # The queue holds its depth, the request stage one more.
-            assert len(bench.gpu.sent) == config.trigger.event_queue_depth + 1
+            # The queue holds its depth, the request side what it has places for.
+            assert len(bench.gpu.sent) == config.trigger.event_queue_depth + places
             assert len(bench.memory.requests.items) == config.trigger.event_queue_depth
             bench.events.pause.hold = False
         return bench.done()
@@ -399,9 +474,10 @@ def test_a_stopped_event_consumer_holds_only_what_the_queues_need(precomputed_en
     assert len(bench.events.items) == 40
 
 
-def test_out_of_order_read_responses_carry_their_own_reads():
+@pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
+def test_out_of_order_read_responses_carry_their_own_reads(with_pipeline):
     table = [entry(0x100, 0x100), entry(0x200, 0x100)] + [entry(0, 0, enable=0)] * 2
-    bench = Bench(SMALL, table, precomputed_ends=True, count=300, pressure=0.2, writes=0.0,
+    bench = Bench(pipelined(SMALL, with_pipeline), table, precomputed_ends=True, count=300, pressure=0.2, writes=0.0,
                   latency=(1, 40), seed=8).run()
     order = [StructCodec(response_layout(SMALL)).unpack(w)["id"] for w in bench.memory.responses.sent]
     issued = [StructCodec(request_layout(SMALL)).unpack(w)["id"] for w in bench.memory.requests.items]
@@ -409,22 +485,25 @@ def test_out_of_order_read_responses_carry_their_own_reads():
     assert bench.model.read_events > 50
 
 
-def test_lowest_index_wins_where_entries_overlap():
+@pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
+def test_lowest_index_wins_where_entries_overlap(with_pipeline):
     table = [entry(0x1000, 0x100, on_read=0), entry(0x1000, 0x200), entry(0x1080, 0x100),
              entry(0, (1 << 16) - 1)]
-    bench = Bench(SMALL, table, precomputed_ends=True, count=300, pressure=0.3, seed=9).run()
+    bench = Bench(pipelined(SMALL, with_pipeline), table, precomputed_ends=True, count=300, pressure=0.3, seed=9).run()
     entries = {StructCodec(trigger_event_layout(SMALL)).unpack(w)["entry"] for w in bench.events.items}
     assert entries == {0, 1, 3}                 # entry 2 lies wholly under entries 0 and 1
     assert bench.model.write_events > 50 and bench.model.read_events > 50
 
 
+@pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
 @pytest.mark.parametrize("pressure", [0.0, 0.4])
-def test_a_reused_read_id_is_flagged_exactly_when_it_happens(pressure):
+def test_a_reused_read_id_is_flagged_exactly_when_it_happens(with_pipeline, pressure):
     """Reads may reuse ids of reads still in memory: each such issue pulses ``id_reuse``
     and pass-through stays exact; which read a reused id's response is attributed to is
     not specified, so no read triggers here."""
     config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=1,
-                       trigger=TriggerConfig(filter_entries=2, event_queue_depth=2))
+                       trigger=TriggerConfig(filter_entries=2, event_queue_depth=2,
+                                             pipelined=with_pipeline))
     # No read triggers, so whether a response may leave does not depend on the attribution.
     table = [entry(0x0, 0x8000, on_read=0), entry(0x8000, 0x8000, on_read=0)]
     bench = Bench(config, table, precomputed_ends=True, count=200, pressure=pressure, writes=0.2,
