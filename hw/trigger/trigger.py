@@ -40,7 +40,7 @@ PIPELINED_REQUEST_LATENCY = 3
 #: copies keep each address bit's load to a few entries' comparators.
 ENTRIES_PER_ADDRESS_COPY = 4
 #: Payload bits behind one copy of the request ring's read turn.
-RING_SELECT_FANOUT = 128
+RING_SELECT_FANOUT = 32
 
 
 def _pending_tag_layout(config):
@@ -313,9 +313,15 @@ class Trigger(wiring.Component):
             with m.If(pending_write.en):
                 m.d.comb += set_bits.eq(1 << pending_write.addr)
             m.d.sync += outstanding.eq((outstanding | set_bits) & ~clear_bits)
-            m.d.comb += self.id_reuse.eq(issue_read & (
-                outstanding.bit_select(request.id, 1) |
-                (pending_write.en & (pending_write.addr == request.id))))
+            # Reported a cycle late, with the record, from the bit the read's id has then.
+            # That bit has lost what it was as the read left only if a response with the
+            # same id was taken in that cycle, so that case is kept aside in a register.
+            answered_as_issued = Signal()
+            m.d.sync += answered_as_issued.eq(
+                issue_read & response_accept & (self.mem.resp.payload.id == request.id) &
+                (outstanding | set_bits).bit_select(self.mem.resp.payload.id, 1))
+            m.d.comb += self.id_reuse.eq(pending_write.en & (
+                outstanding.bit_select(pending_write.addr, 1) | answered_as_issued))
         else:
             with m.If(issue_read):
                 m.d.comb += set_bits.eq(1 << request.id)

@@ -443,8 +443,10 @@ async def dnn_stream(dut):
     rises = [cycle for cycle, level in irq.changes if level]
     assert len(rises) == 1 and irq.changes[-1][1] == 1, f"irq changes (cycle, level): {irq.changes}"
     irq_rise = rises[0]
-    # HITS counts the event as it is produced; COMPLETE and irq follow the counter.
-    assert 0 < irq_rise - last_event <= 2, \
+    # HITS counts the event as it is produced (pipelined: the cycle after); COMPLETE and
+    # irq follow the counter.
+    counted_late = 1 if config.trigger.pipelined else 0
+    assert 0 < irq_rise - last_event <= 2 + counted_late, \
         f"irq rose in cycle {irq_rise}; the output entry's last event was produced in {last_event}"
     checks.append("irq rose once, as the output entry's last event was produced, and stayed high")
 
@@ -552,7 +554,9 @@ async def full_event_queue_stalls_only_the_gpu(dut):
     assert len(bench.memory.requests) == len(writes)
     assert [e["data"] for e in bench.events.items] == [w["data"] for w in writes]
     stall_cycles = await bench.check_stall_counter()
-    assert stall_cycles >= 90, stall_cycles
+    # Held from when the first write that finds the queue full is due at the head, to a
+    # few cycles after the consumer resumes at cycle 100.
+    assert stall_cycles >= 91 - request_latency(config), stall_cycles
     if not config.trigger.pipelined:
         # One stage: the GPU side is closed exactly while its request is held. Pipelined,
         # the request side closes only once its places behind the held request fill.

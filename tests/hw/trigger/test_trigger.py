@@ -20,7 +20,8 @@ Pipelined (``TriggerConfig.pipelined``), the request side instead holds up to
 is offered to memory ``PIPELINED_REQUEST_LATENCY`` cycles after it entered or, if later, the
 cycle after the one before it left; its match is decided from the table of the cycle after
 it entered; an event reaches ``hit_pulse`` and ``produced`` the cycle after its transfer
-left (the hold rules count it from its transfer's cycle, as above).
+left (the hold rules count it from its transfer's cycle, as above), and ``id_reuse``
+pulses the cycle after the read left.
 
 Every stream runs with random back-pressure, the filter table is reprogrammed while
 traffic flows, and the trigger is tested both forming its range ends itself and given
@@ -183,6 +184,7 @@ class Model:
         self.pipelined = config.trigger.pipelined
         self.places = PIPELINED_REQUEST_PLACES if self.pipelined else 1
         self.produced_before = []       # pipelined: last cycle's events, seen this cycle
+        self.reuse_before = False       # pipelined: last cycle's id reuse, seen this cycle
         self.requests = StructCodec(request_layout(config))
         self.responses = StructCodec(response_layout(config))
         self.events = StructCodec(trigger_event_layout(config))
@@ -305,6 +307,8 @@ class Model:
             elif match is not None:
                 produced.append(self._event(request, match, request["data"]))
         reuse = issued_read is not None and issued_read[0]["id"] in self.outstanding
+        if self.pipelined:
+            reuse, self.reuse_before = self.reuse_before, reuse
         assert get(dut.id_reuse) == reuse, f"{where}: id_reuse {get(dut.id_reuse)}, expected {reuse}"
         self.id_reuses += reuse
         if gpu_resp:
@@ -346,7 +350,7 @@ class Model:
     @property
     def empty(self):
         return not (self.request_stage or self.response_stage or self.queued[0] or self.queued[1]
-                    or self.produced_before)
+                    or self.produced_before or self.reuse_before)
 
 
 class Bench:
