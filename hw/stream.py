@@ -135,7 +135,10 @@ class RegisterRing(_Stage):
         m = Module()
         places = self.places
         width = Shape.cast(self.payload_shape).width
-        slots = [Signal(self.payload_shape, name=f"slot{index}") for index in range(places)]
+        # A register's payload means something only while it is full: no reset, which
+        # keeps a wide ring off the reset's net.
+        slots = [Signal(self.payload_shape, name=f"slot{index}", reset_less=True)
+                 for index in range(places)]
         full = Signal(places)
         write_turn = Signal(range(places))
         read_turn = Signal(range(places))

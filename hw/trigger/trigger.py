@@ -19,7 +19,7 @@ and events reach their queues a cycle after their transfers leave, so that no cy
 more than one step of the match (docs/trigger.md, "The pipelined request side").
 """
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out, connect, flipped
@@ -30,12 +30,15 @@ from ..onehot import first_one, one_hot_index, one_hot_select
 from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge
 
 
-__all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY"]
+__all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY",
+           "PIPELINED_EVENT_DELAY"]
 
 
 #: Requests the pipelined request side holds at most, and the cycles it adds.
 PIPELINED_REQUEST_PLACES = 4
 PIPELINED_REQUEST_LATENCY = 3
+#: Pipelined, the cycles from a transfer leaving to its event entering its queue.
+PIPELINED_EVENT_DELAY = 2
 #: Filter entries that share one copy of the address in the pipelined request side: the
 #: copies keep each address bit's load to a few entries' comparators.
 ENTRIES_PER_ADDRESS_COPY = 4
@@ -128,9 +131,8 @@ class Trigger(wiring.Component):
         pipelined = config.trigger.pipelined
         depth = config.trigger.event_queue_depth
         event_layout = trigger_event_layout(config)
-        # Where events and pending-read records are formed from the transfers that make
-        # them: in the transfer's cycle, or (pipelined) in registers a cycle later, so that
-        # a handshake never reaches a queue's or a memory's write port in its own cycle.
+        # Where each step from a transfer to its event, tag and record is taken: in the
+        # transfer's cycle, or (pipelined) in registers a cycle after the step before.
         late = m.d.sync if pipelined else m.d.comb
 
         m.submodules.write_events = write_events = Queue(event_layout, depth)
@@ -173,8 +175,6 @@ class Trigger(wiring.Component):
             head = self._request_stage(m)
         staged_request = head.payload
         request = staged_request.request
-        request_entry = one_hot_index(staged_request.winner)
-        request_offset = one_hot_select(staged_request.winner, staged_request.offsets)
         write_hit = staged_request.hit & request.write
         read_hit = staged_request.hit & ~request.write
         # Places in the read queue taken or reserved by triggering reads in memory.
@@ -194,47 +194,62 @@ class Trigger(wiring.Component):
         request_fire = _leave_unless_held(m, head, self.mem.req, request,
                                           request_held, "request")
 
-        # Payloads, meaningful only with their valid bits: no reset.
-        write_event = Signal(event_layout, reset_less=True)
-        write_event_valid = Signal()
-        late += [
-            write_event.entry.eq(request_entry),
-            write_event.addr.eq(request.addr),
-            write_event.offset.eq(request_offset),
-            write_event.data.eq(request.data),
-            write_event.mask.eq(request.mask),
-            write_event.write.eq(1),
-            write_event_valid.eq(request_fire & write_hit),
-        ]
-        m.d.comb += [
-            write_events.i.payload.eq(write_event),
-            write_events.i.valid.eq(write_event_valid),
-        ]
         if pipelined:
             with m.If(request_fire & write_hit & ~write_taken):
                 m.d.sync += write_places.eq(write_places + 1)
             with m.Elif(write_taken & ~(request_fire & write_hit)):
                 m.d.sync += write_places.eq(write_places - 1)
 
+        # The request as it left, and whether it left as a triggering write or as a read:
+        # pipelined, in registers a cycle later (and meaningful only with those bits: no
+        # reset), so that the handshake reaches no wide selection, queue or memory port.
         issue_read = request_fire & ~request.write
-        record = data.View(pending_layout, pending_write.data)
+        left = Signal.like(staged_request, reset_less=True)
+        left_write_hit = Signal()
+        left_read = Signal()
+        late += [
+            left.eq(staged_request),
+            left_write_hit.eq(request_fire & write_hit),
+            left_read.eq(issue_read),
+        ]
+        left_entry = one_hot_index(left.winner)
+
         tag = data.View(tag_layout, tags_write.data)
         m.d.comb += [
-            tags_write.addr.eq(request.id),
-            tags_write.en.eq(issue_read),
-            tag.hit.eq(staged_request.hit),
-            tag.entry.eq(request_entry),
+            tags_write.addr.eq(left.request.id),
+            tags_write.en.eq(left_read),
+            tag.hit.eq(left.hit),
+            tag.entry.eq(left_entry),
         ]
-        # Pipelined, the record is written a cycle after its read leaves; memory answers
-        # a cycle later at the earliest, and the record is read a cycle after the answer
-        # leaves for the GPU, so it is always in place.
+
+        # Events and pending records, formed from the request as it left: pipelined, a
+        # cycle later again, so that the winner's offset is selected from registers.
+        write_event = Signal(event_layout, reset_less=True)
+        write_event_valid = Signal()
+        record = data.View(pending_layout, pending_write.data)
+        offset = one_hot_select(left.winner, left.offsets)
         late += [
-            pending_write.addr.eq(request.id),
-            pending_write.en.eq(issue_read),
-            record.addr.eq(request.addr),
-            record.offset.eq(request_offset),
-            record.mask.eq(request.mask),
+            write_event.entry.eq(left_entry),
+            write_event.addr.eq(left.request.addr),
+            write_event.offset.eq(offset),
+            write_event.data.eq(left.request.data),
+            write_event.mask.eq(left.request.mask),
+            write_event.write.eq(1),
+            write_event_valid.eq(left_write_hit),
+            pending_write.addr.eq(left.request.id),
+            pending_write.en.eq(left_read),
+            record.addr.eq(left.request.addr),
+            record.offset.eq(offset),
+            record.mask.eq(left.request.mask),
         ]
+        m.d.comb += [
+            write_events.i.payload.eq(write_event),
+            write_events.i.valid.eq(write_event_valid),
+        ]
+        # Pipelined, a read's tag is written a cycle after it leaves and its record a cycle
+        # after that. Memory answers a cycle after the read at the earliest; the tag being
+        # written is passed to a response that meets it, and the record is read two cycles
+        # after the response leaves for the GPU, so it is always in place.
 
         # --- response path: mem.resp -> response stage -> gpu.resp --------------------------
         m.submodules.response_stage = response_stage = RegisterSlice(_staged_response_layout(config))
@@ -242,17 +257,18 @@ class Trigger(wiring.Component):
         m.d.comb += [
             response_stage.i.valid.eq(self.mem.resp.valid),
             response_stage.i.payload.response.eq(self.mem.resp.payload),
-            response_stage.i.payload.tag.eq(tags_read.data),
             self.mem.resp.ready.eq(response_stage.i.ready),
             response_accept.eq(self.mem.resp.valid & self.mem.resp.ready),
             tags_read.addr.eq(self.mem.resp.payload.id),
         ]
-        response = response_stage.o.payload.response
         if pipelined:
-            # Read as the response sits in the stage: on the read port's output in the
-            # cycle after it leaves, with the read event's registers.
-            m.d.comb += pending_read.addr.eq(response.id)
+            meets_written = tags_write.en & (tags_write.addr == self.mem.resp.payload.id)
+            m.d.comb += response_stage.i.payload.tag.eq(
+                Mux(meets_written, tags_write.data, tags_read.data))
         else:
+            m.d.comb += response_stage.i.payload.tag.eq(tags_read.data)
+        response = response_stage.o.payload.response
+        if not pipelined:
             # Read as the response enters the stage, so it is on the read port's output
             # exactly while the response sits in the stage.
             m.d.comb += [
@@ -276,14 +292,28 @@ class Trigger(wiring.Component):
         response_fire = _leave_unless_held(m, response_stage.o, self.gpu.resp, response,
                                            response_held, "response")
 
+        # The response as it left, then its read event: pipelined, each a cycle later, the
+        # event with the record read by the id of the response as it left.
+        answered = Signal()
+        answered_entry = Signal.like(returned_tag.entry, reset_less=True)
+        answered_data = Signal.like(response.data, reset_less=True)
+        answered_id = Signal.like(response.id, reset_less=True)
+        late += [
+            answered.eq(response_fire & returned_hit),
+            answered_entry.eq(returned_tag.entry),
+            answered_data.eq(response.data),
+            answered_id.eq(response.id),
+        ]
+        if pipelined:
+            m.d.comb += pending_read.addr.eq(answered_id)
         read_event = read_events.i.payload
         read_event_valid = Signal()
         read_event_entry = Signal.like(returned_tag.entry, reset_less=True)
         read_event_data = Signal.like(response.data, reset_less=True)
         late += [
-            read_event_valid.eq(response_fire & returned_hit),
-            read_event_entry.eq(returned_tag.entry),
-            read_event_data.eq(response.data),
+            read_event_valid.eq(answered),
+            read_event_entry.eq(answered_entry),
+            read_event_data.eq(answered_data),
         ]
         m.d.comb += [
             read_event.entry.eq(read_event_entry),
@@ -306,22 +336,21 @@ class Trigger(wiring.Component):
         with m.If(response_accept):
             m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)
         if pipelined:
-            # Set from the pending record's write, a cycle after the read leaves. A response
-            # taken in that cycle answers that read (its id was not outstanding before,
-            # unless reused), so the clear wins; a read leaving in that cycle with the same
-            # id is a reuse, seen in the record being written.
-            with m.If(pending_write.en):
-                m.d.comb += set_bits.eq(1 << pending_write.addr)
+            # Set from the tag's write, a cycle after the read leaves. A response taken in
+            # that cycle answers that read (its id was not outstanding before, unless
+            # reused), so the clear wins.
+            with m.If(tags_write.en):
+                m.d.comb += set_bits.eq(1 << tags_write.addr)
             m.d.sync += outstanding.eq((outstanding | set_bits) & ~clear_bits)
-            # Reported a cycle late, with the record, from the bit the read's id has then.
+            # Reported a cycle late, with the tag, from the bit the read's id has then.
             # That bit has lost what it was as the read left only if a response with the
             # same id was taken in that cycle, so that case is kept aside in a register.
             answered_as_issued = Signal()
             m.d.sync += answered_as_issued.eq(
                 issue_read & response_accept & (self.mem.resp.payload.id == request.id) &
                 (outstanding | set_bits).bit_select(self.mem.resp.payload.id, 1))
-            m.d.comb += self.id_reuse.eq(pending_write.en & (
-                outstanding.bit_select(pending_write.addr, 1) | answered_as_issued))
+            m.d.comb += self.id_reuse.eq(tags_write.en & (
+                outstanding.bit_select(tags_write.addr, 1) | answered_as_issued))
         else:
             with m.If(issue_read):
                 m.d.comb += set_bits.eq(1 << request.id)

@@ -28,7 +28,8 @@ from matndp.hw.bus.signature import CSR_DATA_WIDTH
 from matndp.hw.config import NDPConfig
 from matndp.hw.csr_map import MAGIC, entry_register_name, register_map
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
-from matndp.hw.trigger.trigger import PIPELINED_REQUEST_LATENCY, PIPELINED_REQUEST_PLACES
+from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
+                                      PIPELINED_REQUEST_PLACES)
 from matndp.host.runtime import FilterRange, NDPRuntime
 from matndp.host.csr_bus import CSRAccessError
 from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
@@ -443,9 +444,9 @@ async def dnn_stream(dut):
     rises = [cycle for cycle, level in irq.changes if level]
     assert len(rises) == 1 and irq.changes[-1][1] == 1, f"irq changes (cycle, level): {irq.changes}"
     irq_rise = rises[0]
-    # HITS counts the event as it is produced (pipelined: the cycle after); COMPLETE and
-    # irq follow the counter.
-    counted_late = 1 if config.trigger.pipelined else 0
+    # HITS counts the event as it is produced (pipelined: PIPELINED_EVENT_DELAY cycles
+    # after); COMPLETE and irq follow the counter.
+    counted_late = PIPELINED_EVENT_DELAY if config.trigger.pipelined else 0
     assert 0 < irq_rise - last_event <= 2 + counted_late, \
         f"irq rose in cycle {irq_rise}; the output entry's last event was produced in {last_event}"
     checks.append("irq rose once, as the output entry's last event was produced, and stayed high")

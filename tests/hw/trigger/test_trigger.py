@@ -19,9 +19,9 @@ Pipelined (``TriggerConfig.pipelined``), the request side instead holds up to
 ``PIPELINED_REQUEST_PLACES`` requests and takes one exactly while it holds fewer; a request
 is offered to memory ``PIPELINED_REQUEST_LATENCY`` cycles after it entered or, if later, the
 cycle after the one before it left; its match is decided from the table of the cycle after
-it entered; an event reaches ``hit_pulse`` and ``produced`` the cycle after its transfer
-left (the hold rules count it from its transfer's cycle, as above), and ``id_reuse``
-pulses the cycle after the read left.
+it entered; an event reaches ``hit_pulse`` and ``produced`` ``PIPELINED_EVENT_DELAY``
+cycles after its transfer left (the hold rules count it from its transfer's cycle, as
+above), and ``id_reuse`` pulses the cycle after the read left.
 
 Every stream runs with random back-pressure, the filter table is reprogrammed while
 traffic flows, and the trigger is tested both forming its range ends itself and given
@@ -37,7 +37,8 @@ import pytest
 
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
-from matndp.hw.trigger.trigger import PIPELINED_REQUEST_LATENCY, PIPELINED_REQUEST_PLACES, Trigger
+from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
+                                      PIPELINED_REQUEST_PLACES, Trigger)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Pause, Sink, Source, run
 from tests.hw.trigger.reference import entry, matching_entry
@@ -183,7 +184,8 @@ class Model:
         self.depth = config.trigger.event_queue_depth
         self.pipelined = config.trigger.pipelined
         self.places = PIPELINED_REQUEST_PLACES if self.pipelined else 1
-        self.produced_before = []       # pipelined: last cycle's events, seen this cycle
+        # Pipelined: the events of the last PIPELINED_EVENT_DELAY cycles, oldest first.
+        self.produced_before = deque([[] for _ in range(PIPELINED_EVENT_DELAY)] if self.pipelined else [])
         self.reuse_before = False       # pipelined: last cycle's id reuse, seen this cycle
         self.requests = StructCodec(request_layout(config))
         self.responses = StructCodec(response_layout(config))
@@ -338,7 +340,8 @@ class Model:
             self.write_events += new["write"]
             self.read_events += not new["write"]
         if self.pipelined:
-            produced, self.produced_before = self.produced_before, produced
+            self.produced_before.append(produced)
+            produced = self.produced_before.popleft()
         pulses = [0] * self.config.trigger.filter_entries
         for new in produced:
             pulses[new["entry"]] += 1
@@ -350,7 +353,7 @@ class Model:
     @property
     def empty(self):
         return not (self.request_stage or self.response_stage or self.queued[0] or self.queued[1]
-                    or self.produced_before or self.reuse_before)
+                    or any(self.produced_before) or self.reuse_before)
 
 
 class Bench:
@@ -438,10 +441,10 @@ def test_one_transfer_per_cycle_one_cycle_late_without_back_pressure():
 
 
 def test_pipelined_one_transfer_per_cycle_three_cycles_late_without_back_pressure():
-    """As above, pipelined: events reach their queue a cycle later, so a queue of four
+    """As above, pipelined: events reach their queue two cycles later, so a queue of five
     or more keeps up."""
     config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
-                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=4, pipelined=True))
+                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=5, pipelined=True))
     table = [entry(0, 1 << 15, on_read=0)] + [entry(0, 0, enable=0)] * 3
     bench = Bench(config, table, precomputed_ends=True, count=200, pressure=0.0, writes=0.6,
                   addresses=lambda rng: rng.randrange(1 << 15), latency=(1, 1), seed=5).run()
