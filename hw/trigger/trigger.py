@@ -27,7 +27,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from .filter_match import FilterMatcher, entry_match, filter_entry_layout
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
 from ..onehot import first_one, one_hot_index, one_hot_select
-from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge
+from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge, SkidBuffer
 
 
 __all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY",
@@ -137,11 +137,14 @@ class Trigger(wiring.Component):
 
         m.submodules.write_events = write_events = Queue(event_layout, depth)
         m.submodules.read_events = read_events = Queue(event_layout, depth)
+        # An event frees its place as it leaves on ``events`` (pipelined, a buffer stands
+        # between the queues and the port, and its place counts as the queue's).
         write_taken = Signal()
         read_taken = Signal()
+        taken = self.events.valid & self.events.ready
         m.d.comb += [
-            write_taken.eq(write_events.o.valid & write_events.o.ready),
-            read_taken.eq(read_events.o.valid & read_events.o.ready),
+            write_taken.eq(taken & self.events.payload.write),
+            read_taken.eq(taken & ~self.events.payload.write),
         ]
 
         # Reads in flight, by id: what to report when the response returns.
@@ -346,9 +349,11 @@ class Trigger(wiring.Component):
             # That bit has lost what it was as the read left only if a response with the
             # same id was taken in that cycle, so that case is kept aside in a register.
             answered_as_issued = Signal()
+            returning_id = self.mem.resp.payload.id
             m.d.sync += answered_as_issued.eq(
-                issue_read & response_accept & (self.mem.resp.payload.id == request.id) &
-                (outstanding | set_bits).bit_select(self.mem.resp.payload.id, 1))
+                issue_read & response_accept & (returning_id == request.id) &
+                (outstanding.bit_select(returning_id, 1) |
+                 (tags_write.en & (tags_write.addr == returning_id))))
             m.d.comb += self.id_reuse.eq(tags_write.en & (
                 outstanding.bit_select(tags_write.addr, 1) | answered_as_issued))
         else:
@@ -369,7 +374,14 @@ class Trigger(wiring.Component):
         m.submodules.event_merge = event_merge = RoundRobinMerge(event_layout, len(queues))
         for queue, port in zip(queues, event_merge.i):
             connect(m, queue.o, port)
-        connect(m, event_merge.o, flipped(self.events))
+        if pipelined:
+            # The consumer's ready reaches the merge's choice and the queues' levels from
+            # a register.
+            m.submodules.event_buffer = event_buffer = SkidBuffer(event_layout)
+            connect(m, event_merge.o, event_buffer.i)
+            connect(m, event_buffer.o, flipped(self.events))
+        else:
+            connect(m, event_merge.o, flipped(self.events))
 
         # --- observation ----------------------------------------------------------------------
         for index in range(config.trigger.filter_entries):

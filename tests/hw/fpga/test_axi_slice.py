@@ -1,11 +1,13 @@
 """The FPGA top through cocotbext-axi (testbench: sim/tb/axi_slice_tb.py): every test under
-Verilator and Icarus with random pauses on every channel, one short run without pauses,
+Verilator and Icarus with random pauses on every channel, and under Verilator around the
+slice with the pipelined trigger; one short run without pauses,
 the register windows on a build with a small engine, long random runs marked slow."""
 
 import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig
-from matndp.sim.designs import AXI_SLICE_MODULE, TRIGGER_SLICE, axi_slice_verilog, config_environment
+from matndp.sim.designs import (AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE,
+                                axi_slice_verilog, config_environment)
 from matndp.sim.runner import run_cocotb
 
 
@@ -26,6 +28,12 @@ def _run(simulator, testcase, config=TRIGGER_SLICE, **env):
 def test_axi_top(simulator):
     operations = 12 if simulator == "verilator" else 4
     _run(simulator, TESTS, MATNDP_SEED=1, MATNDP_OPERATIONS=operations, MATNDP_PRESSURE="random")
+
+
+def test_axi_top_with_the_pipelined_trigger():
+    """The FPGA build (the trigger's request side pipelined), as `make synth` times it."""
+    _run("verilator", TESTS, config=PIPELINED_TRIGGER_SLICE, MATNDP_SEED=3, MATNDP_OPERATIONS=12,
+         MATNDP_PRESSURE="random")
 
 
 def test_traffic_without_pauses():
