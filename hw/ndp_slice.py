@@ -101,7 +101,10 @@ class NDPSlice(wiring.Component):
                           Counter(config.counter_width, increment_width=len(trigger.hit_pulse[index])))
             m.d.comb += hits.increment.eq(trigger.hit_pulse[index])
             expected = entry_storage("expected", "count").data
-            m.d.comb += hit_done[index].eq((expected != 0) & (hits.count >= expected))
+            # The FPGA build (the pipelined trigger) registers the comparison: its carry
+            # chain then stands before a flop, not before the register file's answer.
+            done_domain = m.d.sync if config.trigger.pipelined else m.d.comb
+            done_domain += hit_done[index].eq((expected != 0) & (hits.count >= expected))
 
         stall_cycles = attach("stall_cycles", "count", Counter(config.counter_width))
         # The total, not a sum over the entries: an adder tree in front of the counter.

@@ -27,7 +27,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from .filter_match import FilterMatcher, entry_match, filter_entry_layout
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
 from ..onehot import first_one, one_hot_index, one_hot_select
-from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge, SkidBuffer
+from ..stream import PingPongBuffer, Queue, RegisterRing, RegisterSlice, RoundRobinMerge, SkidBuffer
 
 
 __all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY",
@@ -372,8 +372,15 @@ class Trigger(wiring.Component):
         # --- the two queues into the event stream ----------------------------------------------
         queues = (write_events, read_events)
         m.submodules.event_merge = event_merge = RoundRobinMerge(event_layout, len(queues))
-        for queue, port in zip(queues, event_merge.i):
-            connect(m, queue.o, port)
+        for name, queue, port in zip(("write", "read"), queues, event_merge.i):
+            if pipelined:
+                # The merge's choice reaches the queue's output register through the
+                # buffer's turn and fullness flags only.
+                m.submodules[f"{name}_event_buffer"] = buffer = PingPongBuffer(event_layout)
+                connect(m, queue.o, buffer.i)
+                connect(m, buffer.o, port)
+            else:
+                connect(m, queue.o, port)
         if pipelined:
             # The consumer's ready reaches the merge's choice and the queues' levels from
             # a register.

@@ -445,8 +445,8 @@ async def dnn_stream(dut):
     assert len(rises) == 1 and irq.changes[-1][1] == 1, f"irq changes (cycle, level): {irq.changes}"
     irq_rise = rises[0]
     # HITS counts the event as it is produced (pipelined: PIPELINED_EVENT_DELAY cycles
-    # after); COMPLETE and irq follow the counter.
-    counted_late = PIPELINED_EVENT_DELAY if config.trigger.pipelined else 0
+    # after); COMPLETE and irq follow the counter (pipelined: a cycle later).
+    counted_late = PIPELINED_EVENT_DELAY + 1 if config.trigger.pipelined else 0
     assert 0 < irq_rise - last_event <= 2 + counted_late, \
         f"irq rose in cycle {irq_rise}; the output entry's last event was produced in {last_event}"
     checks.append("irq rose once, as the output entry's last event was produced, and stayed high")

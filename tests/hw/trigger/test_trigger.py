@@ -441,10 +441,10 @@ def test_one_transfer_per_cycle_one_cycle_late_without_back_pressure():
 
 
 def test_pipelined_one_transfer_per_cycle_three_cycles_late_without_back_pressure():
-    """As above, pipelined: events reach their queue two cycles later and leave through a
-    buffer, so a queue of six or more keeps up."""
+    """As above, pipelined: events reach their queue two cycles later and leave through
+    two buffers, so a queue of seven or more keeps up."""
     config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
-                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=6, pipelined=True))
+                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=7, pipelined=True))
     table = [entry(0, 1 << 15, on_read=0)] + [entry(0, 0, enable=0)] * 3
     bench = Bench(config, table, precomputed_ends=True, count=200, pressure=0.0, writes=0.6,
                   addresses=lambda rng: rng.randrange(1 << 15), latency=(1, 1), seed=5).run()
