@@ -10,8 +10,8 @@ does nothing once xdist sets the id itself.
 
 xdist then hands out the groups with the most tests first. The ``engine_slice`` group has
 fewer tests than the FP units' groups but by far the longest run (it builds the slice with
-its engine and the batch harness under Verilator, then runs the engine, batch-harness and
-export tests on them); started late, its worker would still be building when the other has
+its engine and the batch harness under Verilator, then runs the engine, batch-harness,
+co-simulation and export tests on them); started late, its worker would still be building when the other has
 run out of work. It is handed out first, and the other worker's short tests fill the time
 beside it.
 
