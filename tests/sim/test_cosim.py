@@ -19,8 +19,10 @@ from matndp.sim.cosim.setup import CosimError, CosimSetup
 from matndp.host.calibration import load_calibration
 
 
-# One worker runs the module, so that its run is made once.
-pytestmark = pytest.mark.xdist_group("cosim")
+# The RTL tests run on the batch harness's build, which the engine_slice group makes
+# (tests/sim/test_batch_harness.py): the module joins that group, so that its run is made
+# once, on the worker that already holds the build and the slice's export.
+pytestmark = pytest.mark.xdist_group("engine_slice")
 
 SECTOR = 32
 SLICES = 4

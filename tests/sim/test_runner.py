@@ -1,10 +1,12 @@
-"""The simulator runner's checks and its build-cache helper."""
+"""The simulator runner's checks, its build-cache helper and its build profiles."""
 
 import os
 
 import pytest
 
-from matndp.sim.runner import SIMULATORS, check_simulator, write_if_changed
+from matndp.sim import runner
+from matndp.sim.runner import (PROFILE_VARIABLE, SIMULATORS, build_profile, check_simulator,
+                               run_cocotb, write_if_changed)
 
 
 def test_unknown_simulator_is_named():
@@ -25,3 +27,66 @@ def test_write_if_changed_leaves_an_unchanged_file_alone(tmp_path):
     write_if_changed(path, "module b; endmodule\n")
     assert path.read_text() == "module b; endmodule\n" and path.stat().st_mtime != 1_000_000
     assert sorted(p.name for p in path.parent.iterdir()) == ["design.v"]
+
+
+def test_an_unknown_build_profile_is_named(monkeypatch):
+    monkeypatch.setenv(PROFILE_VARIABLE, "fastest")
+    with pytest.raises(ValueError, match="MATNDP_SIM_PROFILE='fastest': choose one of full, test"):
+        build_profile()
+    monkeypatch.delenv(PROFILE_VARIABLE)
+    assert build_profile() == "full"
+
+
+def test_the_suite_builds_in_the_test_profile():
+    assert os.environ[PROFILE_VARIABLE] == "test"
+
+
+class _BuildPlanned(Exception):
+    pass
+
+
+def _planned_build(monkeypatch, tmp_path, profile, fast):
+    """What run_cocotb hands the simulator's runner to build, under ``profile``; the build
+    itself is not made."""
+    seen = {}
+
+    class Recorder:
+        def build(self, **arguments):
+            seen.update(arguments, runner=type(self).__name__, makeflags=os.environ["MAKEFLAGS"])
+            raise _BuildPlanned
+
+    monkeypatch.setattr(runner, "get_runner", lambda simulator: Recorder())
+    monkeypatch.setattr(runner, "_LeanVerilator", type("TopOnly", (Recorder,), {}))
+    monkeypatch.setenv("MATNDP_BUILD", str(tmp_path))
+    monkeypatch.setenv(PROFILE_VARIABLE, profile)
+    source = write_if_changed(tmp_path / "top.v", "module top(input a, output y); assign y = a; endmodule\n")
+    with pytest.raises(_BuildPlanned):
+        run_cocotb(sources=[source], toplevel="top", test_module="unused", fast=fast)
+    assert "MAKEFLAGS" not in os.environ or os.environ["MAKEFLAGS"] != seen["makeflags"]
+    seen["control_files"] = [path.name for path in seen["sources"] if path.suffix == ".vlt"]
+    return seen
+
+
+@pytest.mark.parametrize("fast, level", [(False, "-O0"), (True, "-O1")])
+def test_the_test_profile_builds_top_only_and_lighter(monkeypatch, tmp_path, fast, level):
+    planned = _planned_build(monkeypatch, tmp_path, "test", fast)
+    assert planned["runner"] == "TopOnly" and planned["control_files"] == ["public_top.vlt"]
+    assert f"OPT_FAST={level}" in planned["makeflags"].split()
+    assert f"OPT_GLOBAL={level}" in planned["makeflags"].split()
+
+
+def test_the_full_profile_builds_as_cocotb_does_or_at_o3_when_fast(monkeypatch, tmp_path):
+    plain = _planned_build(monkeypatch, tmp_path, "full", fast=False)
+    assert plain["runner"] == "Recorder" and plain["control_files"] == []
+    assert "OPT_FAST" not in plain["makeflags"]
+    fast = _planned_build(monkeypatch, tmp_path, "full", fast=True)
+    assert fast["runner"] == "TopOnly" and fast["control_files"] == ["public_top.vlt"]
+    assert {"OPT_FAST=-O3", "OPT_GLOBAL=-O3"} <= set(fast["makeflags"].split())
+    assert "-O3" in fast["build_args"]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_the_profiles_never_share_a_build(monkeypatch, tmp_path, fast):
+    folders = {_planned_build(monkeypatch, tmp_path, profile, fast)["build_dir"]
+               for profile in ("full", "test")}
+    assert len(folders) == 2
