@@ -13,15 +13,16 @@ from .output import UsageError, output_file, output_folder, tool_output
 
 
 # Designs `matndp export` writes: name -> (module name, a function that builds it).
-def _slice():
+def _slice(pipelined=False):
     from matndp.hw.ndp_slice import NDPSlice
-    return "ndp_slice", NDPSlice()
+    from ..designs import PIPELINED_TRIGGER_SLICE
+    return "ndp_slice", NDPSlice(PIPELINED_TRIGGER_SLICE if pipelined else None)
 
 
-def _axi_slice():
+def _axi_slice(pipelined=False):
     from matndp.hw.fpga.top import AXISlice
-    from ..designs import AXI_SLICE_MODULE, TRIGGER_SLICE
-    return AXI_SLICE_MODULE, AXISlice(TRIGGER_SLICE)
+    from ..designs import AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
+    return AXI_SLICE_MODULE, AXISlice(PIPELINED_TRIGGER_SLICE if pipelined else TRIGGER_SLICE)
 
 
 def _axi_expander():
@@ -30,7 +31,9 @@ def _axi_expander():
     return AXI_EXPANDER_MODULE, AXIExpander(EXPANDER_CONFIG, EXPANDER_PORTS)
 
 
-EXPORTS = {"slice": _slice, "axi": _axi_slice, "expander-axi": _axi_expander}
+EXPORTS = {"slice": _slice, "axi": _axi_slice, "expander-axi": _axi_expander,
+           "slice-pipelined": lambda: _slice(pipelined=True),
+           "axi-pipelined": lambda: _axi_slice(pipelined=True)}
 
 
 def run_export(args):
@@ -67,7 +70,10 @@ def register(subparsers):
                                                "trigger alone (--design axi), or of the memory "
                                                "expander's FPGA top: four GPU-side AXI4 slaves "
                                                "around the expander slice (--design "
-                                               "expander-axi).")
+                                               "expander-axi). The slice and the AXI top "
+                                               "with the trigger's request side pipelined "
+                                               "(the FPGA build, docs/trigger.md): "
+                                               "--design slice-pipelined, axi-pipelined.")
     export.add_argument("--design", choices=list(EXPORTS), default="slice",
                         help="which design (default %(default)s)")
     export.add_argument("--output", type=output_file, default="build/verilog/ndp_slice.v",

@@ -33,7 +33,7 @@ from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_
 from matndp.host.runtime import FilterRange, NDPRuntime
 from matndp.host.csr_bus import CSRAccessError
 from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
-from matndp.sim.designs import PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE, config_from_environment
+from matndp.sim.designs import TRIGGER_SLICE, config_from_environment
 from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.packing import StructCodec
@@ -498,7 +498,10 @@ async def dnn_stream(dut):
         assert span == len(scenario.requests) + idle + refused, \
             f"{len(scenario.requests)} requests took {span} cycles ({idle} waiting for a free read tag, " \
             f"{refused} offered and held)"
-        if config == TRIGGER_SLICE or config == PIPELINED_TRIGGER_SLICE:
+        # Pipelined, an event holds its place about seven cycles from its transfer to the
+        # events port, so where both sources trigger at once a queue of the default depth
+        # fills now and then; those holds are the ones the stall observer checks above.
+        if config == TRIGGER_SLICE:
             assert set(request_delay) == {0}, f"request path latency {sorted(set(request_delay))} + {latency} cycles"
             assert set(response_delay) == {0}, f"response path latency {sorted(set(response_delay))} + 1 cycles"
             assert span == len(scenario.requests), f"{len(scenario.requests)} requests took {span} cycles"

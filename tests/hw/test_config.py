@@ -7,6 +7,7 @@ def test_defaults_follow_the_architecture():
     config = NDPConfig()
     assert (config.addr_width, config.sector_bytes, config.trigger.filter_entries) == (40, 32, 16)
     assert config.data_width == 256 and config.trigger.entry_bits == 4
+    assert not config.trigger.pipelined
 
 
 @pytest.mark.parametrize("make, message", [
@@ -14,6 +15,7 @@ def test_defaults_follow_the_architecture():
     (lambda: NDPConfig(addr_width=8), "addr_width"),
     (lambda: NDPConfig(trigger=TriggerConfig(filter_entries=0)), "filter_entries"),
     (lambda: NDPConfig(trigger=TriggerConfig(event_queue_depth=1)), "event_queue_depth"),
+    (lambda: TriggerConfig(pipelined=1), "TriggerConfig.pipelined must be a bool, not 1"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
 ])

@@ -14,7 +14,7 @@ from matndp.hw.export import export_verilog
 from matndp.hw.fpga.axi import AXI4LiteSignature, AXI4Signature
 from matndp.hw.fpga.config import AXIConfig
 from matndp.hw.fpga.top import AXISlice
-from matndp.sim.designs import AXI_SLICE_MODULE, TRIGGER_SLICE
+from matndp.sim.designs import AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
 from matndp.sim.lint import lint
 
 
@@ -88,3 +88,15 @@ def test_cli_export(tmp_path):
                              "--output", str(output)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert output.read_text() == export_verilog(AXISlice(TRIGGER_SLICE), AXI_SLICE_MODULE)
+
+
+def test_cli_export_of_the_pipelined_build_is_lint_clean(tmp_path):
+    output = tmp_path / "axi_pipelined.v"
+    result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--design",
+                             "axi-pipelined", "--output", str(output)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = output.read_text()
+    assert text == export_verilog(AXISlice(PIPELINED_TRIGGER_SLICE), AXI_SLICE_MODULE)
+    assert text != export_verilog(AXISlice(TRIGGER_SLICE), AXI_SLICE_MODULE)
+    assert "address_copy0" in text
+    assert lint(output, top=AXI_SLICE_MODULE) == 0
