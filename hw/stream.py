@@ -21,7 +21,7 @@ part                      latency (cycles)  throughput          registered outpu
 ========================  ================  ==================  ==========================
 """
 
-from amaranth.hdl import Array, Module, Mux, Shape, Signal, Value
+from amaranth.hdl import Array, Cat, Module, Mux, Shape, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -148,32 +148,38 @@ class RegisterRing(_Stage):
             self.i.ready.eq(~full.all()),
             self.o.valid.eq(full.any()),
         ]
-        group = self.select_fanout or max(width, 1)
-        chosen = []
-        for lsb in range(0, width, group):
-            if self.select_fanout is None:
-                turn = read_turn
-            else:
-                turn = Signal.like(read_turn, name=f"read_turn_copy{lsb // group}",
-                                   attrs={"keep": 1})
-                chosen.append(turn)
-            chosen_bits = Array(Value.cast(slot)[lsb:lsb + group] for slot in slots)
-            m.d.comb += Value.cast(self.o.payload)[lsb:lsb + group].eq(chosen_bits[turn])
         push = self.i.valid & self.i.ready
         pop = self.o.valid & self.o.ready
-        for index, slot in enumerate(slots):
-            # A free register loads whatever is offered while it is the one to fill; the
-            # push that fills it is the last load until it is emptied.
-            with m.If((write_turn == index) & ~full[index]):
-                m.d.sync += slot.eq(self.i.payload)
-            m.d.sync += full[index].eq(Mux(push & (write_turn == index), 1,
-                                           Mux(pop & (read_turn == index), 0, full[index])))
         last = places - 1
-        with m.If(push):
-            m.d.sync += write_turn.eq(Mux(write_turn == last, 0, write_turn + 1))
-        with m.If(pop):
-            m.d.sync += read_turn.eq(Mux(read_turn == last, 0, read_turn + 1))
-            m.d.sync += [copy.eq(Mux(read_turn == last, 0, read_turn + 1)) for copy in chosen]
+        next_write_turn = Mux(push, Mux(write_turn == last, 0, write_turn + 1), write_turn)
+        next_read_turn = Mux(pop, Mux(read_turn == last, 0, read_turn + 1), read_turn)
+        next_full = Cat(Mux(push & (write_turn == index), 1,
+                            Mux(pop & (read_turn == index), 0, full[index]))
+                        for index in range(places))
+        m.d.sync += [write_turn.eq(next_write_turn), read_turn.eq(next_read_turn),
+                     full.eq(next_full)]
+        # A free register loads whatever is offered while it is the one to fill; the push
+        # that fills it is the last load until it is emptied.
+        loads = Cat((write_turn == index) & ~full[index] for index in range(places))
+        next_loads = Cat((next_write_turn == index) & ~next_full[index] for index in range(places))
+
+        group = self.select_fanout or max(width, 1)
+        for lsb in range(0, width, group):
+            bits = slice(lsb, lsb + group)
+            if self.select_fanout is None:
+                turn, load = read_turn, loads
+            else:
+                # Per group, its own copies of the read turn and of the load enables,
+                # registered from the state the ring is about to have.
+                copy = lsb // group
+                turn = Signal.like(read_turn, name=f"read_turn_copy{copy}", attrs={"keep": 1})
+                load = Signal(places, name=f"load_copy{copy}", init=1, attrs={"keep": 1})
+                m.d.sync += [turn.eq(next_read_turn), load.eq(next_loads)]
+            chosen_bits = Array(Value.cast(slot)[bits] for slot in slots)
+            m.d.comb += Value.cast(self.o.payload)[bits].eq(chosen_bits[turn])
+            for index, slot in enumerate(slots):
+                with m.If(load[index]):
+                    m.d.sync += Value.cast(slot)[bits].eq(Value.cast(self.i.payload)[bits])
         return m
 
 
