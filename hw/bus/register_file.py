@@ -44,8 +44,8 @@ class StoredField:
 class RegisterFile(wiring.Component):
     """The registers of ``register_map``, on a bus that reaches its blocks
     (:attr:`~.map.RegisterMap.register_addr_width` bits; the map's windows are the
-    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly two cycles after its
-    strobe, and a write takes effect in the cycle after its strobe.
+    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly one cycle after its
+    strobe.
 
     ``RW`` fields are stored here (:meth:`storage`) and ``CONST`` fields read their value
     from the map. Every other field reads what the behaviour that hardware attaches to it
@@ -112,16 +112,16 @@ class RegisterFile(wiring.Component):
             m.submodules[_identifier(*key)] = action
             connect(m, self._ports[key], action.port)
 
-        def field_logic(register, field, write, data):
+        def field_logic(register, field, selected):
             """The field's read value; its write strobe and data where a write reaches it."""
             key = register.name, field.name
             if field.access is Access.CONST:
                 return field.value
             if field.access is Access.RW:
                 stored = self._stored[key]
-                m.d.comb += stored.written.eq(write)
+                m.d.comb += stored.written.eq(bus.w_en & selected)
                 with m.If(stored.written):
-                    m.d.comb += stored.next.eq(data[field.lsb:][:field.width])
+                    m.d.comb += stored.next.eq(bus.w_data[field.lsb:][:field.width])
                 with m.Else():
                     m.d.comb += stored.next.eq(stored.data)
                 m.d.sync += stored.data.eq(stored.next)
@@ -129,76 +129,62 @@ class RegisterFile(wiring.Component):
             port = self._ports[key]
             if field.access.writable:
                 m.d.comb += [
-                    port.w_stb.eq(write),
-                    port.w_data.eq(data[field.lsb:][:field.width]),
+                    port.w_stb.eq(bus.w_en & selected),
+                    port.w_data.eq(bus.w_data[field.lsb:][:field.width]),
                 ]
             return port.r_data
 
-        # Each block registers the access as it sees it, beside its registers: whether it
-        # reads or writes there, the offset and the written data (loaded only for an
-        # access to the block, so no two blocks' copies are the same flip-flops). In the
-        # strobe's cycle the address only has to reach the blocks' comparators, not every
-        # register's decoder, field and multiplexer spread over the chip; the next cycle
-        # is local to each block. Reads are then a two-level multiplexer: among the
-        # registers of one block, beside them, into the block's answer register (zero
-        # unless the read is in that block), and ``r_data`` is the OR of those registers.
-        # ``err`` is formed the same way: each block registers whether it refuses the
-        # access, beside a register for an address in no block (misaligned addresses are
-        # in none).
+        # One address decoder per register for writes. Reads are a two-level
+        # multiplexer: first among the registers of one block (one filter entry's registers
+        # share one), beside those registers, then among the blocks. A single AND-OR over
+        # every register would pull all their bits to one place. The answer register sits
+        # between the two levels, once per block: each block registers its own read value
+        # (zero unless the read is in that block) and ``r_data`` is the OR of those
+        # registers. The values on ``r_data`` are cycle for cycle those of a single
+        # register loaded with the whole selection, but in one cycle the address only has
+        # to reach the blocks, not come back from them as well. ``err`` is formed the same
+        # way: each block registers whether it refuses the access, beside one register for
+        # an address in no block (misaligned addresses are in none).
         access = bus.r_en | bus.w_en
         aligned = bus.addr[:_ADDRESS_OFFSET_BITS] == 0
         block_reads = []
         refusals = []
         in_blocks = []
         for block in self.register_map.blocks:
-            block_bits = exact_log2(block.size)
-            in_block = Signal(name=f"in_{block.name}")
-            m.d.comb += in_block.eq(aligned & (bus.addr[block_bits:] == block.base >> block_bits))
-            in_blocks.append(in_block)
-            reading = Signal(name=f"reading_{block.name}")
-            writing = Signal(name=f"writing_{block.name}")
-            offset = Signal(block_bits - _ADDRESS_OFFSET_BITS, name=f"offset_{block.name}")
-            w_data = Signal(CSR_DATA_WIDTH, name=f"w_data_{block.name}")
-            m.d.sync += [reading.eq(bus.r_en & in_block), writing.eq(bus.w_en & in_block)]
-            with m.If(access & in_block):
-                m.d.sync += [offset.eq(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]),
-                             w_data.eq(bus.w_data)]
-
             register_values = {}
             for register in block.registers:
                 selected = Signal(name=f"select_{register.name.replace('.', '_')}")
-                m.d.comb += selected.eq(
-                    writing & (offset == (register.address - block.base) >> _ADDRESS_OFFSET_BITS))
+                m.d.comb += selected.eq(bus.addr == register.address)
                 register_values[register] = 0
                 for field in register.fields:
-                    register_values[register] |= field_logic(register, field, selected, w_data) << field.lsb
+                    register_values[register] |= field_logic(register, field, selected) << field.lsb
+            block_bits = exact_log2(block.size)
             block_value = Signal(CSR_DATA_WIDTH, name=f"read_{block.name}")
             present = Signal(name=f"present_{block.name}")      # a register at the offset
             read_only = Signal(name=f"read_only_{block.name}")
-            with m.Switch(offset):
+            with m.Switch(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]):
                 for register, register_value in register_values.items():
                     with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
                         m.d.comb += [block_value.eq(register_value), present.eq(1),
                                      read_only.eq(not register.writable)]
                 with m.Default():
                     m.d.comb += block_value.eq(0)
+            in_block = Signal(name=f"in_{block.name}")
+            m.d.comb += in_block.eq(aligned & (bus.addr[block_bits:] == block.base >> block_bits))
+            in_blocks.append(in_block)
             block_read = Signal(CSR_DATA_WIDTH, name=f"answer_{block.name}")
             refused = Signal(name=f"refused_{block.name}")
             m.d.sync += [
-                block_read.eq(Mux(reading, block_value, 0)),
-                refused.eq((reading | writing) & (~present | (writing & read_only))),
+                block_read.eq(Mux(bus.r_en & in_block, block_value, 0)),
+                refused.eq(access & in_block & (~present | (bus.w_en & read_only))),
             ]
             block_reads.append(block_read)
             refusals.append(refused)
 
-        accessed = Signal()
-        unmapped_access = Signal()
         unmapped = Signal()
         m.d.sync += [
-            accessed.eq(access),
-            unmapped_access.eq(access & ~Cat(in_blocks).any()),
-            unmapped.eq(unmapped_access),
-            bus.ack.eq(accessed),
+            unmapped.eq(access & ~Cat(in_blocks).any()),
+            bus.ack.eq(access),
         ]
         m.d.comb += [
             bus.r_data.eq(_balanced_or(block_reads)),
