@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from ..onehot import first_one, one_hot_index, one_hot_select
 
 
-__all__ = ["filter_entry_layout", "entry_match", "FilterMatcher"]
+__all__ = ["filter_entry_layout", "range_end", "entry_match", "FilterMatcher"]
 
 
 def filter_entry_layout(config):
@@ -23,6 +23,14 @@ def filter_entry_layout(config):
         "base":     unsigned(config.addr_width),
         "size":     unsigned(config.addr_width),
     })
+
+
+def range_end(m, entry, width, index):
+    """``base + size`` of ``entry``, ``width + 1`` bits so that it cannot wrap, as a signal
+    driven in ``m``'s combinational domain."""
+    end = Signal(width + 1, name=f"end{index}")
+    m.d.comb += end.eq(entry.base + entry.size)
+    return end
 
 
 def entry_match(m, entry, end, addr, write, index):
@@ -82,11 +90,7 @@ class FilterMatcher(wiring.Component):
         offsets = []
         for index in range(count):
             entry = self.table[index]
-            if self.precomputed_ends:
-                end = self.ends[index]
-            else:
-                end = Signal(width + 1, name=f"end{index}")
-                m.d.comb += end.eq(entry.base + entry.size)
+            end = self.ends[index] if self.precomputed_ends else range_end(m, entry, width, index)
             match, offset = entry_match(m, entry, end, self.addr, self.write, index)
             matches.append(match)
             offsets.append(offset)

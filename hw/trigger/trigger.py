@@ -15,8 +15,9 @@ memory may answer reads out of order. A read id must not be reused while outstan
 a violation is flagged (``id_reuse``) rather than silently mis-attributed.
 
 With ``TriggerConfig.pipelined`` the request side is three register stages instead of one
-and events reach their queues a cycle after their transfers leave, so that no cycle holds
-more than one step of the match (docs/trigger.md, "The pipelined request side").
+and events reach their queues ``PIPELINED_EVENT_DELAY`` cycles after their transfers
+leave, so that no cycle holds more than one step of the match (docs/trigger.md, "The
+pipelined request side").
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
@@ -24,7 +25,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from .filter_match import FilterMatcher, entry_match, filter_entry_layout
+from .filter_match import FilterMatcher, entry_match, filter_entry_layout, range_end
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
 from ..onehot import first_one, one_hot_index, one_hot_select
 from ..stream import PingPongBuffer, Queue, RegisterRing, RegisterSlice, RoundRobinMerge, SkidBuffer
@@ -90,6 +91,15 @@ def _leave_unless_held(m, stage, port, payload, held, name):
         fire.eq(port.valid & port.ready),
     ]
     return fire
+
+
+def _count_places(m, places, take, free):
+    """Keep ``places`` counting queue places taken (``take``) and freed (``free``) in a
+    cycle, never below zero."""
+    with m.If(take & ~free):
+        m.d.sync += places.eq(places + 1)
+    with m.Elif(free & ~take & (places != 0)):
+        m.d.sync += places.eq(places - 1)
 
 
 class Trigger(wiring.Component):
@@ -198,10 +208,7 @@ class Trigger(wiring.Component):
                                           request_held, "request")
 
         if pipelined:
-            with m.If(request_fire & write_hit & ~write_taken):
-                m.d.sync += write_places.eq(write_places + 1)
-            with m.Elif(write_taken & ~(request_fire & write_hit)):
-                m.d.sync += write_places.eq(write_places - 1)
+            _count_places(m, write_places, request_fire & write_hit, write_taken)
 
         # The request as it left, and whether it left as a triggering write or as a read:
         # pipelined, in registers a cycle later (and meaningful only with those bits: no
@@ -328,10 +335,7 @@ class Trigger(wiring.Component):
             read_events.i.valid.eq(read_event_valid),
         ]
         if pipelined:
-            with m.If(response_fire & returned_hit & ~read_taken):
-                m.d.sync += read_queued.eq(read_queued + 1)
-            with m.Elif(read_taken & ~(response_fire & returned_hit)):
-                m.d.sync += read_queued.eq(read_queued - 1)
+            _count_places(m, read_queued, response_fire & returned_hit, read_taken)
 
         # --- outstanding-read bookkeeping -----------------------------------------------------
         set_bits = Signal.like(outstanding)
@@ -362,12 +366,7 @@ class Trigger(wiring.Component):
             m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
             m.d.comb += self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))
 
-        reserve = Signal()
-        m.d.comb += reserve.eq(issue_read & staged_request.hit)
-        with m.If(reserve & ~read_taken):
-            m.d.sync += read_places.eq(read_places + 1)
-        with m.Elif(read_taken & ~reserve & (read_places != 0)):
-            m.d.sync += read_places.eq(read_places - 1)
+        _count_places(m, read_places, issue_read & staged_request.hit, read_taken)
 
         # --- the two queues into the event stream ----------------------------------------------
         queues = (write_events, read_events)
@@ -404,12 +403,8 @@ class Trigger(wiring.Component):
         """Every entry's range end, given or formed here."""
         if self.precomputed_ends:
             return list(self.ends)
-        ends = []
-        for index in range(self.config.trigger.filter_entries):
-            end = Signal(self.config.addr_width + 1, name=f"end{index}")
-            m.d.comb += end.eq(self.table[index].base + self.table[index].size)
-            ends.append(end)
-        return ends
+        return [range_end(m, self.table[index], self.config.addr_width, index)
+                for index in range(self.config.trigger.filter_entries)]
 
     def _request_stage(self, m):
         """One register stage, the match decided as a request enters it; returns the

@@ -425,32 +425,24 @@ def test_default_configuration(with_pipeline, precomputed_ends):
     assert bench.model.write_events > 10 and bench.model.read_events > 10
 
 
-def test_one_transfer_per_cycle_one_cycle_late_without_back_pressure():
+# One stage: a queue of three or more and the merge keep up. Pipelined, events reach their
+# queue two cycles later and leave through two buffers, so a queue of seven or more does.
+@pytest.mark.parametrize("with_pipeline, depth, latency", [(False, 3, 1),
+                                                           (True, 7, PIPELINED_REQUEST_LATENCY)],
+                         ids=PIPELINED_IDS)
+def test_one_transfer_per_cycle_without_back_pressure(with_pipeline, depth, latency):
     """Every write triggers, no read does: up to one event per cycle, which a queue of
-    three or more and the merge keep up with, so nothing may stall."""
+    ``depth`` keeps up with, so nothing may stall; requests ``latency`` cycles late,
+    responses one."""
     config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
-                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=3))
+                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=depth,
+                                             pipelined=with_pipeline))
     table = [entry(0, 1 << 15, on_read=0)] + [entry(0, 0, enable=0)] * 3
     bench = Bench(config, table, precomputed_ends=True, count=200, pressure=0.0, writes=0.6,
                   addresses=lambda rng: rng.randrange(1 << 15), latency=(1, 1), seed=5).run()
     gpu, memory = bench.gpu, bench.memory
     assert gpu.cycles == list(range(200))
-    assert memory.requests.cycles == [cycle + 1 for cycle in gpu.cycles]
-    assert bench.gpu_responses.cycles == [cycle + 1 for cycle in memory.responses.cycles]
-    assert bench.model.stall_cycles == 0 and bench.model.write_events > 100
-
-
-def test_pipelined_one_transfer_per_cycle_three_cycles_late_without_back_pressure():
-    """As above, pipelined: events reach their queue two cycles later and leave through
-    two buffers, so a queue of seven or more keeps up."""
-    config = NDPConfig(engine=None, addr_width=16, sector_bytes=4, id_width=3,
-                       trigger=TriggerConfig(filter_entries=4, event_queue_depth=7, pipelined=True))
-    table = [entry(0, 1 << 15, on_read=0)] + [entry(0, 0, enable=0)] * 3
-    bench = Bench(config, table, precomputed_ends=True, count=200, pressure=0.0, writes=0.6,
-                  addresses=lambda rng: rng.randrange(1 << 15), latency=(1, 1), seed=5).run()
-    gpu, memory = bench.gpu, bench.memory
-    assert gpu.cycles == list(range(200))
-    assert memory.requests.cycles == [cycle + 3 for cycle in gpu.cycles]
+    assert memory.requests.cycles == [cycle + latency for cycle in gpu.cycles]
     assert bench.gpu_responses.cycles == [cycle + 1 for cycle in memory.responses.cycles]
     assert bench.model.stall_cycles == 0 and bench.model.write_events > 100
 
