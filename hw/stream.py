@@ -17,7 +17,9 @@ part                      latency (cycles)  throughput          registered outpu
 :class:`PingPongBuffer`   1                 1 per cycle         as a two-place ring
 :class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``,
                                             depth 3             ``i.ready``
-:class:`RoundRobinMerge`  0                 1 per cycle         none
+:class:`RoundRobinMerge`  0                 1 per cycle         none (with
+                                                                ``registered_choice``:
+                                                                the choice)
 ========================  ================  ==================  ==========================
 """
 
@@ -121,14 +123,23 @@ class RegisterRing(_Stage):
     ``select_fanout``: when given, the payload bits that one copy of the read turn selects
     at most; each group of that many bits has its own copy (marked ``keep``), so a wide
     payload's multiplexers are not all behind one net.
+
+    ``fill_side_enables``: the load enables are registered from the fill side's state
+    alone, so ``o.ready`` reaches no payload enable either (otherwise it does, through the
+    next state, one cycle ahead), and ``i.ready`` is a register. The price: a register
+    emptied in one cycle is filled again two cycles later at the earliest. From three
+    places on that costs no throughput.
     """
 
-    def __init__(self, payload_shape, places, *, select_fanout=None):
+    def __init__(self, payload_shape, places, *, select_fanout=None, fill_side_enables=False):
         if isinstance(places, int) and not isinstance(places, bool) and places < 2:
             raise ValueError(f"places must be at least 2, not {places}")
         self.places = _checked_count("places", places)
         self.select_fanout = None if select_fanout is None else \
             _checked_count("select_fanout", select_fanout)
+        if not isinstance(fill_side_enables, bool):
+            raise TypeError(f"fill_side_enables must be a bool, not {fill_side_enables!r}")
+        self.fill_side_enables = fill_side_enables
         super().__init__(payload_shape)
 
     def elaborate(self, platform):
@@ -142,12 +153,6 @@ class RegisterRing(_Stage):
         full = Signal(places)
         write_turn = Signal(range(places))
         read_turn = Signal(range(places))
-        m.d.comb += [
-            # The registers fill and empty in turn, so the one to empty is full whenever
-            # any is, and the one to fill is free whenever any is.
-            self.i.ready.eq(~full.all()),
-            self.o.valid.eq(full.any()),
-        ]
         push = self.i.valid & self.i.ready
         pop = self.o.valid & self.o.ready
         last = places - 1
@@ -160,8 +165,23 @@ class RegisterRing(_Stage):
                      full.eq(next_full)]
         # A free register loads whatever is offered while it is the one to fill; the push
         # that fills it is the last load until it is emptied.
-        loads = Cat((write_turn == index) & ~full[index] for index in range(places))
-        next_loads = Cat((next_write_turn == index) & ~next_full[index] for index in range(places))
+        if self.fill_side_enables:
+            # From the fullness of this cycle, not the next: a register emptied now is
+            # not yet free. The register filled now is not the next to fill (places > 1),
+            # so pushes need no term of their own.
+            next_loads = Cat((next_write_turn == index) & ~full[index] for index in range(places))
+            loads = Signal(places, init=1)
+            m.d.sync += loads.eq(next_loads)
+            # Exactly the register whose turn it is, when it is free and may load.
+            m.d.comb += self.i.ready.eq(loads.any())
+        else:
+            next_loads = Cat((next_write_turn == index) & ~next_full[index] for index in range(places))
+            loads = Cat((write_turn == index) & ~full[index] for index in range(places))
+            # The registers fill and empty in turn, so the one to fill is free whenever
+            # any is.
+            m.d.comb += self.i.ready.eq(~full.all())
+        # ... and the one to empty is full whenever any is.
+        m.d.comb += self.o.valid.eq(full.any())
 
         group = self.select_fanout or max(width, 1)
         for lsb in range(0, width, group):
@@ -239,11 +259,26 @@ class RoundRobinMerge(wiring.Component):
     reset), so with all of them offering each gets one transfer in ``count``. The choice
     is held while the offered payload waits, so ``o`` keeps the stream rules as long as
     every input does.
+
+    ``registered_choice``: the choice is a register, made a cycle ahead from the inputs
+    then offering (which, by the stream rules, still offer until taken), so no input's
+    ``valid`` reaches the payload's multiplexers. The price is a cycle whenever the
+    choice moves to an input that starts offering while the chosen one is idle.
+    ``select_fanout`` (with it): the payload bits behind one copy of the choice at most;
+    each group of that many bits has its own copy (marked ``keep``).
     """
 
-    def __init__(self, payload_shape, count):
+    def __init__(self, payload_shape, count, *, registered_choice=False, select_fanout=None):
         self.count = _checked_count("count", count)
         self.payload_shape = _checked_shape(payload_shape)
+        if not isinstance(registered_choice, bool):
+            raise TypeError(f"registered_choice must be a bool, not {registered_choice!r}")
+        if select_fanout is not None and not registered_choice:
+            raise ValueError("select_fanout needs registered_choice: only a registered choice "
+                             "has copies")
+        self.registered_choice = registered_choice
+        self.select_fanout = None if select_fanout is None else \
+            _checked_count("select_fanout", select_fanout)
         super().__init__({
             "i":     In(stream.Signature(payload_shape)).array(count),
             "o":     Out(stream.Signature(payload_shape)),
@@ -256,7 +291,34 @@ class RoundRobinMerge(wiring.Component):
         offering = Signal(count)
         for index in range(count):
             m.d.comb += offering[index].eq(self.i[index].valid)
+        grant = Signal(count, init=1 if self.registered_choice else 0)
+        if self.registered_choice:
+            next_grant = self._registered_choice(m, offering, grant)
+        else:
+            self._choice(m, offering, grant)
 
+        m.d.comb += [
+            self.o.valid.eq((offering & grant).any()),
+            self.index.eq(one_hot_index(grant)[:len(self.index)]),
+        ]
+        for index in range(count):
+            m.d.comb += self.i[index].ready.eq(self.o.ready & grant[index])
+        payloads = [Value.cast(port.payload) for port in self.i]
+        width = Shape.cast(self.payload_shape).width
+        group = self.select_fanout or max(width, 1)
+        for lsb in range(0, width, group):
+            bits = slice(lsb, lsb + group)
+            chooser = grant
+            if self.select_fanout is not None:
+                chooser = Signal(count, name=f"grant_copy{lsb // group}", init=1,
+                                 attrs={"keep": 1})
+                m.d.sync += chooser.eq(next_grant)
+            m.d.comb += Value.cast(self.o.payload)[bits].eq(
+                one_hot_select(chooser, [payload[bits] for payload in payloads]))
+        return m
+
+    def _choice(self, m, offering, grant):
+        count = self.count
         # ``last`` is the input taken last, one-hot (none after reset: input 0 comes
         # first); the inputs above it come first.
         last = Signal(count)
@@ -269,21 +331,28 @@ class RoundRobinMerge(wiring.Component):
         # The choice made while the output waited, kept until it is taken.
         held = Signal()
         held_grant = Signal(count)
-        grant = Signal(count)
         m.d.comb += grant.eq(Mux(held, held_grant, first_one(candidates)))
-
-        m.d.comb += [
-            self.o.valid.eq((offering & grant).any()),
-            self.o.payload.eq(one_hot_select(grant, [port.payload for port in self.i])),
-            self.index.eq(one_hot_index(grant)[:len(self.index)]),
-        ]
-        for index in range(count):
-            m.d.comb += self.i[index].ready.eq(self.o.ready & grant[index])
-
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += [held.eq(0), last.eq(grant)]
         with m.Elif(self.o.valid):
             m.d.sync += [held.eq(1), held_grant.eq(grant)]
         with m.Else():
             m.d.sync += held.eq(0)
-        return m
+
+    def _registered_choice(self, m, offering, grant):
+        count = self.count
+        # The inputs that will still offer next cycle: those offering now but the one
+        # taken now. Among them the first after the chosen one, then the first of all;
+        # none waiting, the choice stays (the input taken now may offer again).
+        taken = Mux(self.o.valid & self.o.ready, grant, 0)
+        waiting = offering & ~taken
+        after_grant = Signal(count)
+        for index in range(1, count):
+            m.d.comb += after_grant[index].eq(grant[:index].any())
+        preferred = waiting & after_grant
+        candidates = Mux(preferred.any(), preferred, waiting)
+        next_grant = Signal(count)
+        m.d.comb += next_grant.eq(Mux((self.o.valid & ~self.o.ready) | ~candidates.any(),
+                                      grant, first_one(candidates)))
+        m.d.sync += grant.eq(next_grant)
+        return next_grant

@@ -12,9 +12,10 @@ Method, for a design with top module ``top``:
    output in a register (serial shift chains, so the whole design needs three pins and
    fits the package whatever its port count). Paths from and to the ports are thus timed
    register to register, as they would be inside a larger design; the wrapper's own
-   paths are one LUT deep. nextpnr places and routes the wrapper at ``freq_mhz`` with the
-   clock on a global network (default speed grade 6, the slowest) and reports the
-   achieved Fmax of ``clk``. A design whose routing does not finish within the time
+   paths are one LUT deep. A 1-bit ``rst`` input is driven from its own register through
+   a DCCA global buffer, as an FPGA design distributes a reset of this fanout. nextpnr
+   places and routes the wrapper at ``freq_mhz`` with the clock on a global network
+   (default speed grade 6, the slowest) and reports the achieved Fmax of ``clk``. A design whose routing does not finish within the time
    limit gets nextpnr's post-placement estimate instead, marked as such.
 
 ``matndp synth`` runs this for each FP unit and the NDP slice, at placement seeds 1 and 2,
@@ -111,8 +112,14 @@ def _wrapper_verilog(top_name, ports):
     def escaped(name):
         return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name) else f"\\{name} "
 
+    # The reset reaches every flip-flop that has one: from the fabric's routing it was a
+    # single net that cost the slice 18-19 ns at some seeds, so, as an FPGA design would,
+    # the wrapper distributes it on a global network (a DCCA buffer, which nextpnr routes
+    # as it routes the clock), from a register of its own.
+    global_reset = ("rst", "input", 1) in ports
+    wired_apart = {"clk", "rst"} if global_reset else {"clk"}
     inputs = [(name, width) for name, direction, width in ports
-              if direction == "input" and name != "clk"]
+              if direction == "input" and name not in wired_apart]
     outputs = [(name, width) for name, direction, width in ports if direction == "output"]
     in_width = max(1, sum(width for _, width in inputs))
     out_width = max(1, sum(width for _, width in outputs))
@@ -124,6 +131,12 @@ def _wrapper_verilog(top_name, ports):
              f"  always @(posedge clk) out_chain <= {{out_chain, 1'b0}} ^ unit_outputs;",
              f"  assign serial_out = out_chain[{out_width - 1}];"]
     connections = [f".{escaped('clk')}(clk)"]
+    if global_reset:
+        lines += ["  reg reset_source;",
+                  "  wire reset_global;",
+                  f"  always @(posedge clk) reset_source <= in_chain[{in_width - 1}];",
+                  "  DCCA reset_buffer (.CLKI(reset_source), .CE(1'b1), .CLKO(reset_global));"]
+        connections.append(f".{escaped('rst')}(reset_global)")
     offset = 0
     for name, width in inputs:
         connections.append(f".{escaped(name)}(in_chain[{offset + width - 1}:{offset}])")

@@ -28,7 +28,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from .filter_match import FilterMatcher, entry_match, filter_entry_layout, range_end
 from ..layouts import MemoryPortSignature, request_layout, response_layout, trigger_event_layout
 from ..onehot import first_one, one_hot_index, one_hot_select
-from ..stream import PingPongBuffer, Queue, RegisterRing, RegisterSlice, RoundRobinMerge, SkidBuffer
+from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge
 
 
 __all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY",
@@ -43,8 +43,10 @@ PIPELINED_EVENT_DELAY = 2
 #: Filter entries that share one copy of the address in the pipelined request side: the
 #: copies keep each address bit's load to a few entries' comparators.
 ENTRIES_PER_ADDRESS_COPY = 4
-#: Payload bits behind one copy of the request ring's read turn.
+#: Payload bits behind one copy of a ring's read turn or of the event merge's choice.
 RING_SELECT_FANOUT = 32
+#: Pipelined, the places of each ring around the event merge.
+EVENT_BUFFER_PLACES = 3
 
 
 def _pending_tag_layout(config):
@@ -370,23 +372,29 @@ class Trigger(wiring.Component):
 
         # --- the two queues into the event stream ----------------------------------------------
         queues = (write_events, read_events)
-        m.submodules.event_merge = event_merge = RoundRobinMerge(event_layout, len(queues))
-        for name, queue, port in zip(("write", "read"), queues, event_merge.i):
-            if pipelined:
-                # The merge's choice reaches the queue's output register through the
-                # buffer's turn and fullness flags only.
-                m.submodules[f"{name}_event_buffer"] = buffer = PingPongBuffer(event_layout)
+        if pipelined:
+            # Registers on both sides of the merge, and its choice a register too: each
+            # queue reaches it through a ring and it reaches ``events`` through another,
+            # rings whose enables and ``i.ready`` come from their own state, so no handshake
+            # reaches a wide enable or multiplexer in its cycle. Three places each keep one
+            # transfer per cycle.
+            def event_buffer():
+                return RegisterRing(event_layout, EVENT_BUFFER_PLACES,
+                                    select_fanout=RING_SELECT_FANOUT, fill_side_enables=True)
+            m.submodules.event_merge = event_merge = RoundRobinMerge(
+                event_layout, len(queues), registered_choice=True,
+                select_fanout=RING_SELECT_FANOUT)
+            for name, queue, port in zip(("write", "read"), queues, event_merge.i):
+                m.submodules[f"{name}_event_buffer"] = buffer = event_buffer()
                 connect(m, queue.o, buffer.i)
                 connect(m, buffer.o, port)
-            else:
-                connect(m, queue.o, port)
-        if pipelined:
-            # The consumer's ready reaches the merge's choice and the queues' levels from
-            # a register.
-            m.submodules.event_buffer = event_buffer = SkidBuffer(event_layout)
-            connect(m, event_merge.o, event_buffer.i)
-            connect(m, event_buffer.o, flipped(self.events))
+            m.submodules.event_buffer = buffer = event_buffer()
+            connect(m, event_merge.o, buffer.i)
+            connect(m, buffer.o, flipped(self.events))
         else:
+            m.submodules.event_merge = event_merge = RoundRobinMerge(event_layout, len(queues))
+            for queue, port in zip(queues, event_merge.i):
+                connect(m, queue.o, port)
             connect(m, event_merge.o, flipped(self.events))
 
         # --- observation ----------------------------------------------------------------------
@@ -468,8 +476,12 @@ class Trigger(wiring.Component):
             m.d.sync += [matches[index].eq(match), offsets[index].eq(offset)]
 
         # Stage 3: the ring. It always has room for what the stages before it hold.
+        # A place the head leaves is filled again three cycles later at the earliest (by a
+        # request that enters the cycle after and reaches the ring two cycles later), so
+        # the ring's enables can come from its fill side alone.
         m.submodules.request_ring = ring = RegisterRing(layout, PIPELINED_REQUEST_PLACES,
-                                                        select_fanout=RING_SELECT_FANOUT)
+                                                        select_fanout=RING_SELECT_FANOUT,
+                                                        fill_side_enables=True)
         m.d.comb += [
             ring.i.valid.eq(matched),
             ring.i.payload.request.eq(matched_request),

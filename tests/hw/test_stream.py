@@ -23,16 +23,21 @@ from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 
 
 
-def _ring_of(places, select_fanout=None):
-    make = partial(RegisterRing, places=places, select_fanout=select_fanout)
-    make.__name__ = f"RegisterRing{places}" + (f"by{select_fanout}" if select_fanout else "")
+def _ring_of(places, select_fanout=None, fill_side_enables=False):
+    make = partial(RegisterRing, places=places, select_fanout=select_fanout,
+                   fill_side_enables=fill_side_enables)
+    make.__name__ = (f"RegisterRing{places}" + (f"by{select_fanout}" if select_fanout else "")
+                     + ("FillSide" if fill_side_enables else ""))
     return make
 
 
-# The last with a copy of its read turn per three payload bits (the payloads here are 8
-# to 16 bits wide, so the last group is a short one).
+# With copies: of the read turn per three payload bits (the payloads here are 8 to 16 bits
+# wide, so the last group is a short one).
 RING3, RING4, RING4_COPIES = _ring_of(3), _ring_of(4), _ring_of(4, select_fanout=3)
-STAGES = [RegisterSlice, SkidBuffer, PingPongBuffer, RING3, RING4, RING4_COPIES]
+RING3_FILL_SIDE = _ring_of(3, fill_side_enables=True)
+RING4_COPIES_FILL_SIDE = _ring_of(4, select_fanout=3, fill_side_enables=True)
+RINGS = [RING3, RING4, RING4_COPIES, RING3_FILL_SIDE, RING4_COPIES_FILL_SIDE]
+STAGES = [RegisterSlice, SkidBuffer, PingPongBuffer, *RINGS]
 
 
 def _capacity(stage):
@@ -114,7 +119,8 @@ def test_stage_carries_a_struct_payload(part):
 
 
 @pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (PingPongBuffer, 2),
-                                         (RING3, 3), (RING4, 4), (RING4_COPIES, 4)])
+                                         (RING3, 3), (RING4, 4), (RING4_COPIES, 4),
+                                         (RING3_FILL_SIDE, 3), (RING4_COPIES_FILL_SIDE, 4)])
 def test_stage_with_its_output_stopped_takes_only_what_it_holds(part, taken):
     stage = part(8)
     source = Source(stage.i, list(range(10)))
@@ -132,6 +138,16 @@ def test_stage_with_its_output_stopped_takes_only_what_it_holds(part, taken):
 
     run(stage, [source, sink], until=release_after_20, limit=100)
     assert sink.items == list(range(10))
+
+
+def test_a_two_place_ring_with_fill_side_enables_refills_a_register_two_cycles_after():
+    """The price of enables from the fill side alone: each register is filled again two
+    cycles after it empties at the earliest, so two places take two transfers in three."""
+    items = _words(30, 8, seed=13)
+    source, sink = _run_stage(_ring_of(2, fill_side_enables=True)(8), items,
+                              source_pause=0.0, sink_pause=0.0, seed=1)
+    assert source.cycles == [3 * (k // 2) + k % 2 for k in range(len(items))]
+    assert sink.items == items
 
 
 class _Dependence:
@@ -152,8 +168,8 @@ class _Dependence:
 
 
 @pytest.mark.parametrize("part, combinational", [(RegisterSlice, True), (SkidBuffer, False),
-                                                  (PingPongBuffer, False), (RING3, False),
-                                                  (RING4, False), (RING4_COPIES, False)])
+                                                  (PingPongBuffer, False),
+                                                  *((ring, False) for ring in RINGS)])
 def test_only_the_two_register_stages_cut_the_ready_path(part, combinational):
     stage = part(8)
     items = list(range(200))
@@ -254,8 +270,16 @@ MERGE_LAYOUT = data.StructLayout({"value": unsigned(10), "source": unsigned(3)})
 MERGE_CODEC = StructCodec(MERGE_LAYOUT)
 
 
-def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0.0):
-    merge = RoundRobinMerge(MERGE_LAYOUT, count)
+# The merge as it decides in the cycle of the transfer, and with its choice registered (with
+# copies of it per five payload bits, so the 13-bit payload has a short last group).
+MERGES = {"combinational": {}, "registered": {"registered_choice": True},
+          "registered_copies": {"registered_choice": True, "select_fanout": 5}}
+merge_kinds = pytest.mark.parametrize("kind", list(MERGES))
+
+
+def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0.0,
+               kind="combinational"):
+    merge = RoundRobinMerge(MERGE_LAYOUT, count, **MERGES[kind])
     rng = random.Random(seed)
     items = [[MERGE_CODEC.pack(dict(value=rng.getrandbits(10), source=k))
               for _ in range(per_source[k])] for k in range(count)]
@@ -282,10 +306,12 @@ def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5])
 @pytest.mark.parametrize("source_pause, sink_pause", [(0.0, 0.0), (0.6, 0.0), (0.0, 0.6), (0.5, 0.5)])
-def test_merge_loses_duplicates_and_reorders_nothing(count, source_pause, sink_pause):
+@merge_kinds
+def test_merge_loses_duplicates_and_reorders_nothing(count, source_pause, sink_pause, kind):
     per_source = [40 + 17 * k for k in range(count)]
     sources, sink, indices, items = _run_merge(
-        count, per_source, source_pauses=[source_pause] * count, sink_pause=sink_pause, seed=20 + count)
+        count, per_source, source_pauses=[source_pause] * count, sink_pause=sink_pause,
+        seed=20 + count, kind=kind)
     received = [MERGE_CODEC.unpack(word) for word in sink.items]
     assert indices == [item["source"] for item in received]
     for k in range(count):
@@ -293,29 +319,32 @@ def test_merge_loses_duplicates_and_reorders_nothing(count, source_pause, sink_p
 
 
 @pytest.mark.parametrize("count", [2, 3, 5])
-def test_merge_takes_the_inputs_in_turn_when_all_offer(count):
+@merge_kinds
+def test_merge_takes_the_inputs_in_turn_when_all_offer(count, kind):
     per_source = [30] * count
     _, sink, indices, _ = _run_merge(count, per_source, source_pauses=[0.0] * count,
-                                     sink_pause=0.5, seed=3)
+                                     sink_pause=0.5, seed=3, kind=kind)
     assert indices == [k % count for k in range(30 * count)]
 
 
 @pytest.mark.parametrize("count", [2, 3, 5])
-def test_merge_sustains_one_transfer_per_cycle(count):
+@merge_kinds
+def test_merge_sustains_one_transfer_per_cycle(count, kind):
     per_source = [25] * count
     _, sink, _, _ = _run_merge(count, per_source, source_pauses=[0.0] * count,
-                               sink_pause=0.0, seed=4)
+                               sink_pause=0.0, seed=4, kind=kind)
     assert sink.cycles == list(range(25 * count))
 
 
 @pytest.mark.parametrize("count", [2, 3, 5])
-def test_merge_serves_an_offering_input_within_one_round(count):
+@merge_kinds
+def test_merge_serves_an_offering_input_within_one_round(count, kind):
     """Round-robin bound: while an input offers, each other input is taken at most once
     before it, whatever the others and the output do."""
     per_source = [60] * count
     sources, sink, indices, _ = _run_merge(
         count, per_source, source_pauses=[0.2 + 0.15 * k for k in range(count)],
-        sink_pause=0.4, seed=9)
+        sink_pause=0.4, seed=9, kind=kind)
     for k, source in enumerate(sources):
         for offered, taken in zip(source.offer_cycles, source.cycles):
             others = [sink_index for cycle, sink_index in zip(sink.cycles, indices)
@@ -325,22 +354,79 @@ def test_merge_serves_an_offering_input_within_one_round(count):
 
 
 @pytest.mark.parametrize("count", [2, 3])
-def test_merge_takes_nothing_from_an_input_that_withdrew(count):
+@merge_kinds
+def test_merge_takes_nothing_from_an_input_that_withdrew(count, kind):
     """Inputs that break the stream rules (withdrawing offers) still lose, duplicate and
     reorder nothing, and the output transfers only what an input hands over."""
     per_source = [80] * count
     sources, sink, indices, items = _run_merge(
-        count, per_source, source_pauses=[0.2] * count, sink_pause=0.5, seed=12, withdraw=0.3)
+        count, per_source, source_pauses=[0.2] * count, sink_pause=0.5, seed=12, withdraw=0.3,
+        kind=kind)
     received = [MERGE_CODEC.unpack(word) for word in sink.items]
     for k in range(count):
         assert [word for word, item in zip(sink.items, received) if item["source"] == k] == items[k]
 
 
-def test_merge_of_one_stream_is_a_wire():
-    _, sink, _, items = _run_merge(1, [50], source_pauses=[0.3], sink_pause=0.3, seed=2)
-    sources, unthrottled, _, _ = _run_merge(1, [50], source_pauses=[0.0], sink_pause=0.0, seed=2)
+@merge_kinds
+def test_merge_of_one_stream_is_a_wire(kind):
+    _, sink, _, items = _run_merge(1, [50], source_pauses=[0.3], sink_pause=0.3, seed=2,
+                                   kind=kind)
+    sources, unthrottled, _, _ = _run_merge(1, [50], source_pauses=[0.0], sink_pause=0.0,
+                                            seed=2, kind=kind)
     assert unthrottled.cycles == sources[0].cycles == list(range(50))
     assert sink.items == items[0]
+
+
+@pytest.mark.parametrize("kind", ["registered", "registered_copies"])
+def test_a_registered_choice_costs_a_cycle_only_where_it_moves_to_a_new_offer(kind):
+    """Input 1 alone, then input 0 alone: the choice (input 0 after reset) waits a cycle
+    to move to input 1 as it starts offering, and again to move back once input 1 has
+    nothing left; a stream from one input flows at one transfer per cycle."""
+    merge = RoundRobinMerge(MERGE_LAYOUT, 2, **MERGES[kind])
+    words = [MERGE_CODEC.pack(dict(value=value, source=0)) for value in range(6)]
+    late = [MERGE_CODEC.pack(dict(value=value, source=1)) for value in range(4)]
+    second = Source(merge.i[1], late)
+    first = Source(merge.i[0], words, pause=Pause(0.0, 1))
+    first.pause.hold = True
+    sink = Sink(merge.o, "o")
+
+    def release_the_first_input():
+        if len(sink.items) == len(late):
+            first.pause.hold = False
+        return len(sink.items) == len(words) + len(late)
+
+    run(merge, [first, second, sink], until=release_the_first_input, limit=100)
+    assert sink.items == late + words
+    assert sink.cycles == [1, 2, 3, 4] + [6, 7, 8, 9, 10, 11]
+
+
+class _MergePayloadProbe:
+    """Whether the merge's offered payload follows an input's ``valid`` within a cycle."""
+
+    def __init__(self, merge):
+        self.probes = [_Dependence(port.valid, merge.o.payload) for port in merge.i]
+
+    def sample(self, ctx, cycle):
+        for probe in self.probes:
+            probe.sample(ctx, cycle)
+
+    @property
+    def followed(self):
+        return any(probe.followed for probe in self.probes)
+
+
+@pytest.mark.parametrize("kind, follows", [("combinational", True), ("registered", False),
+                                           ("registered_copies", False)])
+def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follows):
+    merge = RoundRobinMerge(MERGE_LAYOUT, 2, **MERGES[kind])
+    rng = random.Random(5)
+    items = [[MERGE_CODEC.pack(dict(value=rng.getrandbits(10), source=k)) for _ in range(60)]
+             for k in range(2)]
+    sources = [Source(merge.i[k], items[k], pause=Pause(0.4, 30 + k)) for k in range(2)]
+    sink = Sink(merge.o, "o", pause=Pause(0.3, 40))
+    probe = _MergePayloadProbe(merge)
+    run(merge, [*sources, sink, probe], until=lambda: len(sink.items) == 120, limit=2000)
+    assert probe.followed == follows
 
 
 # --- construction -----------------------------------------------------------------------
@@ -355,12 +441,20 @@ def test_merge_of_one_stream_is_a_wire():
     (lambda: RegisterRing(8, 3.0), TypeError, "places must be an int"),
     (lambda: RegisterRing(8, 3, select_fanout=0), ValueError, "select_fanout must be at least 1, not 0"),
     (lambda: RegisterRing(8, 3, select_fanout=2.5), TypeError, "select_fanout must be an int"),
+    (lambda: RegisterRing(8, 3, fill_side_enables=1), TypeError,
+     "fill_side_enables must be a bool, not 1"),
     (lambda: RegisterSlice(-1), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(2.5, 2), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(8, 0), ValueError, "count must be at least 1, not 0"),
     (lambda: RoundRobinMerge(8, -3), ValueError, "count must be at least 1"),
     (lambda: RoundRobinMerge(8, 2.0), TypeError, "count must be an int"),
     (lambda: RoundRobinMerge(8, True), TypeError, "count must be an int"),
+    (lambda: RoundRobinMerge(8, 2, registered_choice=1), TypeError,
+     "registered_choice must be a bool, not 1"),
+    (lambda: RoundRobinMerge(8, 2, select_fanout=4), ValueError,
+     "select_fanout needs registered_choice"),
+    (lambda: RoundRobinMerge(8, 2, registered_choice=True, select_fanout=0), ValueError,
+     "select_fanout must be at least 1, not 0"),
     (lambda: Queue("x", 4), TypeError, "payload_shape must be a shape"),
     (lambda: Queue(8, 0), ValueError, "depth must be at least 1, not 0"),
     (lambda: Queue(8, 4.0), TypeError, "depth must be an int"),

@@ -4,7 +4,7 @@ Yosys and nextpnr (slow)."""
 import pytest
 
 from matndp.hw.fp.select import FPSelect
-from matndp.sim.synth import critical_path_table, synthesize, synthesis_table
+from matndp.sim.synth import _wrapper_verilog, critical_path_table, synthesize, synthesis_table
 
 
 TINY_VERILOG = "module fp_select(input clk, input d, output reg q);\n" \
@@ -31,6 +31,17 @@ def test_bad_arguments_are_refused_by_name(tmp_path, kwargs, message):
 def test_verilog_text_must_define_the_top_module(tmp_path):
     with pytest.raises(ValueError, match="defines no module 'other'"):
         synthesize(TINY_VERILOG, "other", out_dir=tmp_path)
+
+
+def test_the_wrapper_drives_a_reset_from_a_global_buffer():
+    wrapper = _wrapper_verilog("unit", [("clk", "input", 1), ("rst", "input", 1),
+                                        ("a", "input", 3), ("q", "output", 2)])
+    assert "DCCA reset_buffer (.CLKI(reset_source), .CE(1'b1), .CLKO(reset_global));" in wrapper
+    assert ".rst(reset_global)" in wrapper
+    # The reset is not also a bit of the input chain: three bits for ``a`` only.
+    assert "reg [2:0] in_chain;" in wrapper and ".a(in_chain[2:0])" in wrapper
+    without = _wrapper_verilog("unit", [("clk", "input", 1), ("q", "output", 2)])
+    assert "DCCA" not in without
 
 
 @pytest.mark.slow
