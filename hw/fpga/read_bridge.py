@@ -62,7 +62,10 @@ class AXIReadBridge(wiring.Component):
         # than a slot index, so that a full ring differs from an empty one).
         head = Signal(slot_bits + 1)
         tail = Signal(slot_bits + 1)
-        full = (head[:slot_bits] == tail[:slot_bits]) & (head[slot_bits] != tail[slot_bits])
+        # Whether every slot is given, a register formed from the pointers the ring is about
+        # to have: the splitter's ``ready`` and the request's ``valid`` then start at a flop,
+        # not at a comparison of both pointers.
+        full = Signal()
         filled = Signal(slots)
 
         beat_meta = data.StructLayout({"id": unsigned(id_width), "last": unsigned(1),
@@ -122,6 +125,11 @@ class AXIReadBridge(wiring.Component):
         ]
         with m.If(leave):
             m.d.sync += head.eq(head + 1)
+        next_head = Signal.like(head)
+        next_tail = Signal.like(tail)
+        m.d.comb += [next_head.eq(head + leave), next_tail.eq(tail + allocate)]
+        m.d.sync += full.eq((next_head[:slot_bits] == next_tail[:slot_bits]) &
+                            (next_head[slot_bits] != next_tail[slot_bits]))
 
         # Plain expressions rather than assignments under conditions: each is then defined
         # from the first instant in every simulator, whether or not its inputs ever change.
