@@ -14,7 +14,7 @@ Reads are matched when issued and remembered by id until their response returns,
 memory may answer reads out of order. A read id must not be reused while outstanding;
 a violation is flagged (``id_reuse``) rather than silently mis-attributed.
 
-With ``TriggerConfig.pipelined`` the request side is three register stages instead of one
+With ``TriggerConfig.pipelined`` the request side is four register stages instead of one
 and events reach their queues ``PIPELINED_EVENT_DELAY`` cycles after their transfers
 leave, so that no cycle holds more than one step of the match (docs/trigger.md, "The
 pipelined request side").
@@ -36,8 +36,8 @@ __all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY",
 
 
 #: Requests the pipelined request side holds at most, and the cycles it adds.
-PIPELINED_REQUEST_PLACES = 4
-PIPELINED_REQUEST_LATENCY = 3
+PIPELINED_REQUEST_PLACES = 5
+PIPELINED_REQUEST_LATENCY = 4
 #: Pipelined, the cycles from a transfer leaving to its event entering its queue.
 PIPELINED_EVENT_DELAY = 2
 #: Filter entries that share one copy of the address in the pipelined request side: the
@@ -71,6 +71,16 @@ def _staged_request_layout(config):
         "hit":     unsigned(1),
         "winner":  unsigned(config.trigger.filter_entries),
         "offsets": data.ArrayLayout(unsigned(config.addr_width), config.trigger.filter_entries),
+    })
+
+
+def _chosen_request_layout(config):
+    """A request in the pipelined request side's ring: the winner and its offset chosen."""
+    return data.StructLayout({
+        "request": request_layout(config),
+        "hit":     unsigned(1),
+        "entry":   unsigned(config.trigger.entry_bits),
+        "offset":  unsigned(config.addr_width),
     })
 
 
@@ -224,7 +234,10 @@ class Trigger(wiring.Component):
             left_write_hit.eq(request_fire & write_hit),
             left_read.eq(issue_read),
         ]
-        left_entry = one_hot_index(left.winner)
+        if pipelined:
+            left_entry, offset = left.entry, left.offset
+        else:
+            left_entry, offset = one_hot_index(left.winner), one_hot_select(left.winner, left.offsets)
 
         tag = data.View(tag_layout, tags_write.data)
         m.d.comb += [
@@ -239,7 +252,6 @@ class Trigger(wiring.Component):
         write_event = Signal(event_layout, reset_less=True)
         write_event_valid = Signal()
         record = data.View(pending_layout, pending_write.data)
-        offset = one_hot_select(left.winner, left.offsets)
         late += [
             write_event.entry.eq(left_entry),
             write_event.addr.eq(left.request.addr),
@@ -342,31 +354,34 @@ class Trigger(wiring.Component):
         # --- outstanding-read bookkeeping -----------------------------------------------------
         set_bits = Signal.like(outstanding)
         clear_bits = Signal.like(outstanding)
-        with m.If(response_accept):
-            m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)
         if pipelined:
-            # Set from the tag's write, a cycle after the read leaves. A response taken in
-            # that cycle answers that read (its id was not outstanding before, unless
-            # reused), so the clear wins.
+            # Both a cycle late: set from the tag's write, a cycle after the read leaves,
+            # and cleared from a register of the response taken, so that the response's
+            # handshake reaches no decoder of the bits. A clear then never meets the set of
+            # the read it answers (memory answers a cycle after the read at the earliest),
+            # so the set wins: a bit set and cleared together belongs to a new read that
+            # reused the id of an answered one.
+            answered_read = Signal()
+            answered_read_id = Signal.like(self.mem.resp.payload.id, reset_less=True)
+            m.d.sync += [answered_read.eq(response_accept),
+                         answered_read_id.eq(self.mem.resp.payload.id)]
+            with m.If(answered_read):
+                m.d.comb += clear_bits.eq(1 << answered_read_id)
             with m.If(tags_write.en):
                 m.d.comb += set_bits.eq(1 << tags_write.addr)
-            m.d.sync += outstanding.eq((outstanding | set_bits) & ~clear_bits)
-            # Reported a cycle late, with the tag, from the bit the read's id has then.
-            # That bit has lost what it was as the read left only if a response with the
-            # same id was taken in that cycle, so that case is kept aside in a register.
-            answered_as_issued = Signal()
-            returning_id = self.mem.resp.payload.id
-            m.d.sync += answered_as_issued.eq(
-                issue_read & response_accept & (returning_id == request.id) &
-                (outstanding.bit_select(returning_id, 1) |
-                 (tags_write.en & (tags_write.addr == returning_id))))
-            m.d.comb += self.id_reuse.eq(tags_write.en & (
-                outstanding.bit_select(tags_write.addr, 1) | answered_as_issued))
+            # Reported with the tag, a cycle after the read leaves, from the bit its id has
+            # then: that bit still holds any read answered in the cycle the read left,
+            # whose clear is a cycle late, so it is what the bit was as the read left.
+            m.d.comb += self.id_reuse.eq(tags_write.en & outstanding.bit_select(tags_write.addr, 1))
         else:
+            with m.If(response_accept):
+                m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)
             with m.If(issue_read):
                 m.d.comb += set_bits.eq(1 << request.id)
-            m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
             m.d.comb += self.id_reuse.eq(issue_read & outstanding.bit_select(request.id, 1))
+        # A read issued as a response with its id is taken reuses that id: it is
+        # outstanding from then on.
+        m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
 
         _count_places(m, read_places, issue_read & staged_request.hit, read_taken)
 
@@ -437,14 +452,14 @@ class Trigger(wiring.Component):
         return request_stage.o
 
     def _pipelined_request_side(self, m):
-        """Three stages: the request with copies of its address; the range comparisons
-        against the table of that cycle; the winner, into a ring of registers whose head
-        is offered to memory. No stage waits on another: the GPU side takes a request
+        """Four stages: the request with copies of its address; the range comparisons
+        against the table of that cycle; the winner, with the offsets of the others
+        cleared; the winner's index and offset, into a ring of registers whose head is
+        offered to memory. No stage waits on another: the GPU side takes a request
         while fewer than :data:`PIPELINED_REQUEST_PLACES` are inside, as many as the ring
         holds. Returns the ring's output stream."""
         config = self.config
         entries = config.trigger.filter_entries
-        layout = _staged_request_layout(config)
 
         inside = Signal(range(PIPELINED_REQUEST_PLACES + 1))
         enter = Signal()
@@ -475,19 +490,37 @@ class Trigger(wiring.Component):
                                         entered_request.write, index)
             m.d.sync += [matches[index].eq(match), offsets[index].eq(offset)]
 
-        # Stage 3: the ring. It always has room for what the stages before it hold.
-        # A place the head leaves is filled again three cycles later at the earliest (by a
-        # request that enters the cycle after and reaches the ring two cycles later), so
-        # the ring's enables can come from its fill side alone.
-        m.submodules.request_ring = ring = RegisterRing(layout, PIPELINED_REQUEST_PLACES,
+        # Stage 3: the winner, and every entry's offset kept only for the winner, so that
+        # the next stage's selection is an OR.
+        chosen = Signal()
+        chosen_request = Signal.like(entered_request, reset_less=True)
+        chosen_hit = Signal(reset_less=True)
+        winner = Signal(entries, reset_less=True)
+        winner_offsets = Signal.like(offsets, reset_less=True)
+        first = first_one(matches)
+        m.d.sync += [chosen.eq(matched), chosen_request.eq(matched_request),
+                     chosen_hit.eq(matches.any()), winner.eq(first)]
+        m.d.sync += [winner_offsets[index].eq(Mux(first[index], offsets[index], 0))
+                     for index in range(entries)]
+
+        # Stage 4: the ring, which carries the winner's offset alone. It always has room for
+        # what the stages before it hold. A place the head leaves is filled again four
+        # cycles later at the earliest (by a request that enters the cycle after and
+        # reaches the ring three cycles later), so the ring's enables can come from its
+        # fill side alone.
+        m.submodules.request_ring = ring = RegisterRing(_chosen_request_layout(config),
+                                                        PIPELINED_REQUEST_PLACES,
                                                         select_fanout=RING_SELECT_FANOUT,
                                                         fill_side_enables=True)
+        winner_offset = 0
+        for index in range(entries):
+            winner_offset |= winner_offsets[index]
         m.d.comb += [
-            ring.i.valid.eq(matched),
-            ring.i.payload.request.eq(matched_request),
-            ring.i.payload.hit.eq(matches.any()),
-            ring.i.payload.winner.eq(first_one(matches)),
-            ring.i.payload.offsets.eq(offsets),
+            ring.i.valid.eq(chosen),
+            ring.i.payload.request.eq(chosen_request),
+            ring.i.payload.hit.eq(chosen_hit),
+            ring.i.payload.entry.eq(one_hot_index(winner)),
+            ring.i.payload.offset.eq(winner_offset),
         ]
         leave = ring.o.valid & ring.o.ready
         m.d.sync += inside.eq(inside + enter - leave)
