@@ -15,8 +15,9 @@ Method, for a design with top module ``top``:
    paths are one LUT deep. A 1-bit ``rst`` input is driven from its own register through
    a DCCA global buffer, as an FPGA design distributes a reset of this fanout. nextpnr
    places and routes the wrapper at ``freq_mhz`` with the clock on a global network
-   (default speed grade 6, the slowest) and reports the achieved Fmax of ``clk``. A design whose routing does not finish within the time
-   limit gets nextpnr's post-placement estimate instead, marked as such.
+   (default speed grade 6, the slowest) and reports the achieved Fmax of ``clk``. A
+   design whose routing does not finish within the time limit gets nextpnr's
+   post-placement estimate instead, marked as such.
 
 ``matndp synth`` runs this for each FP unit and the NDP slice, at placement seeds 1 and 2,
 and writes JSON and Markdown tables (resources, Fmax per seed, critical paths) under its

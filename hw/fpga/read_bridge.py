@@ -95,8 +95,6 @@ class AXIReadBridge(wiring.Component):
             meta_write.data.refused.eq(beat.refused),
             meta_write.en.eq(allocate),
         ]
-        with m.If(allocate):
-            m.d.sync += tail.eq(tail + 1)
 
         # --- sectors back into their slots ---------------------------------------------------
         response = self.responses.payload
@@ -123,11 +121,10 @@ class AXIReadBridge(wiring.Component):
             r.i.payload.resp.eq(Mux(refused_beat, ResponseStatus.SLAVE_ERROR,
                                     sector_read.data.status)),
         ]
-        with m.If(leave):
-            m.d.sync += head.eq(head + 1)
         next_head = Signal.like(head)
         next_tail = Signal.like(tail)
         m.d.comb += [next_head.eq(head + leave), next_tail.eq(tail + allocate)]
+        m.d.sync += [head.eq(next_head), tail.eq(next_tail)]
         m.d.sync += full.eq((next_head[:slot_bits] == next_tail[:slot_bits]) &
                             (next_head[slot_bits] != next_tail[slot_bits]))
 
