@@ -114,8 +114,11 @@ class NDPSlice(wiring.Component):
         m.d.comb += [
             stall_cycles.increment.eq(trigger.stall),
             event_count.increment.eq(trigger.produced),
-            id_reuse.set.eq(trigger.id_reuse),
         ]
+        # The FPGA build sets the flag a cycle after the trigger reports the reuse: the
+        # lookup of the id's outstanding bit then ends at a flop, not in the flag's logic.
+        reuse_domain = m.d.sync if config.trigger.pipelined else m.d.comb
+        reuse_domain += id_reuse.set.eq(trigger.id_reuse)
         # Counted a cycle late, from registers: the memory side's handshake stays off the
         # counters' carry chains.
         read_error_seen = Signal()

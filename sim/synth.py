@@ -54,6 +54,11 @@ KEEP_REGISTERS = "proc; setattr -set keep 1 a:keep %ci1 t:$dff %i;"
 # network, and the clock failed to route.
 CLOCK_PINS = {"CABGA381": "G2"}
 
+# The DCC the reset's global buffer is placed at, per die: left to nextpnr it takes the
+# first (the top edge's TDCC0), whose clock entry from the fabric failed to route at a seed.
+# The left edge's, midway down, is as near the fabric's middle as any DCC fed from it.
+RESET_BUFFER_BELS = {device: "X3/Y46/LDCC0" for device in ("LFE5U-85F", "LFE5UM-85F", "LFE5UM5G-85F")}
+
 # nextpnr's placers and routers; its defaults are HeAP and router1. For the NDP slice
 # ``matndp synth`` picks the electrostatic placer and router2 (sim/cli/synth.py).
 PLACERS = ("heap", "sa", "static")
@@ -97,13 +102,14 @@ def _module_ports(netlist_path, top_name):
             for name, port in modules[top_name]["ports"].items()]
 
 
-def _wrapper_verilog(top_name, ports):
+def _wrapper_verilog(top_name, ports, *, reset_buffer_bel=None):
     """A module with four pins (clk, serial in, serial out) around ``top_name``: every
     input port is driven from a shift register fed by the serial input, and every output
     port is folded into a second shift register (each stage the XOR of its predecessor and
     one output bit) that ends at the serial output. Both sides are registered, no output
     bit can be optimized away, and the few pins fit any package, so the clock keeps its
-    global network."""
+    global network. ``reset_buffer_bel``: where the reset's buffer is placed (nextpnr's
+    choice when None)."""
     if ("clk", "input", 1) not in ports:
         raise ValueError(f"module {top_name!r} has no 1-bit input port 'clk' to time")
     unsupported = [name for name, direction, _ in ports if direction not in ("input", "output")]
@@ -116,7 +122,9 @@ def _wrapper_verilog(top_name, ports):
     # The reset reaches every flip-flop that has one: from the fabric's routing it was a
     # single net that cost the slice 18-19 ns at some seeds, so, as an FPGA design would,
     # the wrapper distributes it on a global network (a DCCA buffer, which nextpnr routes
-    # as it routes the clock), from a register of its own.
+    # as it routes the clock), from a register of its own. The buffer has no clock enable:
+    # nextpnr then may use the DCCs at the centre too, not only the edge ones fed from the
+    # fabric's clock-entry wires, one of which failed to route from its register at a seed.
     global_reset = ("rst", "input", 1) in ports
     wired_apart = {"clk", "rst"} if global_reset else {"clk"}
     inputs = [(name, width) for name, direction, width in ports
@@ -133,10 +141,11 @@ def _wrapper_verilog(top_name, ports):
              f"  assign serial_out = out_chain[{out_width - 1}];"]
     connections = [f".{escaped('clk')}(clk)"]
     if global_reset:
+        placed = "" if reset_buffer_bel is None else f'(* BEL="{reset_buffer_bel}" *) '
         lines += ["  reg reset_source;",
                   "  wire reset_global;",
                   f"  always @(posedge clk) reset_source <= in_chain[{in_width - 1}];",
-                  "  DCCA reset_buffer (.CLKI(reset_source), .CE(1'b1), .CLKO(reset_global));"]
+                  f"  {placed}DCCA reset_buffer (.CLKI(reset_source), .CLKO(reset_global));"]
         connections.append(f".{escaped('rst')}(reset_global)")
     offset = 0
     for name, width in inputs:
@@ -225,7 +234,8 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     result = _resources(cells)
 
     wrapper = write_if_changed(out_dir / f"{top_name}.wrapper.v",
-                               _wrapper_verilog(top_name, _module_ports(unit_netlist, top_name)))
+                               _wrapper_verilog(top_name, _module_ports(unit_netlist, top_name),
+                                                reset_buffer_bel=RESET_BUFFER_BELS.get(device)))
     wrapped_netlist = out_dir / f"{top_name}.wrapped.json"
     _run([yosys, "-q", "-p",
           f"read_verilog {design.name} {wrapper.name}; {KEEP_REGISTERS} "

@@ -14,6 +14,8 @@ __all__ = ["RegisterFile", "StoredField"]
 
 
 _ADDRESS_OFFSET_BITS = exact_log2(CSR_DATA_WIDTH // 8)
+# The read data's bits behind one copy of a block's access registers.
+_READ_LANE_BITS = 8
 
 
 def _balanced_or(values):
@@ -44,8 +46,9 @@ class StoredField:
 class RegisterFile(wiring.Component):
     """The registers of ``register_map``, on a bus that reaches its blocks
     (:attr:`~.map.RegisterMap.register_addr_width` bits; the map's windows are the
-    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly one cycle after its
-    strobe.
+    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly two cycles after its
+    strobe. A write reaches its fields in the cycle of the acknowledge: they hold the new value
+    from the next cycle on, the first in which another access may come.
 
     ``RW`` fields are stored here (:meth:`storage`) and ``CONST`` fields read their value
     from the map. Every other field reads what the behaviour that hardware attaches to it
@@ -112,16 +115,16 @@ class RegisterFile(wiring.Component):
             m.submodules[_identifier(*key)] = action
             connect(m, self._ports[key], action.port)
 
-        def field_logic(register, field, selected):
+        def field_logic(register, field, write, data):
             """The field's read value; its write strobe and data where a write reaches it."""
             key = register.name, field.name
             if field.access is Access.CONST:
                 return field.value
             if field.access is Access.RW:
                 stored = self._stored[key]
-                m.d.comb += stored.written.eq(bus.w_en & selected)
+                m.d.comb += stored.written.eq(write)
                 with m.If(stored.written):
-                    m.d.comb += stored.next.eq(bus.w_data[field.lsb:][:field.width])
+                    m.d.comb += stored.next.eq(data[field.lsb:][:field.width])
                 with m.Else():
                     m.d.comb += stored.next.eq(stored.data)
                 m.d.sync += stored.data.eq(stored.next)
@@ -129,62 +132,90 @@ class RegisterFile(wiring.Component):
             port = self._ports[key]
             if field.access.writable:
                 m.d.comb += [
-                    port.w_stb.eq(bus.w_en & selected),
-                    port.w_data.eq(bus.w_data[field.lsb:][:field.width]),
+                    port.w_stb.eq(write),
+                    port.w_data.eq(data[field.lsb:][:field.width]),
                 ]
             return port.r_data
 
-        # One address decoder per register for writes. Reads are a two-level
-        # multiplexer: first among the registers of one block (one filter entry's registers
-        # share one), beside those registers, then among the blocks. A single AND-OR over
-        # every register would pull all their bits to one place. The answer register sits
-        # between the two levels, once per block: each block registers its own read value
-        # (zero unless the read is in that block) and ``r_data`` is the OR of those
-        # registers. The values on ``r_data`` are cycle for cycle those of a single
-        # register loaded with the whole selection, but in one cycle the address only has
-        # to reach the blocks, not come back from them as well. ``err`` is formed the same
-        # way: each block registers whether it refuses the access, beside one register for
-        # an address in no block (misaligned addresses are in none).
+        # Each block registers the access as it sees it, beside its registers: whether it
+        # reads or writes there, the offset and the written data (loaded only for an
+        # access to the block, so no two blocks' copies are the same flip-flops). In the
+        # strobe's cycle the address only has to reach the blocks' comparators, not every
+        # register's decoder, field and multiplexer spread over the chip; the next cycle
+        # is local to each block. Reads are then a two-level multiplexer: among the
+        # registers of one block, beside them, into the block's answer register (zero
+        # unless the read is in that block), and ``r_data`` is the OR of those registers.
+        # ``err`` is formed the same way: each block registers whether it refuses the
+        # access, beside a register for an address in no block (misaligned addresses are
+        # in none).
         access = bus.r_en | bus.w_en
         aligned = bus.addr[:_ADDRESS_OFFSET_BITS] == 0
         block_reads = []
         refusals = []
         in_blocks = []
         for block in self.register_map.blocks:
-            register_values = {}
-            for register in block.registers:
-                selected = Signal(name=f"select_{register.name.replace('.', '_')}")
-                m.d.comb += selected.eq(bus.addr == register.address)
-                register_values[register] = 0
-                for field in register.fields:
-                    register_values[register] |= field_logic(register, field, selected) << field.lsb
             block_bits = exact_log2(block.size)
-            block_value = Signal(CSR_DATA_WIDTH, name=f"read_{block.name}")
-            present = Signal(name=f"present_{block.name}")      # a register at the offset
-            read_only = Signal(name=f"read_only_{block.name}")
-            with m.Switch(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]):
-                for register, register_value in register_values.items():
-                    with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
-                        m.d.comb += [block_value.eq(register_value), present.eq(1),
-                                     read_only.eq(not register.writable)]
-                with m.Default():
-                    m.d.comb += block_value.eq(0)
             in_block = Signal(name=f"in_{block.name}")
             m.d.comb += in_block.eq(aligned & (bus.addr[block_bits:] == block.base >> block_bits))
             in_blocks.append(in_block)
+            reading = Signal(name=f"reading_{block.name}")
+            writing = Signal(name=f"writing_{block.name}")
+            offset = Signal(block_bits - _ADDRESS_OFFSET_BITS, name=f"offset_{block.name}")
+            w_data = Signal(CSR_DATA_WIDTH, name=f"w_data_{block.name}")
+            m.d.sync += [reading.eq(bus.r_en & in_block), writing.eq(bus.w_en & in_block)]
+            with m.If(access & in_block):
+                m.d.sync += [offset.eq(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]),
+                             w_data.eq(bus.w_data)]
+
+            register_values = {}
+            for register in block.registers:
+                # The write strobe is a register of its own, one cycle after the block's: the
+                # decode of the offset is then local to the block, and the strobe reaches the
+                # enables of the register's fields (spread wherever their readers are) from
+                # a flip-flop. ``w_data`` holds until the next access, which comes after ack.
+                write = Signal(name=f"write_{register.name.replace('.', '_')}")
+                m.d.sync += write.eq(
+                    writing & (offset == (register.address - block.base) >> _ADDRESS_OFFSET_BITS))
+                register_values[register] = 0
+                for field in register.fields:
+                    register_values[register] |= field_logic(register, field, write, w_data) << field.lsb
+            present = Signal(name=f"present_{block.name}")      # a register at the offset
+            read_only = Signal(name=f"read_only_{block.name}")
+            with m.Switch(offset):
+                for register in register_values:
+                    with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
+                        m.d.comb += [present.eq(1), read_only.eq(not register.writable)]
+            # The read multiplexer has a copy of the access registers per byte lane (marked
+            # ``keep``, so synthesis does not merge them): one offset decoded for all 32 bits
+            # of every register of a block was a net of a hundred loads or more.
             block_read = Signal(CSR_DATA_WIDTH, name=f"answer_{block.name}")
+            for lsb in range(0, CSR_DATA_WIDTH, _READ_LANE_BITS):
+                lane = lsb // _READ_LANE_BITS
+                lane_reading = Signal(name=f"reading_{block.name}_lane{lane}", attrs={"keep": 1})
+                lane_offset = Signal.like(offset, name=f"offset_{block.name}_lane{lane}",
+                                          attrs={"keep": 1})
+                m.d.sync += lane_reading.eq(bus.r_en & in_block)
+                with m.If(access & in_block):
+                    m.d.sync += lane_offset.eq(bus.addr[_ADDRESS_OFFSET_BITS:block_bits])
+                lane_value = Signal(_READ_LANE_BITS, name=f"read_{block.name}_lane{lane}")
+                with m.Switch(lane_offset):
+                    for register, register_value in register_values.items():
+                        with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
+                            m.d.comb += lane_value.eq(register_value >> lsb)
+                m.d.sync += block_read[lsb:][:_READ_LANE_BITS].eq(Mux(lane_reading, lane_value, 0))
             refused = Signal(name=f"refused_{block.name}")
-            m.d.sync += [
-                block_read.eq(Mux(bus.r_en & in_block, block_value, 0)),
-                refused.eq(access & in_block & (~present | (bus.w_en & read_only))),
-            ]
+            m.d.sync += refused.eq((reading | writing) & (~present | (writing & read_only)))
             block_reads.append(block_read)
             refusals.append(refused)
 
+        accessed = Signal()
+        unmapped_access = Signal()
         unmapped = Signal()
         m.d.sync += [
-            unmapped.eq(access & ~Cat(in_blocks).any()),
-            bus.ack.eq(access),
+            accessed.eq(access),
+            unmapped_access.eq(access & ~Cat(in_blocks).any()),
+            unmapped.eq(unmapped_access),
+            bus.ack.eq(accessed),
         ]
         m.d.comb += [
             bus.r_data.eq(_balanced_or(block_reads)),

@@ -367,12 +367,19 @@ class Trigger(wiring.Component):
                          answered_read_id.eq(self.mem.resp.payload.id)]
             with m.If(answered_read):
                 m.d.comb += clear_bits.eq(1 << answered_read_id)
+            # The id as it left, in two more copies (marked ``keep``): the set's decoder and
+            # the reuse check's selection each load every one of the bits, and the tag
+            # memory's address is a third load of the same value.
+            set_id = Signal.like(left.request.id, name="set_id", reset_less=True, attrs={"keep": 1})
+            reuse_id = Signal.like(left.request.id, name="reuse_id", reset_less=True,
+                                   attrs={"keep": 1})
+            late += [set_id.eq(staged_request.request.id), reuse_id.eq(staged_request.request.id)]
             with m.If(tags_write.en):
-                m.d.comb += set_bits.eq(1 << tags_write.addr)
+                m.d.comb += set_bits.eq(1 << set_id)
             # Reported with the tag, a cycle after the read leaves, from the bit its id has
             # then: that bit still holds any read answered in the cycle the read left,
             # whose clear is a cycle late, so it is what the bit was as the read left.
-            m.d.comb += self.id_reuse.eq(tags_write.en & outstanding.bit_select(tags_write.addr, 1))
+            m.d.comb += self.id_reuse.eq(tags_write.en & outstanding.bit_select(reuse_id, 1))
         else:
             with m.If(response_accept):
                 m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)

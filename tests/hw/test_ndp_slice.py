@@ -11,7 +11,7 @@ from matndp.hw.csr_map import MAGIC
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import PIPELINED_TRIGGER_SLICE, config_environment, ndp_slice_verilog
 from matndp.sim.runner import run_cocotb
-from tests.hw.bus.models import Initiator
+from tests.hw.bus.models import REGISTER_LATENCY, Initiator
 
 
 SIMULATORS = ["verilator", "icarus"]
@@ -68,7 +68,8 @@ def test_dnn_stream_long(simulator, seed):
 
 def test_windows_without_targets_answer_with_errors():
     """In Amaranth's simulator: the slice's decoder refuses every access to the windows,
-    which have no target in the slice, and still answers registers after one cycle."""
+    which have no target in the slice, a cycle after the strobe, and still answers registers
+    after the register file's latency."""
     config = NDPConfig(trigger=TriggerConfig(filter_entries=2), engine=None)
     dut = NDPSlice(config)
     registers = dut.register_map
@@ -88,7 +89,7 @@ def test_windows_without_targets_answer_with_errors():
     simulator.add_testbench(bench)
     simulator.run()
     assert results == [True] * 4 * len(registers.windows)
-    assert initiator.latencies == [1] * len(initiator.latencies)
+    assert initiator.latencies == [REGISTER_LATENCY] + [1] * 4 * len(registers.windows) + [REGISTER_LATENCY]
 
 
 def test_entries_beyond_32_reach_the_high_mask_words():
@@ -135,8 +136,9 @@ def test_entries_beyond_32_reach_the_high_mask_words():
 
 def test_no_request_meets_a_new_range_half_formed():
     """In Amaranth's simulator: a request in the cycle after a SIZE write to an enabled entry
-    is not matched against the new size with the old end (nor any other mix); the next
-    cycle's request is matched against the new range."""
+    is acknowledged (the first in which the entry holds the new size) is not matched against
+    the new size with the old end (nor any other mix); the next cycle's request is matched
+    against the new range."""
     config = NDPConfig(trigger=TriggerConfig(filter_entries=2), engine=None)
     dut = NDPSlice(config)
     registers = dut.register_map
@@ -150,12 +152,17 @@ def test_no_request_meets_a_new_range_half_formed():
         for name, value in (("base_lo", 0x1000), ("size_lo", 0x1000), ("ctrl", 0b011)):
             assert not await initiator.write(ctx, registers[entry + name].address, value)
         # [0x1000, 0x2000) becomes [0x1000, 0x1100); 0x1800 lies only in the old range.
-        # The write's strobe by hand, so that the first request comes in the next cycle.
+        # The write's strobe by hand, so that the first request comes in the cycle after its
+        # acknowledge.
         ctx.set(dut.csr.addr, registers[entry + "size_lo"].address)
         ctx.set(dut.csr.w_data, 0x100)
         ctx.set(dut.csr.w_en, 1)
         await ctx.tick()
         ctx.set(dut.csr.w_en, 0)
+        for _ in range(REGISTER_LATENCY - 1):
+            await ctx.tick()
+        assert ctx.get(dut.csr.ack)
+        await ctx.tick()
         for address, request_id in ((0x1800, 1), (0x1040, 2)):
             ctx.set(dut.gpu.req.payload, {"addr": address, "write": 1, "data": request_id,
                                           "mask": 0xF, "id": request_id})

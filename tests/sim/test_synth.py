@@ -36,12 +36,15 @@ def test_verilog_text_must_define_the_top_module(tmp_path):
 def test_the_wrapper_drives_a_reset_from_a_global_buffer():
     wrapper = _wrapper_verilog("unit", [("clk", "input", 1), ("rst", "input", 1),
                                         ("a", "input", 3), ("q", "output", 2)])
-    assert "DCCA reset_buffer (.CLKI(reset_source), .CE(1'b1), .CLKO(reset_global));" in wrapper
+    assert "DCCA reset_buffer (.CLKI(reset_source), .CLKO(reset_global));" in wrapper
     assert ".rst(reset_global)" in wrapper
     # The reset is not also a bit of the input chain: three bits for ``a`` only.
     assert "reg [2:0] in_chain;" in wrapper and ".a(in_chain[2:0])" in wrapper
     without = _wrapper_verilog("unit", [("clk", "input", 1), ("q", "output", 2)])
     assert "DCCA" not in without
+    placed = _wrapper_verilog("unit", [("clk", "input", 1), ("rst", "input", 1)],
+                              reset_buffer_bel="X3/Y46/LDCC0")
+    assert '(* BEL="X3/Y46/LDCC0" *) DCCA reset_buffer' in placed
 
 
 @pytest.mark.slow

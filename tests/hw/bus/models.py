@@ -20,6 +20,10 @@ from matndp.hw.bus.register_file import RegisterFile
 from matndp.hw.bus.signature import CSRBusSignature
 
 
+# Cycles from a strobe to the register file's answer (docs/csr.md).
+REGISTER_LATENCY = 2
+
+
 def attach_behaviours(registers):
     """A behaviour for every hardware-owned field of the RegisterFile ``registers``, by access
     kind; returns them by (register name, field name)."""

@@ -16,7 +16,7 @@ from matndp.hw.bus.signature import CSRBusSignature
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.hw.csr_map import MAGIC, register_map
 
-from .models import DecoderHarness as Harness, Initiator, WindowTarget
+from .models import REGISTER_LATENCY, DecoderHarness as Harness, Initiator, WindowTarget
 
 
 def example_map():
@@ -144,7 +144,7 @@ def test_registers_answer_one_cycle_after_the_strobe_beside_busy_windows():
     run(dut, bench, targets.values())
     register_latencies = [latency for index, latency in enumerate(initiator.latencies)
                           if index not in (1, 3)]
-    assert register_latencies == [1] * 6
+    assert register_latencies == [REGISTER_LATENCY] * 6
     assert initiator.latencies[1] == targets["ram"].answers[0]
 
 
@@ -152,27 +152,30 @@ def test_refused_accesses_are_errors_and_reach_no_target():
     registers = example_map()
     dut = Harness(registers, windows=ROUTED)
     targets = window_targets(dut, seed=4)
+    # (address, write, who refuses it: the register file answers after its latency, the
+    # decoder a cycle after the strobe).
     refused = [
-        (0x00C, False), (0x00C, True),      # in the register file's span, no register
-        (0x800, False), (0x800, True),      # above the registers, in no window
-        (0x3000, True), (0x7FFC, False),    # between and above the windows
-        (0x1002, False), (0x1001, True),    # misaligned, inside a window
-        (0x203, False),                     # misaligned, inside the window between the blocks
-        (0x200, True), (0x23C, True),       # writes to the read-only window
-        (0x2000, False), (0x203C, False),   # reads of the write-only window
-        (0x4000, False), (0x40FC, True),    # a window without a target
-        (0x000, True),                      # a read-only register
+        (0x00C, False, "registers"), (0x00C, True, "registers"),   # in the register file's span, no register
+        (0x800, False, "decoder"), (0x800, True, "decoder"),       # above the registers, in no window
+        (0x3000, True, "decoder"), (0x7FFC, False, "decoder"),     # between and above the windows
+        (0x1002, False, "decoder"), (0x1001, True, "decoder"),     # misaligned, inside a window
+        (0x203, False, "registers"),        # misaligned, inside the window between the blocks
+        (0x200, True, "decoder"), (0x23C, True, "decoder"),        # writes to the read-only window
+        (0x2000, False, "decoder"), (0x203C, False, "decoder"),    # reads of the write-only window
+        (0x4000, False, "decoder"), (0x40FC, True, "decoder"),     # a window without a target
+        (0x000, True, "registers"),         # a read-only register
     ]
     initiator = Initiator(dut.bus)
     results = []
 
     async def bench(ctx):
-        for address, write in refused:
+        for address, write, _ in refused:
             results.append(await initiator.access(ctx, address, write, 0xFFFF_FFFF))
         assert await initiator.read(ctx, 0x000) == (0xC0DE_F00D, False)
     run(dut, bench, targets.values())
     assert results == [(0, True)] * len(refused)
-    assert initiator.latencies[:-1] == [1] * len(refused)
+    assert initiator.latencies[:-1] == [REGISTER_LATENCY if by == "registers" else 1
+                                        for _, _, by in refused]
     assert all(target.accesses == [] for target in targets.values())
 
 
@@ -190,8 +193,8 @@ def test_answers_nobody_asked_for_are_dropped():
         ctx.set(ram.ack, 0)
         with pytest.raises(AssertionError, match="no acknowledgement within 6 cycles for the read of 0x1010"):
             await initiator.read(ctx, 0x1010)   # the target stays silent
-        # The host moves on; the silent target then answers, in the cycle of the register
-        # file's answer and afterwards: only the register file's answer is seen.
+        # The host moves on; the silent target then answers, before the register file's
+        # answer, in its cycle and afterwards: only the register file's answer is seen.
         ctx.set(dut.bus.addr, 0x004)
         ctx.set(dut.bus.w_data, 0xABCD)
         ctx.set(dut.bus.w_en, 1)
@@ -199,8 +202,9 @@ def test_answers_nobody_asked_for_are_dropped():
         ctx.set(dut.bus.w_en, 0)
         ctx.set(ram.ack, 1)
         ctx.set(ram.err, 1)
-        _, _, ack, err = await ctx.tick().sample(dut.bus.ack, dut.bus.err)
-        assert (ack, err) == (1, 0)
+        for cycle in range(1, REGISTER_LATENCY + 1):
+            _, _, ack, err = await ctx.tick().sample(dut.bus.ack, dut.bus.err)
+            assert (ack, err) == ((1, 0) if cycle == REGISTER_LATENCY else (0, 0)), cycle
         await initiator.idle(ctx, 3)
         ctx.set(ram.ack, 0)
         assert await initiator.read(ctx, 0x004) == (0xABCD, False)

@@ -16,7 +16,7 @@ from matndp.hw.bus.register_file import RegisterFile
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.csr_map import register_map
 
-from .models import attach_behaviours
+from .models import REGISTER_LATENCY, attach_behaviours
 
 
 STATUS_LEVEL = 0x5A
@@ -83,18 +83,26 @@ class Reference:
 
 
 async def bus_cycle(ctx, bus, access):
-    """Present ``access`` ((address, write, data) or None for an idle cycle) for one cycle;
-    return the response, (ack, read data, error)."""
+    """Present ``access`` ((address, write, data) or None for an idle cycle) for one cycle,
+    then wait out the register file's answer, which must come exactly
+    ``REGISTER_LATENCY`` cycles after the strobe and not before; return the response,
+    (ack, read data, error)."""
     if access is None:
         ctx.set(bus.r_en, 0)
         ctx.set(bus.w_en, 0)
-    else:
-        address, write, data = access
-        ctx.set(bus.addr, address)
-        ctx.set(bus.w_data, data)
-        ctx.set(bus.w_en, write)
-        ctx.set(bus.r_en, not write)
+        await ctx.tick()
+        return ctx.get(bus.ack), ctx.get(bus.r_data), ctx.get(bus.err)
+    address, write, data = access
+    ctx.set(bus.addr, address)
+    ctx.set(bus.w_data, data)
+    ctx.set(bus.w_en, write)
+    ctx.set(bus.r_en, not write)
     await ctx.tick()
+    ctx.set(bus.r_en, 0)
+    ctx.set(bus.w_en, 0)
+    for _ in range(REGISTER_LATENCY - 1):
+        assert not ctx.get(bus.ack), f"{address:#x} answered before {REGISTER_LATENCY} cycles"
+        await ctx.tick()
     return ctx.get(bus.ack), ctx.get(bus.r_data), ctx.get(bus.err)
 
 
@@ -234,6 +242,8 @@ def test_hardware_owned_fields_through_the_bus():
 
 
 def test_storage_gives_the_next_value_in_a_writes_cycle():
+    """A write reaches its field's storage two cycles after its strobe, in the acknowledge's
+    cycle (``written``), when ``next`` shows the value written."""
     registers = example_map()
     dut = RegisterFile(registers)
     attach_behaviours(dut)
@@ -244,10 +254,17 @@ def test_storage_gives_the_next_value_in_a_writes_cycle():
         ctx.set(dut.bus.addr, 0x04)
         ctx.set(dut.bus.w_data, 0x30)
         ctx.set(dut.bus.w_en, 1)
-        assert (ctx.get(mode.data), ctx.get(mode.next)) == (5, 3)
+        # The strobe's cycle carries the write to its block, the next to the register's strobe.
+        assert (ctx.get(mode.data), ctx.get(mode.next), ctx.get(mode.written)) == (5, 5, 0)
         await ctx.tick()
         ctx.set(dut.bus.w_en, 0)
-        assert (ctx.get(mode.data), ctx.get(mode.next)) == (3, 3)
+        assert (ctx.get(mode.data), ctx.get(mode.next), ctx.get(mode.written)) == (5, 5, 0)
+        assert ctx.get(dut.bus.ack) == 0
+        await ctx.tick()
+        assert (ctx.get(mode.data), ctx.get(mode.next), ctx.get(mode.written)) == (5, 3, 1)
+        assert ctx.get(dut.bus.ack) == 1
+        await ctx.tick()
+        assert (ctx.get(mode.data), ctx.get(mode.next), ctx.get(mode.written)) == (3, 3, 0)
     simulate(dut, bench)
 
 
