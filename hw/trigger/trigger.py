@@ -47,6 +47,8 @@ ENTRIES_PER_ADDRESS_COPY = 4
 RING_SELECT_FANOUT = 32
 #: Pipelined, the places of each ring around the event merge.
 EVENT_BUFFER_PLACES = 3
+#: Places of the pipelined build's response ring (three keep one response per cycle).
+RESPONSE_BUFFER_PLACES = 3
 
 
 def _pending_tag_layout(config):
@@ -276,7 +278,15 @@ class Trigger(wiring.Component):
         # after the response leaves for the GPU, so it is always in place.
 
         # --- response path: mem.resp -> response stage -> gpu.resp --------------------------
-        m.submodules.response_stage = response_stage = RegisterSlice(_staged_response_layout(config))
+        if pipelined:
+            # A ring whose load enables come from its fill side: the GPU's ready and the
+            # read-event queue's room (the response's hold) reach no enable of the wide
+            # response registers, and memory's ready is a flop.
+            response_stage = RegisterRing(_staged_response_layout(config), RESPONSE_BUFFER_PLACES,
+                                          fill_side_enables=True, select_fanout=RING_SELECT_FANOUT)
+        else:
+            response_stage = RegisterSlice(_staged_response_layout(config))
+        m.submodules.response_stage = response_stage
         response_accept = Signal()
         m.d.comb += [
             response_stage.i.valid.eq(self.mem.resp.valid),

@@ -38,7 +38,7 @@ import pytest
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
-                                      PIPELINED_REQUEST_PLACES, Trigger)
+                                      PIPELINED_REQUEST_PLACES, RESPONSE_BUFFER_PLACES, Trigger)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Pause, Sink, Source, run
 from tests.hw.trigger.reference import entry, matching_entry
@@ -184,6 +184,8 @@ class Model:
         self.depth = config.trigger.event_queue_depth
         self.pipelined = config.trigger.pipelined
         self.places = PIPELINED_REQUEST_PLACES if self.pipelined else 1
+        self.response_places = RESPONSE_BUFFER_PLACES if self.pipelined else 1
+        self.response_left_before = False     # a response left in the cycle before
         # Pipelined: the events of the last PIPELINED_EVENT_DELAY cycles, oldest first.
         self.produced_before = deque([[] for _ in range(PIPELINED_EVENT_DELAY)] if self.pipelined else [])
         self.reuse_before = False       # pipelined: last cycle's id reuse, seen this cycle
@@ -207,11 +209,11 @@ class Model:
         return dict(entry=index, addr=request["addr"], offset=offset, data=data,
                     mask=request["mask"], write=request["write"])
 
-    def _check_stage(self, ctx, where, name, stage, inbound, outbound, taken):
+    def _check_stage(self, ctx, where, name, stage, inbound, outbound, taken, accepts=None):
         """A register stage offers its item, unchanged, unless the item needs a place in
         an event queue (``taken(item)`` gives how many of its places are taken, or None if
-        it needs none) and none is free; it accepts exactly when empty or emptying.
-        Returns whether it holds an item back."""
+        it needs none) and none is free; it accepts exactly when empty or emptying (or,
+        when given, exactly when ``accepts``). Returns whether it holds an item back."""
         get = ctx.get
         valid = get(outbound.valid)
         if stage:
@@ -225,7 +227,9 @@ class Model:
         else:
             assert not valid, f"{where}: a {name} left that never entered"
         leaving = valid and get(outbound.ready)
-        assert get(inbound.ready) == (not stage or leaving), \
+        if accepts is None:
+            accepts = not stage or leaving
+        assert get(inbound.ready) == accepts, \
             f"{where}: ready wrong with {len(stage)} {name}(s) inside"
         return bool(stage) and not valid
 
@@ -280,8 +284,13 @@ class Model:
         else:
             held = self._check_stage(ctx, where, "request", self.request_stage, dut.gpu.req,
                                      dut.mem.req, request_places)
+        # Pipelined, the response ring's enables come from its fill side: a place emptied
+        # in a cycle is offered again from the cycle after next.
+        response_room = (len(self.response_stage) + self.response_left_before < RESPONSE_BUFFER_PLACES
+                         if self.pipelined else None)
         held |= self._check_stage(ctx, where, "response", self.response_stage, dut.mem.resp,
-                                  dut.gpu.resp, response_places)
+                                  dut.gpu.resp, response_places, accepts=response_room)
+        self.response_left_before = gpu_resp
         assert not (self.response_stage and not get(dut.gpu.resp.valid)), \
             f"{where}: a read response held"
         assert get(dut.stall) == held, f"{where}: stall {get(dut.stall)}, held {held}"
@@ -348,7 +357,7 @@ class Model:
         assert get(dut.produced) == len(produced), f"{where}: produced {get(dut.produced)}, expected {len(produced)}"
         assert [get(dut.hit_pulse[index]) for index in range(len(pulses))] == pulses, \
             f"{where}: hit_pulse {[get(dut.hit_pulse[i]) for i in range(len(pulses))]}, expected {pulses}"
-        assert len(self.request_stage) <= self.places and len(self.response_stage) <= 1
+        assert len(self.request_stage) <= self.places and len(self.response_stage) <= self.response_places
 
     @property
     def empty(self):
