@@ -162,6 +162,12 @@ class MemoryImage:
         """A zero-filled region of ``nbytes`` at ``addr``."""
         return self.add(addr, np.zeros(nbytes, dtype=np.uint8))
 
+    @property
+    def region_count(self):
+        """How many entries of the harness's region map the image takes (regions that
+        touch count as one)."""
+        return len(self._merged())
+
     def _merged(self):
         merged = []
         for base in sorted(self._regions):

@@ -90,19 +90,22 @@ def _timing(share, latency):
                                 reorder=4, seed=setup.seed + 1)
 
 
-def shape_for(shares):
+def shape_for(shares, config=KERNEL_CONFIG):
     """The harness that holds ``shares``: the default build when their images fit it, else
-    one with the next power of two of sectors."""
-    default = HarnessShape()
+    one with the next power of two of sectors or of region-map entries (or both)."""
+    shape = HarnessShape()
     needed = max(share.image_sectors for share in shares)
-    if needed <= default.image_sectors:
-        return default
-    return replace(default, image_sectors=1 << (needed - 1).bit_length())
+    if needed > shape.image_sectors:
+        shape = replace(shape, image_sectors=1 << (needed - 1).bit_length())
+    regions = max(_image(share, config).region_count for share in shares)
+    if regions > shape.regions:
+        shape = replace(shape, regions=1 << (regions - 1).bit_length())
+    return shape
 
 
 def build_job(share, *, config=KERNEL_CONFIG, shape=None, latency=MEMORY_LATENCY):
     """The :class:`~..batch.job.BatchJob` of ``share`` and the keys of its steps and dump."""
-    shape = shape or shape_for([share])
+    shape = shape or shape_for([share], config)
     job = BatchJob(config, shape=shape, timing=_timing(share, latency))
     _prologue(job)
     keys, dump, _ = _add_share(job, share, config, 0)
@@ -113,7 +116,7 @@ def build_iteration_job(shares, *, config=KERNEL_CONFIG, shape=None, latency=MEM
     """One job for ``shares`` (the blocks of an iteration) one after the other, each with its
     own memory image loaded before its steps and dumped after them; the job and, per share,
     (keys, dump)."""
-    shape = shape or shape_for(shares)
+    shape = shape or shape_for(shares, config)
     job = BatchJob(config, shape=shape, timing=_timing(shares[0], latency))
     _prologue(job)
     parts, next_id = [], 0
@@ -128,11 +131,15 @@ def _prologue(job):
     job.runtime("set_watchdog", 1 << 24)
 
 
-def _add_share(job, share, config, next_id):
+def _image(share, config):
     image = MemoryImage(config.sector_bytes)
     for addr, data in share.image:
         image.add(addr, data)
-    job.load(image=image)
+    return image
+
+
+def _add_share(job, share, config, next_id):
+    job.load(image=_image(share, config))
     keys = []
     for number, step in enumerate(share.steps):
         stall = step.stall_cycles

@@ -6,6 +6,7 @@ hand; the RTL tests run that MLP's first layer (forward, backward, optimizer) wi
 tiering model's stalls, and corrupt the run's results to see the checks fail."""
 
 import copy
+import types
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from matndp.host.zoo.builder import GraphBuilder
 from matndp.sim.batch.check import CheckFailed
 from matndp.sim.cosim.iteration import GAP_LIMIT, LAUNCH_BASE, STAGING_BASE, share_iteration, _spread
 from matndp.sim.cosim.measure import calibration_document, measure
-from matndp.sim.cosim.run import run_share
+from matndp.sim.batch.parameters import HarnessShape
+from matndp.sim.cosim.run import run_share, shape_for
 from matndp.sim.cosim.setup import CosimError, CosimSetup
 from matndp.host.calibration import load_calibration
 
@@ -267,3 +269,17 @@ def test_the_flagship_writes_its_report_and_figures_or_nothing(rtl_run, tmp_path
         flagship.run_cosim(output, share=rtl_run.share, window=None, progress=lambda line: None)
     assert (output / "mine.txt").read_text() == "kept"
     assert not (tmp_path / "cosim.partial").exists()
+
+
+def _share_with_regions(count, sector_bytes=32):
+    """A stand-in for a share: ``count`` one-sector regions, none touching another."""
+    image = [(index * 4 * sector_bytes, np.zeros(sector_bytes, dtype=np.uint8)) for index in range(count)]
+    return types.SimpleNamespace(image=image, image_sectors=count)
+
+
+def test_the_harness_grows_its_region_map_for_an_image_of_more_regions():
+    default = HarnessShape()
+    assert shape_for([_share_with_regions(default.regions)]) == default
+    grown = shape_for([_share_with_regions(4), _share_with_regions(default.regions + 1)])
+    assert grown.regions == 2 * default.regions
+    assert grown.image_sectors == default.image_sectors
