@@ -33,7 +33,7 @@ import sys
 
 
 __all__ = ["DEVICES", "PLACERS", "ROUTERS", "DEFAULT_PLACER", "DEFAULT_ROUTER", "SynthesisFailed",
-           "synthesize", "synthesis_table", "critical_path_table"]
+           "synthesize", "synthesis_table", "critical_path_table", "failing_register_table"]
 
 
 # nextpnr-ecp5 device options by part name.
@@ -295,7 +295,8 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
     report_path = out_dir / f"{stem}.nextpnr.json"
     routed = True
     try:
-        _run([*nextpnr, "--report", report_path.name], out_dir / f"{stem}.nextpnr.log",
+        _run([*nextpnr, "--report", report_path.name, "--sdf", f"{stem}.sdf"],
+             out_dir / f"{stem}.nextpnr.log",
              out_dir, timeout_s=route_timeout_s)
         clocks = json.loads(report_path.read_text()).get("fmax", {})
         fmax = min((clock["achieved"] for clock in clocks.values()), default=None)
@@ -312,6 +313,7 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
                               f"logs in {out_dir}")
     report = json.loads(report_path.read_text())
     return {
+        **_endpoint_figures(out_dir / f"{stem}.sdf" if routed else None, freq_mhz),
         "seed": seed,
         "fmax_mhz": round(fmax, 1),
         "routed": routed,
@@ -320,6 +322,26 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
         "placed_utilization": {kind: usage["used"]
                                for kind, usage in report.get("utilization", {}).items()
                                if usage["used"]},
+    }
+
+
+# How many failing registers a seed's figures name (worst first).
+FAILING_REGISTERS_KEPT = 20
+
+
+def _endpoint_figures(sdf_path, freq_mhz):
+    """Every endpoint's slack at the target, from the routed design's SDF file: how many
+    miss it, their total negative slack and the worst registers (:mod:`.sdf_timing`)."""
+    if sdf_path is None or not sdf_path.exists():
+        return {"failing_endpoints": None, "total_negative_slack_ns": None,
+                "failing_registers": []}
+    from .sdf_timing import failing_registers, read_sdf
+    endpoints = read_sdf(sdf_path).analyse(1000.0 / freq_mhz)
+    failing = [endpoint for endpoint in endpoints if endpoint.slack_ns < 0]
+    return {
+        "failing_endpoints": len(failing),
+        "total_negative_slack_ns": round(sum(endpoint.slack_ns for endpoint in failing), 3),
+        "failing_registers": failing_registers(endpoints, FAILING_REGISTERS_KEPT),
     }
 
 
@@ -367,4 +389,26 @@ def critical_path_table(rows):
             lines.append(f"| {row['name']} | {run['seed']} | {_fmax_text(run)} | "
                          f"`{path['from']}` | `{path['to']}` | {path['logic_levels']} | "
                          f"{path['logic_ns']:.2f} | {path['routing_ns']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def failing_register_table(rows, limit=8):
+    """Markdown table of each design's failing endpoints at each seed: how many, and the
+    ``limit`` worst registers they end in (``rows`` as for :func:`synthesis_table`)."""
+    lines = ["| design | seed | failing endpoints | total negative slack (ns) | register | "
+             "worst slack (ns) | failing bits | worst path from |",
+             "|---|---:|---:|---:|---|---:|---:|---|"]
+    for row in rows:
+        for run in row["seeds"]:
+            if run.get("failing_endpoints") is None:
+                continue
+            head = (f"| {row['name']} | {run['seed']} | {run['failing_endpoints']} | "
+                    f"{run['total_negative_slack_ns']:.1f} |")
+            registers = run["failing_registers"][:limit]
+            if not registers:
+                lines.append(f"{head} - | - | - | - |")
+            for index, register in enumerate(registers):
+                lead = head if index == 0 else "| | | | |"
+                lines.append(f"{lead} `{register['register']}` | {register['worst_slack_ns']:.2f} | "
+                             f"{register['failing_bits']} | `{register['start']}` |")
     return "\n".join(lines) + "\n"

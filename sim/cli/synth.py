@@ -11,7 +11,8 @@ from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
 from matndp.sim.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS, ROUTERS,
-                              SynthesisFailed, critical_path_table, synthesize, synthesis_table)
+                              SynthesisFailed, critical_path_table, failing_register_table,
+                              synthesize, synthesis_table)
 
 from .arguments import integer, number
 from .output import output_folder
@@ -127,7 +128,9 @@ def run_synth(args):
     write_text(output / "synth.md",
         f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seeds "
         f"{', '.join(map(str, args.seed))}. Command: `{_command_line(args)}`\n\n"
-        + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows))
+        + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows)
+        + f"\nEndpoints that miss {args.freq:g} MHz (static timing over nextpnr's SDF), by "
+          f"the register they end in:\n\n" + failing_register_table(rows))
     print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
     return 0
 

@@ -4,6 +4,7 @@ Yosys and nextpnr (slow)."""
 import pytest
 
 from matndp.hw.fp.select import FPSelect
+from matndp.sim.sdf_timing import read_sdf
 from matndp.sim.synth import _wrapper_verilog, critical_path_table, synthesize, synthesis_table
 
 
@@ -69,3 +70,8 @@ def test_select_unit_synthesizes_places_and_routes(tmp_path):
     assert "Fmax seed 1 (MHz) | Fmax seed 2 (MHz) |" in synthesis_table(rows)
     assert "| fp_select | latency 1 | " in synthesis_table(rows)
     assert critical_path_table(rows).count("| fp_select |") == 2
+    # nextpnr's Fmax and the static timing over its SDF are two analyses of one routing.
+    for run in result["seeds"]:
+        worst = read_sdf(tmp_path / f"fp_select.seed{run['seed']}.sdf").analyse(10.0)[0]
+        assert 1000.0 / worst.arrival_ns == pytest.approx(run["fmax_mhz"], abs=0.1)
+        assert (run["failing_endpoints"] == 0) == (run["fmax_mhz"] >= 100)
