@@ -116,7 +116,7 @@ def render_csr_markdown(config):
         f"The bus (`hw/bus/signature.py`) carries {CSR_DATA_WIDTH}-bit words at "
         f"{CSR_DATA_WIDTH // 8}-byte-aligned byte addresses, {registers.addr_width} address bits. "
         "An access is a one-cycle strobe; the target acknowledges it one or more cycles later "
-        "(registers: exactly two), and the initiator holds the address and write data until "
+        "(registers: exactly three), and the initiator holds the address and write data until "
         "then and issues nothing else meanwhile. `err` is set with the acknowledgement when the "
         "address maps to no register and no window (misaligned addresses included), when a "
         "write targets a register with only read-only fields, or when a window's target "

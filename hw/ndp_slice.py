@@ -115,10 +115,7 @@ class NDPSlice(wiring.Component):
             stall_cycles.increment.eq(trigger.stall),
             event_count.increment.eq(trigger.produced),
         ]
-        # The FPGA build sets the flag a cycle after the trigger reports the reuse: the
-        # lookup of the id's outstanding bit then ends at a flop, not in the flag's logic.
-        reuse_domain = m.d.sync if config.trigger.pipelined else m.d.comb
-        reuse_domain += id_reuse.set.eq(trigger.id_reuse)
+        m.d.comb += id_reuse.set.eq(trigger.id_reuse)
         # Counted a cycle late, from registers: the memory side's handshake stays off the
         # counters' carry chains.
         read_error_seen = Signal()

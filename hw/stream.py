@@ -15,6 +15,8 @@ part                      latency (cycles)  throughput          registered outpu
 :class:`RegisterRing`     1                 1 per cycle         none (one level of logic
                                                                 after registers)
 :class:`PingPongBuffer`   1                 1 per cycle         as a two-place ring
+:class:`WideStage`        1                 1 per cycle         ``i.ready``; ``o`` as a
+                                                                ring's
 :class:`Queue`            2                 1 per cycle from    ``o.valid``, ``o.payload``,
                                             depth 3             ``i.ready``
 :class:`RoundRobinMerge`  0                 1 per cycle         none (with
@@ -23,15 +25,16 @@ part                      latency (cycles)  throughput          registered outpu
 ========================  ================  ==================  ==========================
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Shape, Signal, Value
+from amaranth.hdl import Array, Cat, Module, Mux, Shape, Signal, Value, unsigned
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .onehot import first_one, one_hot_index, one_hot_select
 
 
-__all__ = ["RegisterSlice", "SkidBuffer", "RegisterRing", "PingPongBuffer", "Queue", "RoundRobinMerge"]
+__all__ = ["RegisterSlice", "SkidBuffer", "RegisterRing", "PingPongBuffer", "WideStage", "Queue",
+           "RoundRobinMerge"]
 
 
 def _checked_shape(payload_shape):
@@ -86,26 +89,53 @@ class SkidBuffer(_Stage):
     ``i.ready`` cannot follow ``o.ready`` in the same cycle, so a transfer may arrive in
     the cycle the output stalls: a second, skid register takes it and ``i.ready`` falls
     for as long as that register is full. One transfer per cycle while the output flows.
+
+    ``select_fanout``: when given, the payload bits that one copy of the buffer's state
+    (whether the skid register is full, whether the output offers) steers at most; each
+    group of that many bits has its own copies (marked ``keep``), so that no single net
+    selects or enables every bit of a wide payload.
     """
+
+    def __init__(self, payload_shape, *, select_fanout=None):
+        self.select_fanout = None if select_fanout is None else \
+            _checked_count("select_fanout", select_fanout)
+        super().__init__(payload_shape)
 
     def elaborate(self, platform):
         m = Module()
+        width = Shape.cast(self.payload_shape).width
         skid = Signal(self.payload_shape)
         skid_full = Signal()
         m.d.comb += self.i.ready.eq(~skid_full)
-        with m.If(~self.o.valid | self.o.ready):
+        advance = ~self.o.valid | self.o.ready
+        with m.If(advance):
+            m.d.sync += self.o.valid.eq(skid_full | self.i.valid)
             with m.If(skid_full):
-                m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_full.eq(0)]
-            with m.Else():
-                m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid)]
+                m.d.sync += skid_full.eq(0)
         with m.Elif(self.i.valid & self.i.ready):
             m.d.sync += skid_full.eq(1)
         # Both payload registers load whether or not a transfer is offered (what they take
         # without one is never offered), so the producer's ``valid`` is in neither's enable:
         # the skid register loads while it is empty, the output register while it is
         # empty or emptying.
-        with m.If(~skid_full):
-            m.d.sync += skid.eq(self.i.payload)
+        next_skid_full = Mux(advance, 0, skid_full | (self.i.valid & self.i.ready))
+        next_valid = Mux(advance, skid_full | self.i.valid, self.o.valid)
+        group = self.select_fanout or max(width, 1)
+        for lsb in range(0, width, group):
+            bits = slice(lsb, lsb + group)
+            if self.select_fanout is None:
+                full, offering = skid_full, self.o.valid
+            else:
+                copy = lsb // group
+                full = Signal(name=f"skid_full_copy{copy}", attrs={"keep": 1})
+                offering = Signal(name=f"valid_copy{copy}", attrs={"keep": 1})
+                m.d.sync += [full.eq(next_skid_full), offering.eq(next_valid)]
+            skid_bits = Value.cast(skid)[bits]
+            with m.If(~offering | self.o.ready):
+                m.d.sync += Value.cast(self.o.payload)[bits].eq(
+                    Mux(full, skid_bits, Value.cast(self.i.payload)[bits]))
+            with m.If(~full):
+                m.d.sync += skid_bits.eq(Value.cast(self.i.payload)[bits])
         return m
 
 
@@ -129,9 +159,15 @@ class RegisterRing(_Stage):
     next state, one cycle ahead), and ``i.ready`` is a register. The price: a register
     emptied in one cycle is filled again two cycles later at the earliest. From three
     places on that costs no throughput.
+
+    ``registered_bits``: payload bits (indices) whose value at the head is a register of its
+    own, formed a cycle ahead from what the ring is about to hold, so that logic deciding
+    from them whether the head may leave starts at a flop rather than after the read turn's
+    multiplexer.
     """
 
-    def __init__(self, payload_shape, places, *, select_fanout=None, fill_side_enables=False):
+    def __init__(self, payload_shape, places, *, select_fanout=None, fill_side_enables=False,
+                 registered_bits=()):
         if isinstance(places, int) and not isinstance(places, bool) and places < 2:
             raise ValueError(f"places must be at least 2, not {places}")
         self.places = _checked_count("places", places)
@@ -141,6 +177,14 @@ class RegisterRing(_Stage):
             raise TypeError(f"fill_side_enables must be a bool, not {fill_side_enables!r}")
         self.fill_side_enables = fill_side_enables
         super().__init__(payload_shape)
+        width = Shape.cast(payload_shape).width
+        registered_bits = tuple(registered_bits)
+        bad = [bit for bit in registered_bits
+               if not isinstance(bit, int) or isinstance(bit, bool) or not 0 <= bit < width]
+        if bad or len(set(registered_bits)) != len(registered_bits):
+            raise ValueError(f"registered_bits must be distinct bit indices below the payload's "
+                             f"{width} bits, not {registered_bits!r}")
+        self.registered_bits = registered_bits
 
     def elaborate(self, platform):
         m = Module()
@@ -151,56 +195,78 @@ class RegisterRing(_Stage):
         slots = [Signal(self.payload_shape, name=f"slot{index}", reset_less=True)
                  for index in range(places)]
         full = Signal(places)
-        write_turn = Signal(range(places))
-        read_turn = Signal(range(places))
+        # The turns are one-hot: moving one on is a rotation, one LUT per bit wherever a
+        # copy of a turn is kept.
+        write_turn = Signal(places, init=1)
+        read_turn = Signal(places, init=1)
         push = self.i.valid & self.i.ready
         pop = self.o.valid & self.o.ready
-        last = places - 1
-        next_write_turn = Mux(push, Mux(write_turn == last, 0, write_turn + 1), write_turn)
-        next_read_turn = Mux(pop, Mux(read_turn == last, 0, read_turn + 1), read_turn)
-        next_full = Cat(Mux(push & (write_turn == index), 1,
-                            Mux(pop & (read_turn == index), 0, full[index]))
-                        for index in range(places))
+        next_write_turn = _moved_on(write_turn, push)
+        next_read_turn = _moved_on(read_turn, pop)
+        next_full = (full & ~Mux(pop, read_turn, 0)) | Mux(push, write_turn, 0)
         m.d.sync += [write_turn.eq(next_write_turn), read_turn.eq(next_read_turn),
                      full.eq(next_full)]
+        # The registers fill and empty in turn, so the one to empty is full whenever any is.
+        offering = Signal()
+        m.d.sync += offering.eq(next_full.any())
+        m.d.comb += self.o.valid.eq(offering)
         # A free register loads whatever is offered while it is the one to fill; the push
         # that fills it is the last load until it is emptied.
+        room = Signal(init=1)
         if self.fill_side_enables:
             # From the fullness of this cycle, not the next: a register emptied now is
             # not yet free. The register filled now is not the next to fill (places > 1),
             # so pushes need no term of their own.
-            next_loads = Cat((next_write_turn == index) & ~full[index] for index in range(places))
+            def loads_after(turn):
+                return _moved_on(turn, push) & ~full
             loads = Signal(places, init=1)
-            m.d.sync += loads.eq(next_loads)
-            # Exactly the register whose turn it is, when it is free and may load.
-            m.d.comb += self.i.ready.eq(loads.any())
+            m.d.sync += [loads.eq(loads_after(write_turn)), room.eq(loads_after(write_turn).any())]
         else:
-            next_loads = Cat((next_write_turn == index) & ~next_full[index] for index in range(places))
-            loads = Cat((write_turn == index) & ~full[index] for index in range(places))
-            # The registers fill and empty in turn, so the one to fill is free whenever
-            # any is.
-            m.d.comb += self.i.ready.eq(~full.all())
-        # ... and the one to empty is full whenever any is.
-        m.d.comb += self.o.valid.eq(full.any())
+            loads = write_turn & ~full
+            # ... and the one to fill is free whenever any is.
+            m.d.sync += room.eq(~next_full.all())
+        m.d.comb += self.i.ready.eq(room)
 
+        if self.registered_bits:
+            # What each register holds next cycle: it loads whatever is offered while its
+            # load enable is high.
+            payload = Value.cast(self.i.payload)
+            head_bits = Signal(len(self.registered_bits), name="head_bits", reset_less=True)
+            for position, bit in enumerate(self.registered_bits):
+                held_next = [Mux(loads[index], payload[bit], Value.cast(slot)[bit])
+                             for index, slot in enumerate(slots)]
+                m.d.sync += head_bits[position].eq(one_hot_select(next_read_turn, held_next))
         group = self.select_fanout or max(width, 1)
         for lsb in range(0, width, group):
             bits = slice(lsb, lsb + group)
             if self.select_fanout is None:
                 turn, load = read_turn, loads
             else:
-                # Per group, its own copies of the read turn and of the load enables,
-                # registered from the state the ring is about to have.
+                # Per group, its own copies of the turns and of the load enables, each
+                # moved on from itself: what crosses to the group is the push or the pop,
+                # and one LUT forms each copy's next value beside it.
                 copy = lsb // group
-                turn = Signal.like(read_turn, name=f"read_turn_copy{copy}", attrs={"keep": 1})
-                load = Signal(places, name=f"load_copy{copy}", init=1, attrs={"keep": 1})
-                m.d.sync += [turn.eq(next_read_turn), load.eq(next_loads)]
-            chosen_bits = Array(Value.cast(slot)[bits] for slot in slots)
-            m.d.comb += Value.cast(self.o.payload)[bits].eq(chosen_bits[turn])
+                turn = Signal(places, name=f"read_turn_copy{copy}", init=1, attrs={"keep": 1})
+                filling = Signal(places, name=f"write_turn_copy{copy}", init=1, attrs={"keep": 1})
+                m.d.sync += [turn.eq(_moved_on(turn, pop)), filling.eq(_moved_on(filling, push))]
+                if self.fill_side_enables:
+                    load = Signal(places, name=f"load_copy{copy}", init=1, attrs={"keep": 1})
+                    m.d.sync += load.eq(loads_after(filling))
+                else:
+                    load = filling & ~full
+            m.d.comb += Value.cast(self.o.payload)[bits].eq(
+                one_hot_select(turn, [Value.cast(slot)[bits] for slot in slots]))
             for index, slot in enumerate(slots):
                 with m.If(load[index]):
                     m.d.sync += Value.cast(slot)[bits].eq(Value.cast(self.i.payload)[bits])
+        for position, bit in enumerate(self.registered_bits):
+            m.d.comb += Value.cast(self.o.payload)[bit].eq(head_bits[position])
         return m
+
+
+def _moved_on(turn, step):
+    """The one-hot ``turn`` moved to the next place when ``step`` is high."""
+    return Mux(step, Cat(turn[-1], turn[:-1]), turn)
 
 
 class PingPongBuffer(RegisterRing):
@@ -210,44 +276,112 @@ class PingPongBuffer(RegisterRing):
         super().__init__(payload_shape, 2)
 
 
+class WideStage(RegisterRing):
+    """A one-cycle stage for a wide payload on an FPGA: a :class:`RegisterRing` of
+    :attr:`PLACES` registers with its load enables from its fill side and a copy of its read
+    turn per :attr:`SELECT_FANOUT` payload bits. No handshake reaches a load enable or a
+    wide multiplexer in its own cycle, ``i.ready`` is a register, and the stage passes one
+    transfer per cycle (the three places hide the refill delay of fill-side enables).
+    ``registered_bits`` as for :class:`RegisterRing`."""
+
+    PLACES = 3
+    SELECT_FANOUT = 32
+
+    def __init__(self, payload_shape, *, registered_bits=()):
+        super().__init__(payload_shape, self.PLACES, select_fanout=self.SELECT_FANOUT,
+                         fill_side_enables=True, registered_bits=registered_bits)
+
+
 class Queue(_Stage):
-    """``depth`` payloads, first in, first out, in memory with a registered read (block
-    RAM on an FPGA); ``level`` is how many it holds.
+    """``depth`` payloads, first in, first out, in memory (distributed RAM on an FPGA) read
+    into an output register; ``level`` is how many it holds.
 
     ``i.ready`` is high exactly while fewer than ``depth`` are held, the one offered on
     ``o`` included, and does not depend on ``i.valid``: a producer may offer exactly when
     it sees room (``i.valid`` formed from ``i.ready``). A payload entering an empty queue
     is offered two cycles later.
+
+    ``bank_bits``: when given, the payload's columns are kept in memories of that many
+    bits each, every one with its own copies (marked ``keep``) of the write and read
+    positions and of the output register's state, so that no single net reaches every
+    memory cell or output bit of a wide payload.
     """
 
-    def __init__(self, payload_shape, depth):
+    def __init__(self, payload_shape, depth, *, bank_bits=None):
         self.depth = _checked_count("depth", depth)
+        self.bank_bits = None if bank_bits is None else _checked_count("bank_bits", bank_bits)
         super().__init__(payload_shape, level=Out(range(depth + 1)))
 
     def elaborate(self, platform):
         m = Module()
-        # SyncFIFOBuffered refuses a write while the entries behind its output register
-        # fill their memory, whether or not the output register is free: at depth 2 it
-        # would refuse with one entry held. One entry more, and the level compared here,
-        # make the room exactly ``depth``.
-        m.submodules.fifo = fifo = SyncFIFOBuffered(
-            width=Shape.cast(self.payload_shape).width, depth=self.depth + 1)
-        # ``i.ready`` comes from a register, formed from the level the queue is about to
-        # have, rather than from a comparison of the FIFO's level, which is itself a sum: the
-        # producer's handshake (and whatever stalls on a full queue) sees a flop.
-        room = Signal(init=1)
-        next_level = Signal.like(self.level)
-        m.d.comb += next_level.eq(fifo.level + fifo.w_en - (fifo.r_rdy & fifo.r_en))
-        m.d.sync += room.eq(next_level < self.depth)
+        depth = self.depth
+        width = Shape.cast(self.payload_shape).width
+        # Memory positions wrap at a power of two; the room kept below keeps at most
+        # ``depth`` entries in it.
+        position_bits = max(1, (depth - 1).bit_length())
+
+        def control(suffix, keep):
+            """One copy of the queue's state, moved on from itself by the producer's
+            ``valid`` and the consumer's ``ready`` alone: positions, entries in memory,
+            whether any is, whether the output register offers, whether there is room."""
+            attrs = {"keep": 1} if keep else {}
+            state = dict(
+                writes_at=Signal(position_bits, name=f"write_position{suffix}", attrs=attrs),
+                reads_at=Signal(position_bits, name=f"read_position{suffix}", attrs=attrs),
+                stored=Signal(range(depth + 1), name=f"stored{suffix}", attrs=attrs),
+                holding=Signal(name=f"holding{suffix}", attrs=attrs),
+                offering=Signal(name=f"offering{suffix}", attrs=attrs),
+                room=Signal(name=f"room{suffix}", init=1, attrs=attrs),
+            )
+            push = self.i.valid & state["room"]
+            advance = ~state["offering"] | self.o.ready
+            pop = advance & state["holding"]
+            next_stored = Signal(range(depth + 1), name=f"next_stored{suffix}")
+            next_offering = Mux(advance, state["holding"], 1)
+            m.d.comb += next_stored.eq(state["stored"] + push - pop)
+            m.d.sync += [
+                state["writes_at"].eq(state["writes_at"] + push),
+                state["reads_at"].eq(state["reads_at"] + pop),
+                state["stored"].eq(next_stored),
+                state["holding"].eq(next_stored != 0),
+                state["offering"].eq(next_offering),
+                # From the level the queue is about to have: the producer's handshake (and
+                # whatever stalls on a full queue) sees a flop.
+                state["room"].eq(next_stored + next_offering < depth),
+            ]
+            state["pop"] = pop
+            return state
+
+        queue = control("", keep=False)
         m.d.comb += [
-            self.level.eq(fifo.level),
-            self.i.ready.eq(room),
-            fifo.w_en.eq(self.i.valid & self.i.ready),
-            fifo.w_data.eq(self.i.payload),
-            self.o.valid.eq(fifo.r_rdy),
-            self.o.payload.eq(fifo.r_data),
-            fifo.r_en.eq(self.o.ready),
+            self.i.ready.eq(queue["room"]),
+            self.o.valid.eq(queue["offering"]),
+            self.level.eq(queue["stored"] + queue["offering"]),
         ]
+
+        group = self.bank_bits or max(width, 1)
+        for bank, lsb in enumerate(range(0, width, group)):
+            bits = slice(lsb, lsb + group)
+            bank_width = len(Value.cast(self.i.payload)[bits])
+            # Each bank has a copy of the whole state beside it, so what reaches a bank
+            # from elsewhere is the producer's valid and the consumer's ready only.
+            state = queue if self.bank_bits is None else control(bank, keep=True)
+            memory = Memory(shape=unsigned(bank_width), depth=1 << position_bits, init=[])
+            m.submodules[f"storage{bank}"] = memory
+            write_port = memory.write_port()
+            read_port = memory.read_port(domain="comb")
+            m.d.comb += [
+                write_port.addr.eq(state["writes_at"]),
+                write_port.data.eq(Value.cast(self.i.payload)[bits]),
+                # Written every cycle: the position to write is always free (at most
+                # ``depth - 1`` entries wait in memory while the output register holds
+                # one, and the memory has room for ``depth``), and only a push moves on from
+                # it. No handshake then reaches the memory's write enables.
+                write_port.en.eq(1),
+                read_port.addr.eq(state["reads_at"]),
+            ]
+            with m.If(state["pop"]):
+                m.d.sync += Value.cast(self.o.payload)[bits].eq(read_port.data)
         return m
 
 

@@ -46,9 +46,10 @@ FILES = {"waveform": "ndp_slice.fst", "gtkwave_save": "ndp_slice.gtkw", "figure"
 DECIMAL_FIELDS = ("entry", "id")
 # The view the save file opens on: from a little before the first trigger event to a
 # little after the first stall (when it comes soon after), else a fixed number of cycles.
+# "Soon" leaves room for where the scenario's register programming puts the first burst.
 _LEAD_CYCLES = 20
 _TRAIL_CYCLES = 60
-_NEAR_STALL_CYCLES = 1000
+_NEAR_STALL_CYCLES = 1500
 _DEFAULT_SPAN_CYCLES = 200
 
 

@@ -27,7 +27,7 @@ class BusDecoder(wiring.Component):
     - anywhere else: refused here, with ``err`` a cycle after the strobe.
 
     The target's ``ack``, ``r_data`` and ``err`` come back to ``bus`` as it gives them, so
-    the decoder adds no cycle: the register file still answers two cycles after the strobe.
+    the decoder adds no cycle: the register file still answers three cycles after the strobe.
     Only the target of the latest access is listened to, so an answer that comes late (after
     the host gave up on it) or unasked is dropped.
 

@@ -14,8 +14,6 @@ __all__ = ["RegisterFile", "StoredField"]
 
 
 _ADDRESS_OFFSET_BITS = exact_log2(CSR_DATA_WIDTH // 8)
-# The read data's bits behind one copy of a block's access registers.
-_READ_LANE_BITS = 8
 
 
 def _balanced_or(values):
@@ -46,7 +44,7 @@ class StoredField:
 class RegisterFile(wiring.Component):
     """The registers of ``register_map``, on a bus that reaches its blocks
     (:attr:`~.map.RegisterMap.register_addr_width` bits; the map's windows are the
-    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly two cycles after its
+    :class:`~.decoder.BusDecoder`'s). Every access is answered exactly three cycles after its
     strobe. A write reaches its fields in the cycle of the acknowledge: they hold the new value
     from the next cycle on, the first in which another access may come.
 
@@ -138,16 +136,17 @@ class RegisterFile(wiring.Component):
             return port.r_data
 
         # Each block registers the access as it sees it, beside its registers: whether it
-        # reads or writes there, the offset and the written data (loaded only for an
-        # access to the block, so no two blocks' copies are the same flip-flops). In the
+        # reads or writes there, the offset and the written data. In the
         # strobe's cycle the address only has to reach the blocks' comparators, not every
-        # register's decoder, field and multiplexer spread over the chip; the next cycle
-        # is local to each block. Reads are then a two-level multiplexer: among the
-        # registers of one block, beside them, into the block's answer register (zero
-        # unless the read is in that block), and ``r_data`` is the OR of those registers.
-        # ``err`` is formed the same way: each block registers whether it refuses the
-        # access, beside a register for an address in no block (misaligned addresses are
-        # in none).
+        # register's decoder, field and multiplexer spread over the chip. In the next cycle
+        # each block decodes its offset into a register per register: the write strobe and
+        # the read select, each beside the fields it reaches (which sit wherever their
+        # hardware is). The third cycle forms the block's answer as the OR of the selected
+        # registers' values, into a register (zero unless the read is in that block), and
+        # ``r_data`` is the OR of those registers. ``err`` is formed in step: each block
+        # registers whether it refuses the access, beside a register for an address in no
+        # block (misaligned addresses are in none). No cycle then carries more than one hop
+        # between the bus, a block and its fields.
         access = bus.r_en | bus.w_en
         aligned = bus.addr[:_ADDRESS_OFFSET_BITS] == 0
         block_reads = []
@@ -160,65 +159,63 @@ class RegisterFile(wiring.Component):
             in_blocks.append(in_block)
             reading = Signal(name=f"reading_{block.name}")
             writing = Signal(name=f"writing_{block.name}")
-            offset = Signal(block_bits - _ADDRESS_OFFSET_BITS, name=f"offset_{block.name}")
-            w_data = Signal(CSR_DATA_WIDTH, name=f"w_data_{block.name}")
-            m.d.sync += [reading.eq(bus.r_en & in_block), writing.eq(bus.w_en & in_block)]
-            with m.If(access & in_block):
-                m.d.sync += [offset.eq(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]),
-                             w_data.eq(bus.w_data)]
+            # The access's offset and data matter only while ``reading`` or ``writing`` says
+            # so: no reset. They are taken every cycle (the initiator holds both until the
+            # acknowledge), so no decoding of the address is in front of their enables; each
+            # block has its own copy (marked ``keep``), beside its registers.
+            offset = Signal(block_bits - _ADDRESS_OFFSET_BITS, name=f"offset_{block.name}",
+                            reset_less=True, attrs={"keep": 1})
+            w_data = Signal(CSR_DATA_WIDTH, name=f"w_data_{block.name}", reset_less=True,
+                            attrs={"keep": 1})
+            m.d.sync += [reading.eq(bus.r_en & in_block), writing.eq(bus.w_en & in_block),
+                         offset.eq(bus.addr[_ADDRESS_OFFSET_BITS:block_bits]),
+                         w_data.eq(bus.w_data)]
+            # A cycle later, so that a write reaches its fields in its acknowledge's cycle.
+            writing_late = Signal(name=f"writing_late_{block.name}")
+            m.d.sync += writing_late.eq(writing)
 
-            register_values = {}
-            for register in block.registers:
-                # The write strobe is a register of its own, one cycle after the block's: the
-                # decode of the offset is then local to the block, and the strobe reaches the
-                # enables of the register's fields (spread wherever their readers are) from
-                # a flip-flop. ``w_data`` holds until the next access, which comes after ack.
-                write = Signal(name=f"write_{register.name.replace('.', '_')}")
-                m.d.sync += write.eq(
-                    writing & (offset == (register.address - block.base) >> _ADDRESS_OFFSET_BITS))
-                register_values[register] = 0
-                for field in register.fields:
-                    register_values[register] |= field_logic(register, field, write, w_data) << field.lsb
+            selected_values = []
             present = Signal(name=f"present_{block.name}")      # a register at the offset
             read_only = Signal(name=f"read_only_{block.name}")
+            for register in block.registers:
+                register_offset = (register.address - block.base) >> _ADDRESS_OFFSET_BITS
+                identifier = register.name.replace('.', '_')
+                write = Signal(name=f"write_{identifier}")
+                select = Signal(name=f"select_{identifier}")
+                m.d.sync += [write.eq(writing_late & (offset == register_offset)),
+                             select.eq(reading & (offset == register_offset))]
+                value = 0
+                for field in register.fields:
+                    value |= field_logic(register, field, write, w_data) << field.lsb
+                selected_values.append(Mux(select, value, 0))
             with m.Switch(offset):
-                for register in register_values:
+                for register in block.registers:
                     with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
                         m.d.comb += [present.eq(1), read_only.eq(not register.writable)]
-            # The read multiplexer has a copy of the access registers per byte lane (marked
-            # ``keep``, so synthesis does not merge them): one offset decoded for all 32 bits
-            # of every register of a block was a net of a hundred loads or more.
             block_read = Signal(CSR_DATA_WIDTH, name=f"answer_{block.name}")
-            for lsb in range(0, CSR_DATA_WIDTH, _READ_LANE_BITS):
-                lane = lsb // _READ_LANE_BITS
-                lane_reading = Signal(name=f"reading_{block.name}_lane{lane}", attrs={"keep": 1})
-                lane_offset = Signal.like(offset, name=f"offset_{block.name}_lane{lane}",
-                                          attrs={"keep": 1})
-                m.d.sync += lane_reading.eq(bus.r_en & in_block)
-                with m.If(access & in_block):
-                    m.d.sync += lane_offset.eq(bus.addr[_ADDRESS_OFFSET_BITS:block_bits])
-                lane_value = Signal(_READ_LANE_BITS, name=f"read_{block.name}_lane{lane}")
-                with m.Switch(lane_offset):
-                    for register, register_value in register_values.items():
-                        with m.Case((register.address - block.base) >> _ADDRESS_OFFSET_BITS):
-                            m.d.comb += lane_value.eq(register_value >> lsb)
-                m.d.sync += block_read[lsb:][:_READ_LANE_BITS].eq(Mux(lane_reading, lane_value, 0))
+            m.d.sync += block_read.eq(_balanced_or(selected_values))
             refused = Signal(name=f"refused_{block.name}")
-            m.d.sync += refused.eq((reading | writing) & (~present | (writing & read_only)))
+            refused_late = Signal(name=f"refused_late_{block.name}")
+            m.d.sync += [refused.eq((reading | writing) & (~present | (writing & read_only))),
+                         refused_late.eq(refused)]
             block_reads.append(block_read)
-            refusals.append(refused)
+            refusals.append(refused_late)
 
         accessed = Signal()
+        accessed_late = Signal()
         unmapped_access = Signal()
         unmapped = Signal()
+        unmapped_late = Signal()
         m.d.sync += [
             accessed.eq(access),
+            accessed_late.eq(accessed),
             unmapped_access.eq(access & ~Cat(in_blocks).any()),
             unmapped.eq(unmapped_access),
-            bus.ack.eq(accessed),
+            unmapped_late.eq(unmapped),
+            bus.ack.eq(accessed_late),
         ]
         m.d.comb += [
             bus.r_data.eq(_balanced_or(block_reads)),
-            bus.err.eq(_balanced_or([unmapped, *refusals])),
+            bus.err.eq(_balanced_or([unmapped_late, *refusals])),
         ]
         return m

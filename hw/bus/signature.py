@@ -14,7 +14,7 @@ use them in any cycle in between. A new strobe may come in the cycle after the `
 A target never acknowledges in the cycle of the strobe, nor without an access; outside
 its ``ack`` cycle a target's ``r_data`` and ``err`` carry no meaning.
 
-The register file answers after exactly two cycles; a window's target (a block RAM shared
+The register file answers after exactly three cycles; a window's target (a block RAM shared
 with hardware, a bridge) may take longer. Nothing in the protocol bounds the wait: the host
 side gives up after a timeout and reports the address, after which the state of the target
 that did not answer is unknown.

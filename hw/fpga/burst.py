@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 from .axi import LEN_BITS, MAX_FIXED_BEATS, WRAP_BEATS, Burst, address_layout
 
 
-__all__ = ["beat_layout", "refused", "BurstBeats"]
+__all__ = ["beat_layout", "refused_bit", "refused", "BurstBeats"]
 
 
 def beat_layout(config, id_width):
@@ -32,6 +32,11 @@ def beat_layout(config, id_width):
         "last":    unsigned(1),
         "refused": unsigned(1),
     })
+
+
+def refused_bit(config, id_width):
+    """The bit index of ``refused`` in a :func:`beat_layout` payload."""
+    return beat_layout(config, id_width)["refused"].offset
 
 
 def refused(command, config):
@@ -69,59 +74,80 @@ class BurstBeats(wiring.Component):
         command = self.command.payload
         beats = self.beats
 
+        # The beat's address aligned to the transfer size: the first beat's lanes are
+        # formed from the unaligned address as the burst is taken, and the sector of every
+        # beat lies above the bits the alignment clears.
         address = Signal(config.addr_width)
         size = Signal(3)
-        burst = Signal(2)
+        moves = Signal()                             # not FIXED
+        wraps = Signal()
         remaining = Signal(LEN_BITS)
-        # Address bits a WRAP burst keeps within its window (0 for other bursts).
-        wrap_mask = Signal(LEN_BITS + offset_bits + 1)
+        # The transfer size in bytes, and the low address bits a beat's step may change: a
+        # WRAP burst's window, every bit for INCR.
+        step = Signal(sector_bytes.bit_length())
+        window_bits = LEN_BITS + offset_bits + 1
+        window = Signal(window_bits)
         refusing = Signal()
         burst_id = Signal(self.id_width)
         busy = Signal()
 
-        size_bytes = Const(1, sector_bytes.bit_length()) << size
-        # Masks as wide as the address, so that inverting them keeps its upper bits.
-        size_mask = Signal(config.addr_width)
-        window_mask = Signal(config.addr_width)
-        m.d.comb += [size_mask.eq(size_bytes - 1), window_mask.eq(wrap_mask)]
-        aligned = address & ~size_mask
-        incremented = (aligned + size_bytes)[:config.addr_width]
-        wrapped = (address & ~window_mask) | (incremented & window_mask)
-        next_address = Mux(burst == Burst.FIXED.value, address,
-                           Mux(burst == Burst.WRAP.value, wrapped, incremented))
+        incremented = (address + step)[:config.addr_width]
+        next_address = Cat(
+            (address[:window_bits] & ~window) | (incremented[:window_bits] & window),
+            Mux(wraps, address[window_bits:], incremented[window_bits:]))
 
-        # Lanes from the beat's address up to the end of its size-aligned transfer.
-        all_lanes = Const((1 << sector_bytes) - 1, sector_bytes)
-        low = address[:offset_bits]
-        end = aligned[:offset_bits] + size_bytes              # 1 .. sector_bytes
-        unused = Signal(range(sector_bytes))                     # lanes above the end
-        m.d.comb += unused.eq(sector_bytes - end)
-        lanes = (all_lanes << low)[:sector_bytes] & (all_lanes >> unused)
+        # Lanes from a beat's address up to the end of its size-aligned transfer: lane j is
+        # covered when it is at or above the address and in the same size-aligned block, a
+        # function of the address's low bits and the size with no adder in front. They are a
+        # register, formed with the address the beat will have, like ``last`` (whether the
+        # beat is its burst's last), so that neither is logic in front of the beat's
+        # consumer. After the first beat the address is aligned: its whole block is covered.
+        def block(low, size):
+            return Cat((low >> size) == (Const(lane, offset_bits) >> size)
+                       for lane in range(sector_bytes))
+
+        def covered(low, size):
+            # (Every address is at or below the last lane: no comparison for it.)
+            return block(low, size) & Cat(((low <= lane) if lane < sector_bytes - 1 else 1)
+                                          for lane in range(sector_bytes))
+        lanes = Signal(sector_bytes)
+        last = Signal()
 
         taken = beats.valid & beats.ready
-        finishing = taken & (remaining == 0)
+        finishing = taken & last
         m.d.comb += [
             beats.valid.eq(busy),
             beats.payload.id.eq(burst_id),
             beats.payload.sector.eq(Cat(Const(0, offset_bits), address[offset_bits:])),
             beats.payload.lanes.eq(lanes),
-            beats.payload.last.eq(remaining == 0),
+            beats.payload.last.eq(last),
             beats.payload.refused.eq(refusing),
             self.command.ready.eq(~busy | finishing),
         ]
         with m.If(taken):
-            m.d.sync += [address.eq(next_address), remaining.eq(remaining - 1)]
+            m.d.sync += [remaining.eq(remaining - 1), last.eq(remaining == 1)]
+            with m.If(moves):
+                m.d.sync += [address.eq(next_address),
+                             lanes.eq(block(next_address[:offset_bits], size))]
         with m.If(finishing):
             m.d.sync += busy.eq(0)
         with m.If(self.command.valid & self.command.ready):
-            transfer = (command.len + 1) << command.size
+            size_bytes = Const(1, sector_bytes.bit_length() + 8) << command.size
+            # The burst's bytes less one, ``((len + 1) << size) - 1``, without an adder.
+            transfer_mask = (command.len << command.size) | (size_bytes - 1)
             m.d.sync += [
                 busy.eq(1),
-                address.eq(command.addr),
+                address.eq(Cat(command.addr[:offset_bits] & ~(size_bytes - 1)[:offset_bits],
+                               command.addr[offset_bits:])),
+                lanes.eq(covered(command.addr[:offset_bits], command.size)),
+                last.eq(command.len == 0),
                 size.eq(command.size),
-                burst.eq(command.burst),
+                step.eq(size_bytes),
+                moves.eq(command.burst != Burst.FIXED.value),
+                wraps.eq(command.burst == Burst.WRAP.value),
+                window.eq(Mux(command.burst == Burst.WRAP.value, transfer_mask,
+                              (1 << window_bits) - 1)),
                 remaining.eq(command.len),
-                wrap_mask.eq(Mux(command.burst == Burst.WRAP.value, transfer - 1, 0)),
                 refusing.eq(refused(command, config)),
                 burst_id.eq(command.id),
             ]

@@ -9,7 +9,7 @@ for a write whose ``WSTRB`` is not all four bytes (registers are written whole; 
 is not performed). When reads and writes both wait they take turns.
 """
 
-from amaranth.hdl import Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -50,7 +50,12 @@ class AXILiteCSRBridge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         axil, csr = self.axil, self.csr
-        address = Signal(self.register_map.addr_width)
+        # All ones until the first access, and in reset: the address then moves when the
+        # first access comes, so logic decoding it is evaluated by every simulator, also
+        # where that access is to address 0 (Icarus gives registers their initial value
+        # without an event). Reset reaches it as any register's, not through logic.
+        address = Signal(self.register_map.addr_width,
+                         init=(1 << self.register_map.addr_width) - 1)
         write_data = Signal(CSR_DATA_WIDTH)
         read_data = Signal(CSR_DATA_WIDTH)
         response = Signal(ResponseStatus)
@@ -63,11 +68,7 @@ class AXILiteCSRBridge(wiring.Component):
         read_valid = Signal()
         write_valid = Signal()
 
-        # In reset the bus address is all ones, so that it moves when reset ends: logic
-        # decoding it is then evaluated by every simulator, also where the first access is
-        # to address 0 (Icarus gives registers their initial value without an event).
-        all_ones = (1 << len(address)) - 1
-        m.d.comb += [csr.addr.eq(Mux(ResetSignal(), all_ones, address)), csr.w_data.eq(write_data),
+        m.d.comb += [csr.addr.eq(address), csr.w_data.eq(write_data),
                      csr.r_en.eq(read_strobe), csr.w_en.eq(write_strobe),
                      axil.rdata.eq(read_data), axil.rresp.eq(response),
                      axil.bresp.eq(response), axil.rvalid.eq(read_valid),

@@ -5,17 +5,18 @@ One request is one single-beat transfer of one sector: a read an AR (``ARLEN`` 0
 full bus size, INCR), a write an AW and its W beat (``WSTRB`` the request's mask), each
 with the request's id and ``AxCACHE`` :data:`~.axi.MEMORY_CACHE`. R beats become the
 slice's read responses with ``RRESP`` as their status; B responses leave on
-``write_done`` with their id and ``BRESP``. Every channel passes one register in each
+``write_done`` with their id and ``BRESP``. Requests enter through a
+:class:`~matndp.hw.stream.WideStage` and every channel passes one register in each
 direction (:class:`~matndp.hw.stream.SkidBuffer`), so the AXI outputs are registered and
 no ``ready`` reaches the slice through logic.
 """
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..layouts import MemoryPortSignature, ResponseStatus
-from ..stream import SkidBuffer
+from ..stream import SkidBuffer, WideStage
 from .axi import (MEMORY_CACHE, AXI4Signature, Burst, address_layout, drive_channel,
                   read_data_layout, take_channel, write_data_layout, write_response_layout)
 
@@ -44,17 +45,24 @@ class AXIMemoryMaster(wiring.Component):
         m = Module()
         config = self.config
         addresses = address_layout(config.addr_width, config.id_width)
-        m.submodules.ar = ar = SkidBuffer(addresses)
-        m.submodules.aw = aw = SkidBuffer(addresses)
-        m.submodules.w = w = SkidBuffer(write_data_layout(config.data_width))
-        m.submodules.r = r = SkidBuffer(read_data_layout(config.data_width, config.id_width))
+        fanout = WideStage.SELECT_FANOUT
+        m.submodules.ar = ar = SkidBuffer(addresses, select_fanout=fanout)
+        m.submodules.aw = aw = SkidBuffer(addresses, select_fanout=fanout)
+        m.submodules.w = w = SkidBuffer(write_data_layout(config.data_width), select_fanout=fanout)
+        m.submodules.r = r = SkidBuffer(read_data_layout(config.data_width, config.id_width),
+                                        select_fanout=fanout)
         m.submodules.b = b = SkidBuffer(write_response_layout(config.id_width))
+        # The slice's requests wait in a stage of their own: whether the channels take a
+        # request (which depends on whether it is a write) is then not in the cycle of the
+        # slice's choice of its next request.
+        m.submodules.incoming = incoming = WideStage(self.port.req.payload.shape())
+        connect(m, flipped(self.port.req), incoming.i)
         for channel, stage in (("ar", ar), ("aw", aw), ("w", w)):
             drive_channel(m, self.axi, channel, stage.o)
         for channel, stage in (("r", r), ("b", b)):
             take_channel(m, self.axi, channel, stage.i)
 
-        request = self.port.req
+        request = incoming.o
         payload = request.payload
         for stage in (ar, aw):
             m.d.comb += [

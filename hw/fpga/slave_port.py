@@ -4,10 +4,11 @@
 Read bursts pass :class:`~.read_bridge.AXIReadBridge` (a slot of the reorder ring per beat,
 R in acceptance order), write bursts :class:`~.write_bridge.AXIWriteBridge` (one sector
 write per beat, B once memory has answered every beat); their sector requests are merged
-round robin and leave through a :class:`~matndp.hw.stream.SkidBuffer`, so that the
-bridges' lane logic and the merge's choice stay out of the cycle in which the slice behind
-matches the request against its filter entries (and the slice's ``ready`` does not reach
-the bridges either).
+round robin (the choice a register, made a cycle ahead) and leave through a
+:class:`~matndp.hw.stream.SkidBuffer` with copies of its state per group of bits, so that
+the bridges' lane logic and the merge's choice stay out of the cycle in which the slice
+behind takes the request, the request leaves from registers, and the slice's ``ready``
+reaches neither the bridges nor one wide enable.
 
 The memory port carries no write answers; memory's answers to this port's writes come
 back on ``write_done``, in the order of the writes.
@@ -18,7 +19,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..layouts import MemoryPortSignature, request_layout
-from ..stream import RoundRobinMerge, SkidBuffer
+from ..stream import RoundRobinMerge, SkidBuffer, WideStage
 from .axi import AXI4Signature
 from .config import AXIConfig
 from .ports import join_flat
@@ -53,8 +54,12 @@ class AXISlavePort(wiring.Component):
         config, axi_config = self.config, self.axi_config
         m.submodules.reads = reads = AXIReadBridge(config, axi_config)
         m.submodules.writes = writes = AXIWriteBridge(config, axi_config)
-        m.submodules.requests = requests = RoundRobinMerge(request_layout(config), 2)
-        m.submodules.request_stage = request_stage = SkidBuffer(request_layout(config))
+        m.submodules.requests = requests = RoundRobinMerge(
+            request_layout(config), 2, registered_choice=True, select_fanout=WideStage.SELECT_FANOUT)
+        # A skid buffer (its state copied per group of bits): the slice copies the address
+        # it takes for each of its filter entries, so the request leaves from registers.
+        m.submodules.request_stage = request_stage = SkidBuffer(
+            request_layout(config), select_fanout=WideStage.SELECT_FANOUT)
         join_flat(m, reads.axi, self.axi)
         join_flat(m, writes.axi, self.axi)
         connect(m, reads.requests, requests.i[0])

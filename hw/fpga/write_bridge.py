@@ -13,16 +13,16 @@ a refused burst's data is consumed and dropped, and it is answered with SLVERR a
 last beat. Bursts are answered in acceptance order, one of the orders AXI allows.
 """
 
-from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.hdl import Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..layouts import ResponseStatus, request_layout
-from ..stream import PingPongBuffer, SkidBuffer
+from ..stream import SkidBuffer, WideStage
 from .axi import (LEN_BITS, AXI4Signature, address_layout, drive_channel, take_channel,
                   write_data_layout, write_response_layout)
-from .burst import BurstBeats, refused
+from .burst import BurstBeats, beat_layout, refused, refused_bit
 
 
 __all__ = ["write_completion_layout", "AXIWriteBridge"]
@@ -54,17 +54,29 @@ class AXIWriteBridge(wiring.Component):
         id_width = axi_config.id_width
         bursts = axi_config.write_bursts
 
-        m.submodules.aw = aw = SkidBuffer(address_layout(config.addr_width, id_width))
-        m.submodules.w = w = SkidBuffer(write_data_layout(config.data_width))
+        # AW's register also holds whether the burst is refused, decided as it enters, so
+        # that the queue of accepted bursts takes its count of writes from flops.
+        addresses = address_layout(config.addr_width, id_width)
+        m.submodules.aw = aw = SkidBuffer(data.StructLayout({
+            "command": addresses, "refused": unsigned(1)}))
+        # W's data, the splitter's beats and the sector writes each wait in a stage whose
+        # registers load from its own state: the join of a beat with its data, and the
+        # requests' consumer (a merge's choice, in the top), then reach no wide enable, the
+        # splitter's address logic or the W channel's ``ready``.
+        m.submodules.w = w = WideStage(write_data_layout(config.data_width))
         m.submodules.b = b = SkidBuffer(write_response_layout(id_width))
-        m.submodules.beats = splitter = BurstBeats(config, id_width)
-        # Between the beats and the requests' consumer, so that the consumer's ``ready``
-        # (a merge's choice, in the top) does not reach the splitter, the W channel's
-        # register and their enables.
-        m.submodules.outgoing = outgoing = PingPongBuffer(request_layout(config))
+        m.submodules.splitter = splitter = BurstBeats(config, id_width)
+        # Whether the head beat is refused decides whether it is taken: a register of its own.
+        m.submodules.beats = beats = WideStage(beat_layout(config, id_width),
+                                               registered_bits=(refused_bit(config, id_width),))
+        connect(m, splitter.beats, beats.i)
+        m.submodules.outgoing = outgoing = WideStage(request_layout(config))
         connect(m, outgoing.o, flipped(self.requests))
         requests = outgoing.i
-        take_channel(m, self.axi, "aw", aw.i)
+        m.d.comb += [aw.i.valid.eq(self.axi.awvalid), self.axi.awready.eq(aw.i.ready)]
+        for name, _ in addresses:
+            m.d.comb += Value.cast(aw.i.payload.command[name]).eq(getattr(self.axi, f"aw{name}"))
+        m.d.comb += aw.i.payload.refused.eq(refused(aw.i.payload.command, config))
         take_channel(m, self.axi, "w", w.i)
         drive_channel(m, self.axi, "b", b.o)
 
@@ -76,14 +88,14 @@ class AXIWriteBridge(wiring.Component):
         })
         m.submodules.pending = pending = SyncFIFO(
             width=pending_layout.as_shape().width, depth=bursts)
-        command = aw.o.payload
+        command = aw.o.payload.command
         m.d.comb += [
             splitter.command.valid.eq(aw.o.valid & pending.w_rdy),
             splitter.command.payload.eq(command),
             aw.o.ready.eq(splitter.command.ready & pending.w_rdy),
         ]
         entering = data.View(pending_layout, pending.w_data)
-        burst_refused = refused(command, config)
+        burst_refused = aw.o.payload.refused
         m.d.comb += [
             entering.id.eq(command.id),
             entering.writes.eq(Mux(burst_refused, 0, command.len + 1)),
@@ -92,8 +104,8 @@ class AXIWriteBridge(wiring.Component):
         ]
 
         # --- beats joined with their data, toward the slice ----------------------------------
-        beat = splitter.beats.payload
-        both = splitter.beats.valid & w.o.valid
+        beat = beats.o.payload
+        both = beats.o.valid & w.o.valid
         consumed = both & (beat.refused | requests.ready)
         m.d.comb += [
             requests.valid.eq(both & ~beat.refused),
@@ -102,7 +114,7 @@ class AXIWriteBridge(wiring.Component):
             requests.payload.data.eq(w.o.payload.data),
             requests.payload.mask.eq(beat.lanes & w.o.payload.strb),
             requests.payload.id.eq(0),
-            splitter.beats.ready.eq(consumed),
+            beats.o.ready.eq(consumed),
             w.o.ready.eq(consumed),
         ]
         # Bursts whose last beat has been consumed and that are not answered yet: a burst

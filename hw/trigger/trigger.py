@@ -32,7 +32,7 @@ from ..stream import Queue, RegisterRing, RegisterSlice, RoundRobinMerge
 
 
 __all__ = ["Trigger", "PIPELINED_REQUEST_PLACES", "PIPELINED_REQUEST_LATENCY",
-           "PIPELINED_EVENT_DELAY"]
+           "PIPELINED_EVENT_DELAY", "PIPELINED_REUSE_DELAY", "PIPELINED_RESPONSE_LATENCY"]
 
 
 #: Requests the pipelined request side holds at most, and the cycles it adds.
@@ -41,14 +41,27 @@ PIPELINED_REQUEST_LATENCY = 4
 #: Pipelined, the cycles from a transfer leaving to its event entering its queue.
 PIPELINED_EVENT_DELAY = 2
 #: Filter entries that share one copy of the address in the pipelined request side: the
-#: copies keep each address bit's load to a few entries' comparators.
-ENTRIES_PER_ADDRESS_COPY = 4
+#: copies keep each address bit's load to one entry's comparators, placed beside them.
+ENTRIES_PER_ADDRESS_COPY = 1
+#: Pipelined, the filter entries of one group in the request side's choice of the winner
+#: (a power of two).
+WINNER_GROUP = 4
+#: Pipelined, the offset bits behind one copy of the winning group in the request side's
+#: fourth stage.
+OFFSET_BITS_PER_WINNER_COPY = 8
 #: Payload bits behind one copy of a ring's read turn or of the event merge's choice.
 RING_SELECT_FANOUT = 32
+#: Pipelined, the cycles from a read leaving to ``id_reuse`` reporting its id's reuse.
+PIPELINED_REUSE_DELAY = 2
+#: Pipelined, the low id bits that pick an outstanding-read bit within a group in the
+#: reuse check's first step.
+REUSE_GROUP_BITS = 4
 #: Pipelined, the places of each ring around the event merge.
 EVENT_BUFFER_PLACES = 3
-#: Places of the pipelined build's response ring (three keep one response per cycle).
+#: Read responses the pipelined response side holds at most (three keep one per cycle),
+#: and the cycles from a response's arrival to its offer to the GPU.
 RESPONSE_BUFFER_PLACES = 3
+PIPELINED_RESPONSE_LATENCY = 2
 
 
 def _pending_tag_layout(config):
@@ -76,8 +89,37 @@ def _staged_request_layout(config):
     })
 
 
+def _header_layout(config):
+    """A request without its sector, as the pipelined request side's stages carry it."""
+    return data.StructLayout({
+        "addr":  unsigned(config.addr_width),
+        "write": unsigned(1),
+        "id":    unsigned(config.id_width),
+    })
+
+
+def _sector_layout(config):
+    """A request's sector: its data and byte mask."""
+    return data.StructLayout({
+        "data": unsigned(config.data_width),
+        "mask": unsigned(config.sector_bytes),
+    })
+
+
+def _chosen_header_layout(config):
+    """A request in the pipelined request side's ring: the winner and its offset chosen,
+    the sector apart."""
+    return data.StructLayout({
+        "request": _header_layout(config),
+        "hit":     unsigned(1),
+        "entry":   unsigned(config.trigger.entry_bits),
+        "offset":  unsigned(config.addr_width),
+    })
+
+
 def _chosen_request_layout(config):
-    """A request in the pipelined request side's ring: the winner and its offset chosen."""
+    """A request leaving the pipelined request side: the winner and its offset chosen, the
+    sector joined again."""
     return data.StructLayout({
         "request": request_layout(config),
         "hit":     unsigned(1),
@@ -92,6 +134,16 @@ def _staged_response_layout(config):
         "response": response_layout(config),
         "tag":      _pending_tag_layout(config),
     })
+
+
+def _bit_of(layout, *path):
+    """The bit index of the one-bit field at ``path`` in the struct ``layout``."""
+    bit = 0
+    for name in path:
+        field = layout[name]
+        bit += field.offset
+        layout = field.shape
+    return bit
 
 
 def _leave_unless_held(m, stage, port, payload, held, name):
@@ -159,8 +211,11 @@ class Trigger(wiring.Component):
         # transfer's cycle, or (pipelined) in registers a cycle after the step before.
         late = m.d.sync if pipelined else m.d.comb
 
-        m.submodules.write_events = write_events = Queue(event_layout, depth)
-        m.submodules.read_events = read_events = Queue(event_layout, depth)
+        # Pipelined, each queue's memory is in banks, each with its own copies of the
+        # queue's positions, so that neither position is one net to every memory cell.
+        bank_bits = RING_SELECT_FANOUT if pipelined else None
+        m.submodules.write_events = write_events = Queue(event_layout, depth, bank_bits=bank_bits)
+        m.submodules.read_events = read_events = Queue(event_layout, depth, bank_bits=bank_bits)
         # An event frees its place as it leaves on ``events`` (pipelined, a buffer stands
         # between the queues and the port, and its place counts as the queue's).
         write_taken = Signal()
@@ -186,7 +241,9 @@ class Trigger(wiring.Component):
             shape=tag_layout, depth=1 << config.id_width, init=[],
             attrs={"ram_style": "distributed"})
         tags_write = pending_tags.write_port()
-        tags_read = pending_tags.read_port(domain="comb")
+        # Pipelined, read into a register (the read of a deep distributed RAM is several
+        # levels of logic): the response waits a cycle for it.
+        tags_read = pending_tags.read_port(domain="sync" if pipelined else "comb")
         outstanding = Signal(1 << config.id_width)
 
         # --- request path: gpu.req -> request side -> mem.req -------------------------------
@@ -249,8 +306,8 @@ class Trigger(wiring.Component):
             tag.entry.eq(left_entry),
         ]
 
-        # Events and pending records, formed from the request as it left: pipelined, a
-        # cycle later again, so that the winner's offset is selected from registers.
+        # Events, formed from the request as it left: pipelined, a cycle later again, from
+        # registers. A read's pending record is written with its tag.
         write_event = Signal(event_layout, reset_less=True)
         write_event_valid = Signal()
         record = data.View(pending_layout, pending_write.data)
@@ -262,6 +319,8 @@ class Trigger(wiring.Component):
             write_event.mask.eq(left.request.mask),
             write_event.write.eq(1),
             write_event_valid.eq(left_write_hit),
+        ]
+        m.d.comb += [
             pending_write.addr.eq(left.request.id),
             pending_write.en.eq(left_read),
             record.addr.eq(left.request.addr),
@@ -272,35 +331,62 @@ class Trigger(wiring.Component):
             write_events.i.payload.eq(write_event),
             write_events.i.valid.eq(write_event_valid),
         ]
-        # Pipelined, a read's tag is written a cycle after it leaves and its record a cycle
-        # after that. Memory answers a cycle after the read at the earliest; the tag being
-        # written is passed to a response that meets it, and the record is read two cycles
-        # after the response leaves for the GPU, so it is always in place.
+        # Pipelined, a read's tag and record are written a cycle after it leaves. Memory
+        # answers a cycle after the read at the earliest; the tag being written is passed to
+        # a response that meets it, and the record is read as the response leaves for the
+        # GPU, a cycle after it entered the response ring at the earliest, so it is always
+        # in place.
 
         # --- response path: mem.resp -> response stage -> gpu.resp --------------------------
-        if pipelined:
-            # A ring whose load enables come from its fill side: the GPU's ready and the
-            # read-event queue's room (the response's hold) reach no enable of the wide
-            # response registers, and memory's ready is a flop.
-            response_stage = RegisterRing(_staged_response_layout(config), RESPONSE_BUFFER_PLACES,
-                                          fill_side_enables=True, select_fanout=RING_SELECT_FANOUT)
-        else:
-            response_stage = RegisterSlice(_staged_response_layout(config))
-        m.submodules.response_stage = response_stage
         response_accept = Signal()
         m.d.comb += [
-            response_stage.i.valid.eq(self.mem.resp.valid),
-            response_stage.i.payload.response.eq(self.mem.resp.payload),
-            self.mem.resp.ready.eq(response_stage.i.ready),
             response_accept.eq(self.mem.resp.valid & self.mem.resp.ready),
             tags_read.addr.eq(self.mem.resp.payload.id),
         ]
         if pipelined:
-            meets_written = tags_write.en & (tags_write.addr == self.mem.resp.payload.id)
-            m.d.comb += response_stage.i.payload.tag.eq(
-                Mux(meets_written, tags_write.data, tags_read.data))
+            # A response waits a cycle in a register while its tag is read, then in a ring
+            # whose load enables come from its fill side: the GPU's ready and the
+            # read-event queue's room (the response's hold) reach no enable of the wide
+            # response registers. Like the request side, the response side counts the
+            # responses inside it and takes one while fewer than RESPONSE_BUFFER_PLACES
+            # are (memory's ready is a flop); the ring has a place more, so a response
+            # never waits for the ring.
+            staged_layout = _staged_response_layout(config)
+            m.submodules.response_stage = response_stage = RegisterRing(
+                staged_layout, RESPONSE_BUFFER_PLACES + 1,
+                fill_side_enables=True, select_fanout=RING_SELECT_FANOUT)
+            responses_inside = Signal(range(RESPONSE_BUFFER_PLACES + 1))
+            response_room = Signal(init=1)
+            arrived = Signal()
+            arrived_response = Signal(response_layout(config), reset_less=True)
+            # A tag written as its response arrives is not in the read: passed on.
+            met = Signal(reset_less=True)
+            met_tag = Signal(tag_layout, reset_less=True)
+            left_side = response_stage.o.valid & response_stage.o.ready
+            next_inside = responses_inside + response_accept - left_side
+            m.d.sync += [
+                responses_inside.eq(next_inside),
+                response_room.eq(next_inside < RESPONSE_BUFFER_PLACES),
+                arrived.eq(response_accept),
+                arrived_response.eq(self.mem.resp.payload),
+                met.eq(tags_write.en & (tags_write.addr == self.mem.resp.payload.id)),
+                met_tag.eq(tags_write.data),
+            ]
+            m.d.comb += [
+                self.mem.resp.ready.eq(response_room),
+                response_stage.i.valid.eq(arrived),
+                response_stage.i.payload.response.eq(arrived_response),
+                response_stage.i.payload.tag.eq(Mux(met, met_tag, tags_read.data)),
+            ]
         else:
-            m.d.comb += response_stage.i.payload.tag.eq(tags_read.data)
+            m.submodules.response_stage = response_stage = RegisterSlice(
+                _staged_response_layout(config))
+            m.d.comb += [
+                response_stage.i.valid.eq(self.mem.resp.valid),
+                response_stage.i.payload.response.eq(self.mem.resp.payload),
+                self.mem.resp.ready.eq(response_stage.i.ready),
+                response_stage.i.payload.tag.eq(tags_read.data),
+            ]
         response = response_stage.o.payload.response
         if not pipelined:
             # Read as the response enters the stage, so it is on the read port's output
@@ -331,15 +417,19 @@ class Trigger(wiring.Component):
         answered = Signal()
         answered_entry = Signal.like(returned_tag.entry, reset_less=True)
         answered_data = Signal.like(response.data, reset_less=True)
-        answered_id = Signal.like(response.id, reset_less=True)
         late += [
             answered.eq(response_fire & returned_hit),
             answered_entry.eq(returned_tag.entry),
             answered_data.eq(response.data),
-            answered_id.eq(response.id),
         ]
         if pipelined:
-            m.d.comb += pending_read.addr.eq(answered_id)
+            # The record, out of block RAM (whose clock-to-output delay is half a cycle)
+            # into registers: read by the id of the response as it leaves, it is on the
+            # read port in the cycle after and is taken into the event's registers then.
+            m.d.comb += pending_read.addr.eq(response.id)
+            answered_record = Signal(pending_layout, reset_less=True)
+            m.d.sync += answered_record.eq(returned)
+            returned = answered_record
         read_event = read_events.i.payload
         read_event_valid = Signal()
         read_event_entry = Signal.like(returned_tag.entry, reset_less=True)
@@ -386,10 +476,24 @@ class Trigger(wiring.Component):
             late += [set_id.eq(staged_request.request.id), reuse_id.eq(staged_request.request.id)]
             with m.If(tags_write.en):
                 m.d.comb += set_bits.eq(1 << set_id)
-            # Reported with the tag, a cycle after the read leaves, from the bit its id has
-            # then: that bit still holds any read answered in the cycle the read left,
-            # whose clear is a cycle late, so it is what the bit was as the read left.
-            m.d.comb += self.id_reuse.eq(tags_write.en & outstanding.bit_select(reuse_id, 1))
+            # Looked up with the tag's write, a cycle after the read leaves, from the bit its
+            # id has then: that bit still holds any read answered in the cycle the read
+            # left, whose clear is a cycle late, so it is what the bit was as the read left.
+            # The lookup takes two steps, each into registers (the bit of each group of
+            # sixteen that the id's low bits name, then the group its high bits name), and
+            # is reported a cycle later again.
+            low_bits = min(REUSE_GROUP_BITS, config.id_width)
+            groups = 1 << (config.id_width - low_bits)
+            in_groups = Signal(groups)
+            reuse_group = Signal(config.id_width - low_bits + 1, reset_less=True)
+            looked_up = Signal()
+            m.d.sync += [
+                in_groups.eq(Cat(outstanding[group << low_bits:][:1 << low_bits]
+                                 .bit_select(reuse_id[:low_bits], 1) for group in range(groups))),
+                reuse_group.eq(reuse_id[low_bits:]),
+                looked_up.eq(tags_write.en),
+            ]
+            m.d.comb += self.id_reuse.eq(looked_up & in_groups.bit_select(reuse_group, 1))
         else:
             with m.If(response_accept):
                 m.d.comb += clear_bits.eq(1 << self.mem.resp.payload.id)
@@ -469,12 +573,15 @@ class Trigger(wiring.Component):
         return request_stage.o
 
     def _pipelined_request_side(self, m):
-        """Four stages: the request with copies of its address; the range comparisons
-        against the table of that cycle; the winner, with the offsets of the others
-        cleared; the winner's index and offset, into a ring of registers whose head is
-        offered to memory. No stage waits on another: the GPU side takes a request
-        while fewer than :data:`PIPELINED_REQUEST_PLACES` are inside, as many as the ring
-        holds. Returns the ring's output stream."""
+        """Four stages: the request with copies of its address (one per entry); the range
+        comparisons against the table of that cycle; the winner within groups of entries
+        and among the groups; the winner's index and offset, into a ring of registers
+        whose head is offered to memory. No stage waits on another: the GPU side takes a
+        request while fewer than :data:`PIPELINED_REQUEST_PLACES` are inside, as many as
+        the ring holds. The stages and the ring carry the request without its sector
+        (data and byte mask), which waits in a queue of its own, in distributed RAM, from
+        the cycle the request enters to the cycle it leaves. Returns the stream of
+        requests toward memory, sector included."""
         config = self.config
         entries = config.trigger.filter_entries
 
@@ -485,14 +592,29 @@ class Trigger(wiring.Component):
             enter.eq(self.gpu.req.valid & self.gpu.req.ready),
         ]
 
+        # The sectors, in the order the requests entered: a request's sector is at the
+        # queue's head (in its output register) by the time the request reaches the ring's
+        # head, two cycles after it entered at the earliest, and the queue holds as many as
+        # the side does.
+        m.submodules.request_sectors = sectors = Queue(
+            _sector_layout(config), PIPELINED_REQUEST_PLACES, bank_bits=RING_SELECT_FANOUT)
+        m.d.comb += [
+            sectors.i.valid.eq(enter),
+            sectors.i.payload.data.eq(self.gpu.req.payload.data),
+            sectors.i.payload.mask.eq(self.gpu.req.payload.mask),
+        ]
+
         # Stage 1. The copies are marked ``keep``: a synthesis tool would merge them.
         copies = [Signal(config.addr_width, name=f"address_copy{index}", attrs={"keep": 1},
                          reset_less=True)
                   for index in range(-(-entries // ENTRIES_PER_ADDRESS_COPY))]
         entered = Signal()
         # What the stages carry is meaningful only with its valid bit: no reset.
-        entered_request = Signal.like(self.gpu.req.payload, reset_less=True)
-        m.d.sync += [entered.eq(enter), entered_request.eq(self.gpu.req.payload)]
+        entered_request = Signal(_header_layout(config), reset_less=True)
+        m.d.sync += [entered.eq(enter),
+                     entered_request.addr.eq(self.gpu.req.payload.addr),
+                     entered_request.write.eq(self.gpu.req.payload.write),
+                     entered_request.id.eq(self.gpu.req.payload.id)]
         m.d.sync += [copy.eq(self.gpu.req.payload.addr) for copy in copies]
 
         # Stage 2.
@@ -507,38 +629,81 @@ class Trigger(wiring.Component):
                                         entered_request.write, index)
             m.d.sync += [matches[index].eq(match), offsets[index].eq(offset)]
 
-        # Stage 3: the winner, and every entry's offset kept only for the winner, so that
-        # the next stage's selection is an OR.
+        # Stage 3: the winner in two parts, each a few levels of logic from the matches:
+        # within each group of WINNER_GROUP entries the lowest match and its offset (and
+        # index), and which group is the lowest with a match. Stage 4 selects among the
+        # groups' offsets, so that neither the sixteen-way priority nor a sixteen-way
+        # selection of forty bits is in one cycle. The group choice has a copy per
+        # OFFSET_BITS_PER_WINNER_COPY bits of the offset (marked ``keep``).
         chosen = Signal()
         chosen_request = Signal.like(entered_request, reset_less=True)
         chosen_hit = Signal(reset_less=True)
-        winner = Signal(entries, reset_less=True)
-        winner_offsets = Signal.like(offsets, reset_less=True)
-        first = first_one(matches)
         m.d.sync += [chosen.eq(matched), chosen_request.eq(matched_request),
-                     chosen_hit.eq(matches.any()), winner.eq(first)]
-        m.d.sync += [winner_offsets[index].eq(Mux(first[index], offsets[index], 0))
-                     for index in range(entries)]
+                     chosen_hit.eq(matches.any())]
+        group_indices = [range(lsb, min(lsb + WINNER_GROUP, entries))
+                         for lsb in range(0, entries, WINNER_GROUP)]
+        local_bits = max(1, (WINNER_GROUP - 1).bit_length())
+        group_offsets = []
+        group_entries = []
+        for number, indices in enumerate(group_indices):
+            local_first = first_one(Cat(matches[index] for index in indices))
+            group_offset = Signal(config.addr_width, name=f"group_offset{number}", reset_less=True)
+            group_entry = Signal(local_bits, name=f"group_entry{number}", reset_less=True)
+            m.d.sync += [group_offset.eq(one_hot_select(local_first,
+                                                        [offsets[index] for index in indices])),
+                         group_entry.eq(one_hot_index(local_first))]
+            group_offsets.append(group_offset)
+            group_entries.append(group_entry)
+        group_first = first_one(Cat(Cat(matches[index] for index in indices).any()
+                                    for indices in group_indices))
+        winner_group = Signal(len(group_indices), reset_less=True)
+        m.d.sync += winner_group.eq(group_first)
+        winner_offset = []
+        for lsb in range(0, config.addr_width, OFFSET_BITS_PER_WINNER_COPY):
+            copy = Signal(len(group_indices), reset_less=True, attrs={"keep": 1},
+                          name=f"winner_group_copy{lsb // OFFSET_BITS_PER_WINNER_COPY}")
+            m.d.sync += copy.eq(group_first)
+            winner_offset.append(one_hot_select(
+                copy, [offset[lsb:lsb + OFFSET_BITS_PER_WINNER_COPY] for offset in group_offsets]))
+        winner_entry = Cat(one_hot_select(winner_group, group_entries)[:local_bits],
+                           one_hot_index(winner_group))
 
         # Stage 4: the ring, which carries the winner's offset alone. It always has room for
         # what the stages before it hold. A place the head leaves is filled again four
         # cycles later at the earliest (by a request that enters the cycle after and
         # reaches the ring three cycles later), so the ring's enables can come from its
         # fill side alone.
-        m.submodules.request_ring = ring = RegisterRing(_chosen_request_layout(config),
-                                                        PIPELINED_REQUEST_PLACES,
+        # Whether the head is held (a triggering write or read while its queue is full)
+        # and whether it is a write start at registers of their own.
+        chosen_layout = _chosen_header_layout(config)
+        held_bits = (_bit_of(chosen_layout, "hit"), _bit_of(chosen_layout, "request", "write"))
+        m.submodules.request_ring = ring = RegisterRing(chosen_layout, PIPELINED_REQUEST_PLACES,
                                                         select_fanout=RING_SELECT_FANOUT,
-                                                        fill_side_enables=True)
-        winner_offset = 0
-        for index in range(entries):
-            winner_offset |= winner_offsets[index]
+                                                        fill_side_enables=True,
+                                                        registered_bits=held_bits)
         m.d.comb += [
             ring.i.valid.eq(chosen),
             ring.i.payload.request.eq(chosen_request),
             ring.i.payload.hit.eq(chosen_hit),
-            ring.i.payload.entry.eq(one_hot_index(winner)),
-            ring.i.payload.offset.eq(winner_offset),
+            ring.i.payload.entry.eq(winner_entry),
+            ring.i.payload.offset.eq(Cat(*winner_offset)),
+        ]
+        # The ring's head joined with its sector.
+        head = stream.Signature(_chosen_request_layout(config)).create(path=("request_head",))
+        header = ring.o.payload
+        m.d.comb += [
+            head.valid.eq(ring.o.valid),
+            ring.o.ready.eq(head.ready),
+            sectors.o.ready.eq(ring.o.valid & head.ready),
+            head.payload.request.addr.eq(header.request.addr),
+            head.payload.request.write.eq(header.request.write),
+            head.payload.request.id.eq(header.request.id),
+            head.payload.request.data.eq(sectors.o.payload.data),
+            head.payload.request.mask.eq(sectors.o.payload.mask),
+            head.payload.hit.eq(header.hit),
+            head.payload.entry.eq(header.entry),
+            head.payload.offset.eq(header.offset),
         ]
         leave = ring.o.valid & ring.o.ready
         m.d.sync += inside.eq(inside + enter - leave)
-        return ring.o
+        return head

@@ -5,6 +5,7 @@ import json
 import pathlib
 import sys
 
+from matndp.hw.arbiter import MemoryArbiter
 from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
@@ -63,6 +64,9 @@ DESIGNS = {
     "ndp_slice_engine": _slice_design(
         FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
                            "4 argument blocks, 4 KiB scratchpad"),
+    # The memory-side arbiter of a slice with an engine, alone.
+    "memory_arbiter": {"build": lambda: MemoryArbiter(NDPConfig()),
+                       "design": "MemoryArbiter(NDPConfig())", "timing": "-", **WIDE_DESIGN_PNR},
     # The FPGA top around the slice of the trigger alone, as `make verilog` exports it.
     "ndp_slice_axi": {"build": lambda: AXISlice(TRIGGER_SLICE),
                       "design": "AXISlice(NDPConfig(engine=None))", "timing": "-",

@@ -29,6 +29,7 @@ from matndp.hw.config import NDPConfig
 from matndp.hw.csr_map import MAGIC, entry_register_name, register_map
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
+                                      PIPELINED_RESPONSE_LATENCY,
                                       PIPELINED_REQUEST_PLACES)
 from matndp.host.runtime import FilterRange, NDPRuntime
 from matndp.host.csr_bus import CSRAccessError
@@ -85,6 +86,11 @@ def request_latency(config):
     return PIPELINED_REQUEST_LATENCY if config.trigger.pipelined else 1
 
 
+def response_latency(config):
+    """Cycles the slice adds on the response path (docs/trigger.md)."""
+    return PIPELINED_RESPONSE_LATENCY if config.trigger.pipelined else 1
+
+
 def request_places(config):
     """Requests the slice's request side holds."""
     return PIPELINED_REQUEST_PLACES if config.trigger.pipelined else 1
@@ -104,7 +110,8 @@ class StallObserver(Participant):
       memory; either event leaves on the ``events`` stream), against ``event_queue_depth``.
 
     A request counts as in the stage once it is due there: the cycle after it entered, or
-    with the pipelined request side ``PIPELINED_REQUEST_LATENCY`` cycles after.
+    with the pipelined request side ``PIPELINED_REQUEST_LATENCY`` cycles after; a response
+    likewise the cycle after it entered, or ``PIPELINED_RESPONSE_LATENCY`` cycles after.
 
     ``count`` is the number of held cycles (``request_held`` and ``response_held`` per
     path; a cycle in which both are held counts once in ``count``); ``mismatches`` lists
@@ -116,6 +123,7 @@ class StallObserver(Participant):
         self.bench = bench
         self.depth = bench.config.trigger.event_queue_depth
         self.latency = request_latency(bench.config)
+        self.response_latency = response_latency(bench.config)
         self._mem_req_valid = bench.dut.mem__req__valid
         self._gpu_resp_valid = bench.dut.gpu__resp__valid
         self.count = 0
@@ -170,7 +178,8 @@ class StallObserver(Participant):
                 self.mismatches.append((now, "request", held, places))
             self.request_held += held
             withheld |= held
-        if responses_in > responses_out:
+        if responses_in > responses_out and \
+                now >= bench.memory.response_cycles[responses_out] + self.response_latency:
             held = not int(self._gpu_resp_valid.value)
             if held:
                 self.mismatches.append((now, "response", held, self._read_places))
@@ -481,8 +490,9 @@ async def dnn_stream(dut):
         # per cycle, the slice can make two) and the cycles the GPU waits for a free read
         # tag; with the default configurations there are none of either.
         latency = request_latency(config)
+        back = response_latency(config)
         request_delay = [m - g - latency for g, m in zip(bench.gpu.transfer_cycles, bench.memory.request_cycles)]
-        response_delay = [g - m - 1 for m, g in zip(bench.memory.response_cycles, bench.gpu_responses.transfer_cycles)]
+        response_delay = [g - m - back for m, g in zip(bench.memory.response_cycles, bench.gpu_responses.transfer_cycles)]
         assert min(request_delay) == 0, f"request path latency {sorted(set(request_delay))} + {latency} cycles"
         if not config.trigger.pipelined:
             # With one stage a request waits there only while it is held; pipelined, the
@@ -490,7 +500,7 @@ async def dnn_stream(dut):
             assert sum(request_delay) == bench.stalls.request_held, \
                 f"request path latency {sorted(set(request_delay))} + 1 cycles, {bench.stalls.request_held} held"
         assert min(response_delay) == 0 and sum(response_delay) == bench.stalls.response_held, \
-            f"response path latency {sorted(set(response_delay))} + 1 cycles, {bench.stalls.response_held} held"
+            f"response path latency {sorted(set(response_delay))} + {back} cycles, {bench.stalls.response_held} held"
         refused = bench.gpu.refused_cycles
         assert refused <= bench.stalls.request_held, f"the slice refused {refused} offers while not held"
         span = bench.gpu.transfer_cycles[-1] - bench.gpu.transfer_cycles[0] + 1
@@ -503,11 +513,11 @@ async def dnn_stream(dut):
         # fills now and then; those holds are the ones the stall observer checks above.
         if config == TRIGGER_SLICE:
             assert set(request_delay) == {0}, f"request path latency {sorted(set(request_delay))} + {latency} cycles"
-            assert set(response_delay) == {0}, f"response path latency {sorted(set(response_delay))} + 1 cycles"
+            assert set(response_delay) == {0}, f"response path latency {sorted(set(response_delay))} + {back} cycles"
             assert span == len(scenario.requests), f"{len(scenario.requests)} requests took {span} cycles"
             assert stall_cycles == 0
         measurements.update(request_latency_cycles=latency + sum(request_delay) / len(request_delay),
-                            response_latency_cycles=1 + sum(response_delay) / len(response_delay),
+                            response_latency_cycles=back + sum(response_delay) / len(response_delay),
                             requests_per_cycle=len(scenario.requests) / span)
     _report(measurements)
     dut._log.info("dnn_stream: %s", measurements)

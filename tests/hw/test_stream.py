@@ -17,17 +17,18 @@ from matndp.hw.export import export_verilog
 from functools import partial
 
 from matndp.hw.stream import (PingPongBuffer, Queue, RegisterRing, RegisterSlice,
-                               RoundRobinMerge, SkidBuffer)
+                               RoundRobinMerge, SkidBuffer, WideStage)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 
 
 
-def _ring_of(places, select_fanout=None, fill_side_enables=False):
+def _ring_of(places, select_fanout=None, fill_side_enables=False, registered_bits=()):
     make = partial(RegisterRing, places=places, select_fanout=select_fanout,
-                   fill_side_enables=fill_side_enables)
+                   fill_side_enables=fill_side_enables, registered_bits=registered_bits)
     make.__name__ = (f"RegisterRing{places}" + (f"by{select_fanout}" if select_fanout else "")
-                     + ("FillSide" if fill_side_enables else ""))
+                     + ("FillSide" if fill_side_enables else "")
+                     + (f"Registered{'_'.join(map(str, registered_bits))}" if registered_bits else ""))
     return make
 
 
@@ -36,8 +37,17 @@ def _ring_of(places, select_fanout=None, fill_side_enables=False):
 RING3, RING4, RING4_COPIES = _ring_of(3), _ring_of(4), _ring_of(4, select_fanout=3)
 RING3_FILL_SIDE = _ring_of(3, fill_side_enables=True)
 RING4_COPIES_FILL_SIDE = _ring_of(4, select_fanout=3, fill_side_enables=True)
-RINGS = [RING3, RING4, RING4_COPIES, RING3_FILL_SIDE, RING4_COPIES_FILL_SIDE]
-STAGES = [RegisterSlice, SkidBuffer, PingPongBuffer, *RINGS]
+# With the head's value of some payload bits in registers of their own (every payload here
+# has bits 0 to 7).
+RING3_REGISTERED = _ring_of(3, registered_bits=(1,))
+RING5_COPIES_FILL_SIDE_REGISTERED = _ring_of(5, select_fanout=3, fill_side_enables=True,
+                                             registered_bits=(0, 4, 7))
+RINGS = [RING3, RING4, RING4_COPIES, RING3_FILL_SIDE, RING4_COPIES_FILL_SIDE, WideStage,
+         RING3_REGISTERED, RING5_COPIES_FILL_SIDE_REGISTERED]
+# A skid buffer with copies of its state per three payload bits.
+SKID_COPIES = partial(SkidBuffer, select_fanout=3)
+SKID_COPIES.__name__ = "SkidBufferBy3"
+STAGES = [RegisterSlice, SkidBuffer, SKID_COPIES, PingPongBuffer, *RINGS]
 
 
 def _capacity(stage):
@@ -118,9 +128,12 @@ def test_stage_carries_a_struct_payload(part):
     assert [packing.unpack(word) for word in sink.items] == records
 
 
-@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (PingPongBuffer, 2),
-                                         (RING3, 3), (RING4, 4), (RING4_COPIES, 4),
-                                         (RING3_FILL_SIDE, 3), (RING4_COPIES_FILL_SIDE, 4)])
+@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (SKID_COPIES, 2),
+                                         (PingPongBuffer, 2), (RING3, 3), (RING4, 4),
+                                         (RING4_COPIES, 4), (RING3_FILL_SIDE, 3),
+                                         (RING4_COPIES_FILL_SIDE, 4), (WideStage, 3),
+                                         (RING3_REGISTERED, 3),
+                                         (RING5_COPIES_FILL_SIDE_REGISTERED, 5)])
 def test_stage_with_its_output_stopped_takes_only_what_it_holds(part, taken):
     stage = part(8)
     source = Source(stage.i, list(range(10)))
@@ -168,7 +181,7 @@ class _Dependence:
 
 
 @pytest.mark.parametrize("part, combinational", [(RegisterSlice, True), (SkidBuffer, False),
-                                                  (PingPongBuffer, False),
+                                                  (SKID_COPIES, False), (PingPongBuffer, False),
                                                   *((ring, False) for ring in RINGS)])
 def test_only_the_two_register_stages_cut_the_ready_path(part, combinational):
     stage = part(8)
@@ -216,8 +229,8 @@ def test_parts_compose_with_connect():
 
 # --- the queue ----------------------------------------------------------------------------
 
-def _run_queue(depth, items, *, source_pause, sink_pause, seed):
-    queue = Queue(16, depth)
+def _run_queue(depth, items, *, source_pause, sink_pause, seed, bank_bits=None):
+    queue = Queue(16, depth, bank_bits=bank_bits)
     source = Source(queue.i, items, pause=Pause(source_pause, seed))
     sink = Sink(queue.o, "o", pause=Pause(sink_pause, seed + 1))
     full_cycles = 0
@@ -235,21 +248,28 @@ def _run_queue(depth, items, *, source_pause, sink_pause, seed):
     return source, sink, full_cycles
 
 
+# Banks of five columns: the 16-bit payload in three of five bits and one of one.
+QUEUE_BANKS = pytest.mark.parametrize("bank_bits", [None, 5])
+
+
+@QUEUE_BANKS
 @pytest.mark.parametrize("depth", [1, 2, 3, 8])
 @pytest.mark.parametrize("source_pause, sink_pause", PRESSURES)
-def test_queue_holds_exactly_its_depth_in_order(depth, source_pause, sink_pause):
+def test_queue_holds_exactly_its_depth_in_order(depth, source_pause, sink_pause, bank_bits):
     items = _words(200, 16, seed=depth)
     _, sink, full_cycles = _run_queue(depth, items, source_pause=source_pause,
-                                      sink_pause=sink_pause, seed=30 + depth)
+                                      sink_pause=sink_pause, seed=30 + depth, bank_bits=bank_bits)
     assert sink.items == items
     if sink_pause > source_pause:
         assert full_cycles > 10          # room was exercised to the last entry
 
 
+@QUEUE_BANKS
 @pytest.mark.parametrize("depth", [3, 8])
-def test_queue_sustains_one_transfer_per_cycle_two_cycles_late(depth):
+def test_queue_sustains_one_transfer_per_cycle_two_cycles_late(depth, bank_bits):
     items = _words(100, 16, seed=1)
-    source, sink, _ = _run_queue(depth, items, source_pause=0.0, sink_pause=0.0, seed=1)
+    source, sink, _ = _run_queue(depth, items, source_pause=0.0, sink_pause=0.0, seed=1,
+                                 bank_bits=bank_bits)
     assert source.cycles == list(range(100))
     assert sink.cycles == list(range(2, 102))
 
@@ -434,6 +454,9 @@ def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follo
 @pytest.mark.parametrize("make, error, message", [
     (lambda: RegisterSlice("wide"), TypeError, "payload_shape must be a shape"),
     (lambda: SkidBuffer(None), TypeError, "payload_shape must be a shape"),
+    (lambda: SkidBuffer(8, select_fanout=0), ValueError, "select_fanout must be at least 1, not 0"),
+    (lambda: SkidBuffer(8, select_fanout="4"), TypeError, "select_fanout must be an int"),
+    (lambda: WideStage("x"), TypeError, "payload_shape must be a shape"),
     (lambda: PingPongBuffer("x"), TypeError, "payload_shape must be a shape"),
     (lambda: RegisterRing("x", 3), TypeError, "payload_shape must be a shape"),
     (lambda: RegisterRing(8, 1), ValueError, "places must be at least 2, not 1"),
@@ -443,6 +466,10 @@ def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follo
     (lambda: RegisterRing(8, 3, select_fanout=2.5), TypeError, "select_fanout must be an int"),
     (lambda: RegisterRing(8, 3, fill_side_enables=1), TypeError,
      "fill_side_enables must be a bool, not 1"),
+    (lambda: RegisterRing(8, 3, registered_bits=(8,)), ValueError,
+     r"registered_bits must be distinct bit indices below the payload's 8 bits, not \(8,\)"),
+    (lambda: RegisterRing(8, 3, registered_bits=(1, 1)), ValueError, "must be distinct bit indices"),
+    (lambda: RegisterRing(8, 3, registered_bits=(True,)), ValueError, "must be distinct bit indices"),
     (lambda: RegisterSlice(-1), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(2.5, 2), TypeError, "payload_shape must be a shape"),
     (lambda: RoundRobinMerge(8, 0), ValueError, "count must be at least 1, not 0"),
@@ -459,6 +486,8 @@ def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follo
     (lambda: Queue(8, 0), ValueError, "depth must be at least 1, not 0"),
     (lambda: Queue(8, 4.0), TypeError, "depth must be an int"),
     (lambda: Queue(8, False), TypeError, "depth must be an int"),
+    (lambda: Queue(8, 4, bank_bits=0), ValueError, "bank_bits must be at least 1, not 0"),
+    (lambda: Queue(8, 4, bank_bits=2.0), TypeError, "bank_bits must be an int"),
 ])
 def test_bad_construction_is_refused_by_name(make, error, message):
     with pytest.raises(error, match=message):
@@ -467,7 +496,9 @@ def test_bad_construction_is_refused_by_name(make, error, message):
 
 def test_parts_have_the_stream_signatures_they_promise_and_export():
     layout = data.StructLayout({"a": unsigned(4)})
-    stages = [RegisterSlice(layout), SkidBuffer(layout), PingPongBuffer(layout), Queue(layout, 4)]
+    stages = [RegisterSlice(layout), SkidBuffer(layout), SkidBuffer(layout, select_fanout=3),
+              PingPongBuffer(layout), WideStage(layout), Queue(layout, 4, bank_bits=2),
+              Queue(layout, 4)]
     for part in stages:
         assert part.i.signature == part.o.signature.flip()
         assert part.payload_shape is layout

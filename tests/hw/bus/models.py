@@ -21,7 +21,7 @@ from matndp.hw.bus.signature import CSRBusSignature
 
 
 # Cycles from a strobe to the register file's answer (docs/csr.md).
-REGISTER_LATENCY = 2
+REGISTER_LATENCY = 3
 
 
 def attach_behaviours(registers):

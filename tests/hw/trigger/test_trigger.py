@@ -21,7 +21,7 @@ is offered to memory ``PIPELINED_REQUEST_LATENCY`` cycles after it entered or, i
 cycle after the one before it left; its match is decided from the table of the cycle after
 it entered; an event reaches ``hit_pulse`` and ``produced`` ``PIPELINED_EVENT_DELAY``
 cycles after its transfer left (the hold rules count it from its transfer's cycle, as
-above), and ``id_reuse`` pulses the cycle after the read left.
+above), and ``id_reuse`` pulses ``PIPELINED_REUSE_DELAY`` cycles after the read left.
 
 Every stream runs with random back-pressure, the filter table is reprogrammed while
 traffic flows, and the trigger is tested both forming its range ends itself and given
@@ -38,6 +38,7 @@ import pytest
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
+                                      PIPELINED_RESPONSE_LATENCY, PIPELINED_REUSE_DELAY,
                                       PIPELINED_REQUEST_PLACES, RESPONSE_BUFFER_PLACES, Trigger)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Pause, Sink, Source, run
@@ -185,10 +186,10 @@ class Model:
         self.pipelined = config.trigger.pipelined
         self.places = PIPELINED_REQUEST_PLACES if self.pipelined else 1
         self.response_places = RESPONSE_BUFFER_PLACES if self.pipelined else 1
-        self.response_left_before = False     # a response left in the cycle before
         # Pipelined: the events of the last PIPELINED_EVENT_DELAY cycles, oldest first.
         self.produced_before = deque([[] for _ in range(PIPELINED_EVENT_DELAY)] if self.pipelined else [])
-        self.reuse_before = False       # pipelined: last cycle's id reuse, seen this cycle
+        # Pipelined: the id reuses of the last PIPELINED_REUSE_DELAY cycles, oldest first.
+        self.reuse_before = deque([False] * PIPELINED_REUSE_DELAY if self.pipelined else [])
         self.requests = StructCodec(request_layout(config))
         self.responses = StructCodec(response_layout(config))
         self.events = StructCodec(trigger_event_layout(config))
@@ -255,6 +256,25 @@ class Model:
             f"{where}: ready wrong with {len(side)} requests inside"
         return blocked
 
+    def _check_pipelined_response_side(self, ctx, where, cycle, taken):
+        """The pipelined response side offers its oldest response, unchanged, from
+        ``PIPELINED_RESPONSE_LATENCY`` cycles after it entered (a response is never held:
+        its read reserved its event's place); it accepts exactly while it holds fewer than
+        ``RESPONSE_BUFFER_PLACES``. Returns whether it holds a response back."""
+        get, side = ctx.get, self.response_stage
+        valid = get(self.dut.gpu.resp.valid)
+        due = bool(side) and cycle >= side[0][3] + PIPELINED_RESPONSE_LATENCY
+        if due:
+            places = taken(side[0])
+            assert valid and not (places is not None and places == self.depth), \
+                f"{where}: a read response held with {places} places taken"
+            assert get(self.dut.gpu.resp.payload.as_value()) == side[0][0], f"{where}: response changed"
+        else:
+            assert not valid, f"{where}: a response offered before it was due"
+        assert get(self.dut.mem.resp.ready) == (len(side) < RESPONSE_BUFFER_PLACES), \
+            f"{where}: ready wrong with {len(side)} responses inside"
+        return False
+
     def check(self, ctx, cycle):
         dut, get = self.dut, ctx.get
         gpu_req = get(dut.gpu.req.valid) and get(dut.gpu.req.ready)
@@ -284,15 +304,13 @@ class Model:
         else:
             held = self._check_stage(ctx, where, "request", self.request_stage, dut.gpu.req,
                                      dut.mem.req, request_places)
-        # Pipelined, the response ring's enables come from its fill side: a place emptied
-        # in a cycle is offered again from the cycle after next.
-        response_room = (len(self.response_stage) + self.response_left_before < RESPONSE_BUFFER_PLACES
-                         if self.pipelined else None)
-        held |= self._check_stage(ctx, where, "response", self.response_stage, dut.mem.resp,
-                                  dut.gpu.resp, response_places, accepts=response_room)
-        self.response_left_before = gpu_resp
-        assert not (self.response_stage and not get(dut.gpu.resp.valid)), \
-            f"{where}: a read response held"
+        if self.pipelined:
+            held |= self._check_pipelined_response_side(ctx, where, cycle, response_places)
+        else:
+            held |= self._check_stage(ctx, where, "response", self.response_stage, dut.mem.resp,
+                                      dut.gpu.resp, response_places)
+            assert not (self.response_stage and not get(dut.gpu.resp.valid)), \
+                f"{where}: a read response held"
         assert get(dut.stall) == held, f"{where}: stall {get(dut.stall)}, held {held}"
         self.held_cycles += held
         self.stall_cycles += get(dut.stall)
@@ -319,11 +337,12 @@ class Model:
                 produced.append(self._event(request, match, request["data"]))
         reuse = issued_read is not None and issued_read[0]["id"] in self.outstanding
         if self.pipelined:
-            reuse, self.reuse_before = self.reuse_before, reuse
+            self.reuse_before.append(reuse)
+            reuse = self.reuse_before.popleft()
         assert get(dut.id_reuse) == reuse, f"{where}: id_reuse {get(dut.id_reuse)}, expected {reuse}"
         self.id_reuses += reuse
         if gpu_resp:
-            word, read, triggers = self.response_stage.popleft()
+            word, read, triggers, _ = self.response_stage.popleft()
             response = self.responses.unpack(word)
             self.traffic.waiting_ids.discard(response["id"])
             if triggers:
@@ -332,7 +351,8 @@ class Model:
         if mem_resp:
             word = get(dut.mem.resp.payload.as_value())
             answered = self.outstanding.pop(self.responses.unpack(word)["id"], None)
-            self.response_stage.append((word, answered, answered is not None and answered[1] is not None))
+            self.response_stage.append((word, answered, answered is not None and answered[1] is not None,
+                                        cycle))
         if issued_read is not None:
             self.outstanding[issued_read[0]["id"]] = issued_read
         if gpu_req:
@@ -362,7 +382,7 @@ class Model:
     @property
     def empty(self):
         return not (self.request_stage or self.response_stage or self.queued[0] or self.queued[1]
-                    or any(self.produced_before) or self.reuse_before)
+                    or any(self.produced_before) or any(self.reuse_before))
 
 
 class Bench:
@@ -425,6 +445,21 @@ def test_random_traffic_with_back_pressure(with_pipeline, precomputed_ends, pres
     assert bench.table.changes > 5 and model.id_reuses == 0
 
 
+@pytest.mark.parametrize("seed", [11, 12])
+def test_the_lowest_of_overlapping_entries_wins_across_groups_of_entries(seed):
+    """Seven entries (the pipelined side chooses the winner within groups of four, then
+    among the groups): entries 0-3 overlap each other, 4-6 overlap all of them and reach
+    further, so each of the seven wins somewhere and the lowest always must."""
+    config = pipelined(replace(SMALL, trigger=replace(SMALL.trigger, filter_entries=7)))
+    table = ([entry(0x1000 * index, 0x2000) for index in range(4)] +
+             [entry(0, 0x6000 + 0x800 * index) for index in range(3)])
+    bench = Bench(config, table, precomputed_ends=True, count=400, pressure=0.3,
+                  events_pause=0.3, addresses=lambda rng: rng.randrange(0x7400), seed=seed).run()
+    codec = StructCodec(trigger_event_layout(config))
+    winners = {codec.unpack(word)["entry"] for word in bench.events.items}
+    assert winners == set(range(7))
+
+
 @pytest.mark.parametrize("with_pipeline", PIPELINED, ids=PIPELINED_IDS)
 @pytest.mark.parametrize("precomputed_ends", ENDS, ids=ENDS_IDS)
 def test_default_configuration(with_pipeline, precomputed_ends):
@@ -436,10 +471,10 @@ def test_default_configuration(with_pipeline, precomputed_ends):
 
 # One stage: a queue of three or more and the merge keep up. Pipelined, events reach their
 # queue two cycles later and leave through two buffers, so a queue of seven or more does.
-@pytest.mark.parametrize("with_pipeline, depth, latency", [(False, 3, 1),
-                                                           (True, 7, PIPELINED_REQUEST_LATENCY)],
-                         ids=PIPELINED_IDS)
-def test_one_transfer_per_cycle_without_back_pressure(with_pipeline, depth, latency):
+@pytest.mark.parametrize("with_pipeline, depth, latency, back", [
+    (False, 3, 1, 1), (True, 7, PIPELINED_REQUEST_LATENCY, PIPELINED_RESPONSE_LATENCY)],
+    ids=PIPELINED_IDS)
+def test_one_transfer_per_cycle_without_back_pressure(with_pipeline, depth, latency, back):
     """Every write triggers, no read does: up to one event per cycle, which a queue of
     ``depth`` keeps up with, so nothing may stall; requests ``latency`` cycles late,
     responses one."""
@@ -452,7 +487,7 @@ def test_one_transfer_per_cycle_without_back_pressure(with_pipeline, depth, late
     gpu, memory = bench.gpu, bench.memory
     assert gpu.cycles == list(range(200))
     assert memory.requests.cycles == [cycle + latency for cycle in gpu.cycles]
-    assert bench.gpu_responses.cycles == [cycle + 1 for cycle in memory.responses.cycles]
+    assert bench.gpu_responses.cycles == [cycle + back for cycle in memory.responses.cycles]
     assert bench.model.stall_cycles == 0 and bench.model.write_events > 100
 
 
