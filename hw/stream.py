@@ -322,32 +322,40 @@ class Queue(_Stage):
 
         def control(suffix, keep):
             """One copy of the queue's state, moved on from itself by the producer's
-            ``valid`` and the consumer's ``ready`` alone: positions, entries in memory,
-            whether any is, whether the output register offers, whether there is room."""
+            ``valid`` and the consumer's ``ready`` alone: positions, entries in memory (as
+            a thermometer code: bit n set while more than n are held, so whether any is
+            held is a flop), whether the output register offers, whether there is room."""
             attrs = {"keep": 1} if keep else {}
             state = dict(
                 writes_at=Signal(position_bits, name=f"write_position{suffix}", attrs=attrs),
                 reads_at=Signal(position_bits, name=f"read_position{suffix}", attrs=attrs),
-                stored=Signal(range(depth + 1), name=f"stored{suffix}", attrs=attrs),
-                holding=Signal(name=f"holding{suffix}", attrs=attrs),
+                stored=Signal(depth, name=f"stored{suffix}", attrs=attrs),
                 offering=Signal(name=f"offering{suffix}", attrs=attrs),
                 room=Signal(name=f"room{suffix}", init=1, attrs=attrs),
             )
+            stored = state["stored"]
             push = self.i.valid & state["room"]
             advance = ~state["offering"] | self.o.ready
-            pop = advance & state["holding"]
-            next_stored = Signal(range(depth + 1), name=f"next_stored{suffix}")
-            next_offering = Mux(advance, state["holding"], 1)
-            m.d.comb += next_stored.eq(state["stored"] + push - pop)
+            pop = advance & stored[0]
+            one_more = Cat(1, stored[:-1])
+            one_less = Cat(stored[1:], 0)
+            next_stored = Signal(depth, name=f"next_stored{suffix}")
+            next_offering = Signal(name=f"next_offering{suffix}")
+            m.d.comb += [
+                next_stored.eq(Mux(push & ~pop, one_more, Mux(pop & ~push, one_less, stored))),
+                next_offering.eq(Mux(advance, stored[0], 1)),
+            ]
+            # Room while the level the queue is about to have (held in memory, and in the
+            # output register) is below the depth: the producer's handshake (and whatever
+            # stalls on a full queue) sees a flop.
+            full_after = next_stored[depth - 1] | \
+                (next_offering & (next_stored[depth - 2] if depth > 1 else 1))
             m.d.sync += [
                 state["writes_at"].eq(state["writes_at"] + push),
                 state["reads_at"].eq(state["reads_at"] + pop),
-                state["stored"].eq(next_stored),
-                state["holding"].eq(next_stored != 0),
+                stored.eq(next_stored),
                 state["offering"].eq(next_offering),
-                # From the level the queue is about to have: the producer's handshake (and
-                # whatever stalls on a full queue) sees a flop.
-                state["room"].eq(next_stored + next_offering < depth),
+                state["room"].eq(~full_after),
             ]
             state["pop"] = pop
             return state
@@ -356,7 +364,7 @@ class Queue(_Stage):
         m.d.comb += [
             self.i.ready.eq(queue["room"]),
             self.o.valid.eq(queue["offering"]),
-            self.level.eq(queue["stored"] + queue["offering"]),
+            self.level.eq(sum(queue["stored"]) + queue["offering"]),
         ]
 
         group = self.bank_bits or max(width, 1)

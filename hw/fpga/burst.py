@@ -126,9 +126,12 @@ class BurstBeats(wiring.Component):
         ]
         with m.If(taken):
             m.d.sync += [remaining.eq(remaining - 1), last.eq(remaining == 1)]
+            # The next beat's low address bits from an adder of their own, beside the lanes'
+            # logic, not from the low end of the address's carry chain.
+            next_low = (address[:offset_bits] & ~window[:offset_bits]) | \
+                ((address[:offset_bits] + step)[:offset_bits] & window[:offset_bits])
             with m.If(moves):
-                m.d.sync += [address.eq(next_address),
-                             lanes.eq(block(next_address[:offset_bits], size))]
+                m.d.sync += [address.eq(next_address), lanes.eq(block(next_low, size))]
         with m.If(finishing):
             m.d.sync += busy.eq(0)
         with m.If(self.command.valid & self.command.ready):

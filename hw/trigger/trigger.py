@@ -159,13 +159,16 @@ def _leave_unless_held(m, stage, port, payload, held, name):
     return fire
 
 
-def _count_places(m, places, take, free):
+def _count_places(m, places, take, free, *, full=None, depth=None):
     """Keep ``places`` counting queue places taken (``take``) and freed (``free``) in a
-    cycle, never below zero."""
-    with m.If(take & ~free):
-        m.d.sync += places.eq(places + 1)
-    with m.Elif(free & ~take & (places != 0)):
-        m.d.sync += places.eq(places - 1)
+    cycle, never below zero; with ``full``, keep that register high exactly while
+    ``places`` is ``depth`` (formed from the count it is about to have)."""
+    next_places = Signal.like(places, name=f"next_{places.name}")
+    m.d.comb += next_places.eq(Mux(take & ~free, places + 1,
+                                   Mux(free & ~take & (places != 0), places - 1, places)))
+    m.d.sync += places.eq(next_places)
+    if full is not None:
+        m.d.sync += full.eq(next_places == depth)
 
 
 class Trigger(wiring.Component):
@@ -264,14 +267,14 @@ class Trigger(wiring.Component):
         # Places in the read queue taken or reserved by triggering reads in memory.
         read_places = Signal(range(depth + 1))
         read_queue_full = Signal()
-        m.d.comb += read_queue_full.eq(read_places == depth)
         write_queue_full = Signal()
         if pipelined:
             # Write events not yet taken from their queue, the one on its way in included.
+            # Both queues' fullness are registers, formed from the counts about to be.
             write_places = Signal(range(depth + 1))
-            m.d.comb += write_queue_full.eq(write_places == depth)
         else:
-            m.d.comb += write_queue_full.eq(~write_events.i.ready)
+            m.d.comb += [read_queue_full.eq(read_places == depth),
+                         write_queue_full.eq(~write_events.i.ready)]
         request_held = Signal()
         m.d.comb += request_held.eq((write_hit & write_queue_full) |
                                     (read_hit & read_queue_full))
@@ -279,7 +282,8 @@ class Trigger(wiring.Component):
                                           request_held, "request")
 
         if pipelined:
-            _count_places(m, write_places, request_fire & write_hit, write_taken)
+            _count_places(m, write_places, request_fire & write_hit, write_taken,
+                          full=write_queue_full, depth=depth)
 
         # The request as it left, and whether it left as a triggering write or as a read:
         # pipelined, in registers a cycle later (and meaningful only with those bits: no
@@ -504,7 +508,8 @@ class Trigger(wiring.Component):
         # outstanding from then on.
         m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
 
-        _count_places(m, read_places, issue_read & staged_request.hit, read_taken)
+        _count_places(m, read_places, issue_read & staged_request.hit, read_taken,
+                      **({"full": read_queue_full, "depth": depth} if pipelined else {}))
 
         # --- the two queues into the event stream ----------------------------------------------
         queues = (write_events, read_events)
