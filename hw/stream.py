@@ -164,10 +164,14 @@ class RegisterRing(_Stage):
     own, formed a cycle ahead from what the ring is about to hold, so that logic deciding
     from them whether the head may leave starts at a flop rather than after the read turn's
     multiplexer.
+
+    ``separate_ready``: ``i.ready`` is a register of its own (marked ``keep``, as is the one
+    the ring's own logic reads), so that a producer placed far from the ring sees a flop
+    beside it and the ring's own room stays beside the ring.
     """
 
     def __init__(self, payload_shape, places, *, select_fanout=None, fill_side_enables=False,
-                 registered_bits=()):
+                 registered_bits=(), separate_ready=False):
         if isinstance(places, int) and not isinstance(places, bool) and places < 2:
             raise ValueError(f"places must be at least 2, not {places}")
         self.places = _checked_count("places", places)
@@ -176,6 +180,9 @@ class RegisterRing(_Stage):
         if not isinstance(fill_side_enables, bool):
             raise TypeError(f"fill_side_enables must be a bool, not {fill_side_enables!r}")
         self.fill_side_enables = fill_side_enables
+        if not isinstance(separate_ready, bool):
+            raise TypeError(f"separate_ready must be a bool, not {separate_ready!r}")
+        self.separate_ready = separate_ready
         super().__init__(payload_shape)
         width = Shape.cast(payload_shape).width
         registered_bits = tuple(registered_bits)
@@ -199,7 +206,10 @@ class RegisterRing(_Stage):
         # copy of a turn is kept.
         write_turn = Signal(places, init=1)
         read_turn = Signal(places, init=1)
-        push = self.i.valid & self.i.ready
+        # A register free (the producer sees it, or its copy, as ``i.ready``).
+        keep = {"keep": 1} if self.separate_ready else {}
+        room = Signal(init=1, attrs=keep)
+        push = self.i.valid & room
         pop = self.o.valid & self.o.ready
         next_write_turn = _moved_on(write_turn, push)
         next_read_turn = _moved_on(read_turn, pop)
@@ -212,7 +222,6 @@ class RegisterRing(_Stage):
         m.d.comb += self.o.valid.eq(offering)
         # A free register loads whatever is offered while it is the one to fill; the push
         # that fills it is the last load until it is emptied.
-        room = Signal(init=1)
         if self.fill_side_enables:
             # From the fullness of this cycle, not the next: a register emptied now is
             # not yet free. The register filled now is not the next to fill (places > 1),
@@ -220,12 +229,19 @@ class RegisterRing(_Stage):
             def loads_after(turn):
                 return _moved_on(turn, push) & ~full
             loads = Signal(places, init=1)
-            m.d.sync += [loads.eq(loads_after(write_turn)), room.eq(loads_after(write_turn).any())]
+            next_room = loads_after(write_turn).any()
+            m.d.sync += loads.eq(loads_after(write_turn))
         else:
             loads = write_turn & ~full
             # ... and the one to fill is free whenever any is.
-            m.d.sync += room.eq(~next_full.all())
-        m.d.comb += self.i.ready.eq(room)
+            next_room = ~next_full.all()
+        m.d.sync += room.eq(next_room)
+        if self.separate_ready:
+            ready = Signal(init=1, name="ready_copy", attrs=keep)
+            m.d.sync += ready.eq(next_room)
+            m.d.comb += self.i.ready.eq(ready)
+        else:
+            m.d.comb += self.i.ready.eq(room)
 
         if self.registered_bits:
             # What each register holds next cycle: it loads whatever is offered while its
@@ -282,14 +298,15 @@ class WideStage(RegisterRing):
     turn per :attr:`SELECT_FANOUT` payload bits. No handshake reaches a load enable or a
     wide multiplexer in its own cycle, ``i.ready`` is a register, and the stage passes one
     transfer per cycle (the three places hide the refill delay of fill-side enables).
-    ``registered_bits`` as for :class:`RegisterRing`."""
+    ``registered_bits`` and ``separate_ready`` as for :class:`RegisterRing`."""
 
     PLACES = 3
     SELECT_FANOUT = 32
 
-    def __init__(self, payload_shape, *, registered_bits=()):
+    def __init__(self, payload_shape, *, registered_bits=(), separate_ready=False):
         super().__init__(payload_shape, self.PLACES, select_fanout=self.SELECT_FANOUT,
-                         fill_side_enables=True, registered_bits=registered_bits)
+                         fill_side_enables=True, registered_bits=registered_bits,
+                         separate_ready=separate_ready)
 
 
 class Queue(_Stage):

@@ -21,7 +21,11 @@ from amaranth.lib.wiring import In, Out
 from .axi import LEN_BITS, MAX_FIXED_BEATS, WRAP_BEATS, Burst, address_layout
 
 
-__all__ = ["beat_layout", "refused_bit", "refused", "BurstBeats"]
+__all__ = ["PAGE_BITS", "beat_layout", "refused_bit", "refused", "BurstBeats"]
+
+
+# AXI's 4 KiB page: a legal burst stays inside one (IHI 0022, A3.4.1).
+PAGE_BITS = 12
 
 
 def beat_layout(config, id_width):
@@ -74,27 +78,37 @@ class BurstBeats(wiring.Component):
         command = self.command.payload
         beats = self.beats
 
-        # The beat's address aligned to the transfer size: the first beat's lanes are
-        # formed from the unaligned address as the burst is taken, and the sector of every
-        # beat lies above the bits the alignment clears.
-        address = Signal(config.addr_width)
+        # The beat's sector: its number within its 4 KiB page and the page. Beats move by
+        # at most a sector, so the sector changes by one or not at all, and the page only
+        # when the sector number carries out of it; the page's successor is kept ready in
+        # a register, so no beat's logic has an adder wider than a page's sector number.
+        sector_bits = PAGE_BITS - offset_bits
+        in_page = Signal(sector_bits)
+        page = Signal(config.addr_width - PAGE_BITS)
+        page_after = Signal.like(page)
+        # The low bits of the next beat's address (aligned to the transfer size), formed a
+        # beat ahead, and whether that beat lies past the end of this beat's sector, so
+        # that the next beat's lanes and sector are a decode and an increment of registers.
+        coming = Signal(offset_bits)
+        crosses = Signal()
         size = Signal(3)
         moves = Signal()                             # not FIXED
         wraps = Signal()
         remaining = Signal(LEN_BITS)
-        # The transfer size in bytes, and the low address bits a beat's step may change: a
-        # WRAP burst's window, every bit for INCR.
+        # The transfer size in bytes, and the low address bits a beat's step may change
+        # within the page: a WRAP burst's window, every bit for INCR.
         step = Signal(sector_bytes.bit_length())
-        window_bits = LEN_BITS + offset_bits + 1
-        window = Signal(window_bits)
+        window = Signal(PAGE_BITS)
         refusing = Signal()
         burst_id = Signal(self.id_width)
         busy = Signal()
 
-        incremented = (address + step)[:config.addr_width]
-        next_address = Cat(
-            (address[:window_bits] & ~window) | (incremented[:window_bits] & window),
-            Mux(wraps, address[window_bits:], incremented[window_bits:]))
+        def stepped(low, step, window):
+            """``low`` moved on by ``step`` inside ``window``, and whether the step left
+            the sector."""
+            moved = low + step
+            low_window = window[:offset_bits]
+            return (low & ~low_window) | (moved[:offset_bits] & low_window), moved[offset_bits]
 
         # Lanes from a beat's address up to the end of its size-aligned transfer: lane j is
         # covered when it is at or above the address and in the same size-aligned block, a
@@ -118,38 +132,54 @@ class BurstBeats(wiring.Component):
         m.d.comb += [
             beats.valid.eq(busy),
             beats.payload.id.eq(burst_id),
-            beats.payload.sector.eq(Cat(Const(0, offset_bits), address[offset_bits:])),
+            beats.payload.sector.eq(Cat(Const(0, offset_bits), in_page, page)),
             beats.payload.lanes.eq(lanes),
             beats.payload.last.eq(last),
             beats.payload.refused.eq(refusing),
             self.command.ready.eq(~busy | finishing),
         ]
+        # The page changes at most once in 4 KiB of a burst, many beats apart (a beat moves
+        # at most a sector): its successor, formed a cycle after each change, is ready
+        # before the next.
+        m.d.sync += page_after.eq(page + 1)
         with m.If(taken):
             m.d.sync += [remaining.eq(remaining - 1), last.eq(remaining == 1)]
-            # The next beat's low address bits from an adder of their own, beside the lanes'
-            # logic, not from the low end of the address's carry chain.
-            next_low = (address[:offset_bits] & ~window[:offset_bits]) | \
-                ((address[:offset_bits] + step)[:offset_bits] & window[:offset_bits])
             with m.If(moves):
-                m.d.sync += [address.eq(next_address), lanes.eq(block(next_low, size))]
+                following, leaves = stepped(coming, step, window)
+                m.d.sync += [lanes.eq(block(coming, size)), coming.eq(following),
+                             crosses.eq(leaves)]
+                with m.If(crosses):
+                    sector_window = window[offset_bits:]
+                    incremented = in_page + 1
+                    m.d.sync += in_page.eq((in_page & ~sector_window) |
+                                           (incremented[:sector_bits] & sector_window))
+                    # A WRAP burst's window lies inside its page.
+                    with m.If(incremented[sector_bits] & ~wraps):
+                        m.d.sync += page.eq(page_after)
         with m.If(finishing):
             m.d.sync += busy.eq(0)
         with m.If(self.command.valid & self.command.ready):
             size_bytes = Const(1, sector_bytes.bit_length() + 8) << command.size
             # The burst's bytes less one, ``((len + 1) << size) - 1``, without an adder.
             transfer_mask = (command.len << command.size) | (size_bytes - 1)
+            command_window = Mux(command.burst == Burst.WRAP.value, transfer_mask,
+                                 (1 << PAGE_BITS) - 1)[:PAGE_BITS]
+            aligned = command.addr[:offset_bits] & ~(size_bytes - 1)[:offset_bits]
+            following, leaves = stepped(aligned, size_bytes[:offset_bits + 1], command_window)
             m.d.sync += [
                 busy.eq(1),
-                address.eq(Cat(command.addr[:offset_bits] & ~(size_bytes - 1)[:offset_bits],
-                               command.addr[offset_bits:])),
+                in_page.eq(command.addr[offset_bits:PAGE_BITS]),
+                page.eq(command.addr[PAGE_BITS:]),
+                page_after.eq(command.addr[PAGE_BITS:] + 1),
+                coming.eq(following),
+                crosses.eq(leaves),
                 lanes.eq(covered(command.addr[:offset_bits], command.size)),
                 last.eq(command.len == 0),
                 size.eq(command.size),
                 step.eq(size_bytes),
                 moves.eq(command.burst != Burst.FIXED.value),
                 wraps.eq(command.burst == Burst.WRAP.value),
-                window.eq(Mux(command.burst == Burst.WRAP.value, transfer_mask,
-                              (1 << window_bits) - 1)),
+                window.eq(command_window),
                 remaining.eq(command.len),
                 refusing.eq(refused(command, config)),
                 burst_id.eq(command.id),

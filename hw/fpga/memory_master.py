@@ -54,8 +54,10 @@ class AXIMemoryMaster(wiring.Component):
         m.submodules.b = b = SkidBuffer(write_response_layout(config.id_width))
         # The slice's requests wait in a stage of their own: whether the channels take a
         # request (which depends on whether it is a write) is then not in the cycle of the
-        # slice's choice of its next request.
-        m.submodules.incoming = incoming = WideStage(self.port.req.payload.shape())
+        # slice's choice of its next request. Its ``ready`` is a register of its own, placed
+        # beside the slice's request side, whose choice of the next request it reaches.
+        m.submodules.incoming = incoming = WideStage(self.port.req.payload.shape(),
+                                                     separate_ready=True)
         connect(m, flipped(self.port.req), incoming.i)
         for channel, stage in (("ar", ar), ("aw", aw), ("w", w)):
             drive_channel(m, self.axi, channel, stage.o)

@@ -23,12 +23,15 @@ from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 
 
 
-def _ring_of(places, select_fanout=None, fill_side_enables=False, registered_bits=()):
+def _ring_of(places, select_fanout=None, fill_side_enables=False, registered_bits=(),
+             separate_ready=False):
     make = partial(RegisterRing, places=places, select_fanout=select_fanout,
-                   fill_side_enables=fill_side_enables, registered_bits=registered_bits)
+                   fill_side_enables=fill_side_enables, registered_bits=registered_bits,
+                   separate_ready=separate_ready)
     make.__name__ = (f"RegisterRing{places}" + (f"by{select_fanout}" if select_fanout else "")
                      + ("FillSide" if fill_side_enables else "")
-                     + (f"Registered{'_'.join(map(str, registered_bits))}" if registered_bits else ""))
+                     + (f"Registered{'_'.join(map(str, registered_bits))}" if registered_bits else "")
+                     + ("SeparateReady" if separate_ready else ""))
     return make
 
 
@@ -42,8 +45,13 @@ RING4_COPIES_FILL_SIDE = _ring_of(4, select_fanout=3, fill_side_enables=True)
 RING3_REGISTERED = _ring_of(3, registered_bits=(1,))
 RING5_COPIES_FILL_SIDE_REGISTERED = _ring_of(5, select_fanout=3, fill_side_enables=True,
                                              registered_bits=(0, 4, 7))
+# With ``i.ready`` a register of its own.
+RING3_SEPARATE_READY = _ring_of(3, separate_ready=True)
+RING4_COPIES_FILL_SIDE_SEPARATE_READY = _ring_of(4, select_fanout=3, fill_side_enables=True,
+                                                 separate_ready=True)
 RINGS = [RING3, RING4, RING4_COPIES, RING3_FILL_SIDE, RING4_COPIES_FILL_SIDE, WideStage,
-         RING3_REGISTERED, RING5_COPIES_FILL_SIDE_REGISTERED]
+         RING3_REGISTERED, RING5_COPIES_FILL_SIDE_REGISTERED, RING3_SEPARATE_READY,
+         RING4_COPIES_FILL_SIDE_SEPARATE_READY]
 # A skid buffer with copies of its state per three payload bits.
 SKID_COPIES = partial(SkidBuffer, select_fanout=3)
 SKID_COPIES.__name__ = "SkidBufferBy3"
@@ -466,6 +474,10 @@ def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follo
     (lambda: RegisterRing(8, 3, select_fanout=2.5), TypeError, "select_fanout must be an int"),
     (lambda: RegisterRing(8, 3, fill_side_enables=1), TypeError,
      "fill_side_enables must be a bool, not 1"),
+    (lambda: RegisterRing(8, 3, separate_ready=1), TypeError,
+     "separate_ready must be a bool, not 1"),
+    (lambda: WideStage(8, separate_ready=None), TypeError,
+     "separate_ready must be a bool, not None"),
     (lambda: RegisterRing(8, 3, registered_bits=(8,)), ValueError,
      r"registered_bits must be distinct bit indices below the payload's 8 bits, not \(8,\)"),
     (lambda: RegisterRing(8, 3, registered_bits=(1, 1)), ValueError, "must be distinct bit indices"),
