@@ -163,7 +163,8 @@ class RegisterRing(_Stage):
     ``registered_bits``: payload bits (indices) whose value at the head is a register of its
     own, formed a cycle ahead from what the ring is about to hold, so that logic deciding
     from them whether the head may leave starts at a flop rather than after the read turn's
-    multiplexer.
+    multiplexer. ``next_head`` gives those bits' values for the next cycle (what the registers
+    are about to hold), for a consumer that registers its own decision a cycle ahead.
 
     ``separate_ready``: ``i.ready`` is a register of its own (marked ``keep``, as is the one
     the ring's own logic reads), so that a producer placed far from the ring sees a flop
@@ -183,9 +184,10 @@ class RegisterRing(_Stage):
         if not isinstance(separate_ready, bool):
             raise TypeError(f"separate_ready must be a bool, not {separate_ready!r}")
         self.separate_ready = separate_ready
-        super().__init__(payload_shape)
-        width = Shape.cast(payload_shape).width
         registered_bits = tuple(registered_bits)
+        super().__init__(payload_shape,
+                         **({"next_head": Out(len(registered_bits))} if registered_bits else {}))
+        width = Shape.cast(payload_shape).width
         bad = [bit for bit in registered_bits
                if not isinstance(bit, int) or isinstance(bit, bool) or not 0 <= bit < width]
         if bad or len(set(registered_bits)) != len(registered_bits):
@@ -251,7 +253,8 @@ class RegisterRing(_Stage):
             for position, bit in enumerate(self.registered_bits):
                 held_next = [Mux(loads[index], payload[bit], Value.cast(slot)[bit])
                              for index, slot in enumerate(slots)]
-                m.d.sync += head_bits[position].eq(one_hot_select(next_read_turn, held_next))
+                m.d.comb += self.next_head[position].eq(one_hot_select(next_read_turn, held_next))
+            m.d.sync += head_bits.eq(self.next_head)
         group = self.select_fanout or max(width, 1)
         for lsb in range(0, width, group):
             bits = slice(lsb, lsb + group)
@@ -352,27 +355,31 @@ class Queue(_Stage):
             )
             stored = state["stored"]
             push = self.i.valid & state["room"]
-            advance = ~state["offering"] | self.o.ready
-            pop = advance & stored[0]
             one_more = Cat(1, stored[:-1])
             one_less = Cat(stored[1:], 0)
-            next_stored = Signal(depth, name=f"next_stored{suffix}")
-            next_offering = Signal(name=f"next_offering{suffix}")
-            m.d.comb += [
-                next_stored.eq(Mux(push & ~pop, one_more, Mux(pop & ~push, one_less, stored))),
-                next_offering.eq(Mux(advance, stored[0], 1)),
-            ]
-            # Room while the level the queue is about to have (held in memory, and in the
-            # output register) is below the depth: the producer's handshake (and whatever
-            # stalls on a full queue) sees a flop.
-            full_after = next_stored[depth - 1] | \
-                (next_offering & (next_stored[depth - 2] if depth > 1 else 1))
+
+            def moved_on(advance):
+                """The next state if the output register does (``advance``) or does not
+                move on."""
+                pop = advance & stored[0]
+                next_stored = Mux(push & ~pop, one_more, Mux(pop & ~push, one_less, stored))
+                next_offering = Mux(advance, stored[0], 1)
+                # Room while the level the queue is about to have (held in memory, and in
+                # the output register) is below the depth: the producer's handshake (and
+                # whatever stalls on a full queue) sees a flop.
+                full_after = next_stored[depth - 1] | \
+                    (next_offering & (next_stored[depth - 2] if depth > 1 else 1))
+                return Cat(next_stored, next_offering, ~full_after)
+            # Both outcomes formed from the copy's own state, the consumer's ``ready`` (the
+            # latest-arriving input, from far away) choosing between them last.
+            advance = ~state["offering"] | self.o.ready
+            pop = advance & stored[0]
             m.d.sync += [
                 state["writes_at"].eq(state["writes_at"] + push),
-                state["reads_at"].eq(state["reads_at"] + pop),
-                stored.eq(next_stored),
-                state["offering"].eq(next_offering),
-                state["room"].eq(~full_after),
+                state["reads_at"].eq(Mux(self.o.ready, state["reads_at"] + stored[0],
+                                         state["reads_at"] + (~state["offering"] & stored[0]))),
+                Cat(stored, state["offering"], state["room"]).eq(
+                    Mux(self.o.ready, moved_on(1), moved_on(~state["offering"]))),
             ]
             state["pop"] = pop
             return state

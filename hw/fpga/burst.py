@@ -43,10 +43,16 @@ def refused_bit(config, id_width):
     return beat_layout(config, id_width)["refused"].offset
 
 
+def _low_mask(size, width):
+    """``(1 << size) - 1`` in ``width`` bits, as a decode of ``size`` (no subtractor)."""
+    largest = (1 << len(size)) - 1
+    return Cat((size > bit) if bit < largest else Const(0, 1) for bit in range(width))
+
+
 def refused(command, config):
     """Whether the burst ``command`` (an :func:`~.axi.address_layout` view) is refused."""
     size_ok = command.size <= config.offset_bits
-    size_mask = (Const(1, 8) << command.size) - 1
+    size_mask = _low_mask(command.size, 8)
     wrap_length_ok = 0
     for beats in WRAP_BEATS:
         wrap_length_ok = wrap_length_ok | (command.len == beats - 1)
@@ -161,10 +167,11 @@ class BurstBeats(wiring.Component):
         with m.If(self.command.valid & self.command.ready):
             size_bytes = Const(1, sector_bytes.bit_length() + 8) << command.size
             # The burst's bytes less one, ``((len + 1) << size) - 1``, without an adder.
-            transfer_mask = (command.len << command.size) | (size_bytes - 1)
+            size_mask = _low_mask(command.size, PAGE_BITS)
+            transfer_mask = (command.len << command.size) | size_mask
             command_window = Mux(command.burst == Burst.WRAP.value, transfer_mask,
                                  (1 << PAGE_BITS) - 1)[:PAGE_BITS]
-            aligned = command.addr[:offset_bits] & ~(size_bytes - 1)[:offset_bits]
+            aligned = command.addr[:offset_bits] & ~size_mask[:offset_bits]
             following, leaves = stepped(aligned, size_bytes[:offset_bits + 1], command_window)
             m.d.sync += [
                 busy.eq(1),

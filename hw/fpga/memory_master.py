@@ -56,8 +56,11 @@ class AXIMemoryMaster(wiring.Component):
         # request (which depends on whether it is a write) is then not in the cycle of the
         # slice's choice of its next request. Its ``ready`` is a register of its own, placed
         # beside the slice's request side, whose choice of the next request it reaches.
-        m.submodules.incoming = incoming = WideStage(self.port.req.payload.shape(),
-                                                     separate_ready=True)
+        # Whether the head is a write (which decides the channels it waits for) is a
+        # register of its own.
+        requests = self.port.req.payload.shape()
+        m.submodules.incoming = incoming = WideStage(
+            requests, separate_ready=True, registered_bits=(requests["write"].offset,))
         connect(m, flipped(self.port.req), incoming.i)
         for channel, stage in (("ar", ar), ("aw", aw), ("w", w)):
             drive_channel(m, self.axi, channel, stage.o)

@@ -15,11 +15,10 @@ last beat. Bursts are answered in acceptance order, one of the orders AXI allows
 
 from amaranth.hdl import Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..layouts import ResponseStatus, request_layout
-from ..stream import SkidBuffer, WideStage
+from ..stream import Queue, SkidBuffer, WideStage
 from .axi import (LEN_BITS, AXI4Signature, address_layout, drive_channel, take_channel,
                   write_data_layout, write_response_layout)
 from .burst import BurstBeats, beat_layout, refused, refused_bit
@@ -86,21 +85,22 @@ class AXIWriteBridge(wiring.Component):
             "writes": unsigned(LEN_BITS + 1),      # sector writes memory will answer
             "refused": unsigned(1),
         })
-        m.submodules.pending = pending = SyncFIFO(
-            width=pending_layout.as_shape().width, depth=bursts)
+        # The oldest burst's record is a register (the queue's output register), so that the
+        # answer's decision starts at flops rather than at a LUT RAM's read.
+        m.submodules.pending = pending = Queue(pending_layout, bursts)
         command = aw.o.payload.command
         m.d.comb += [
-            splitter.command.valid.eq(aw.o.valid & pending.w_rdy),
+            splitter.command.valid.eq(aw.o.valid & pending.i.ready),
             splitter.command.payload.eq(command),
-            aw.o.ready.eq(splitter.command.ready & pending.w_rdy),
+            aw.o.ready.eq(splitter.command.ready & pending.i.ready),
         ]
-        entering = data.View(pending_layout, pending.w_data)
+        entering = pending.i.payload
         burst_refused = aw.o.payload.refused
         m.d.comb += [
             entering.id.eq(command.id),
             entering.writes.eq(Mux(burst_refused, 0, command.len + 1)),
             entering.refused.eq(burst_refused),
-            pending.w_en.eq(aw.o.valid & aw.o.ready),
+            pending.i.valid.eq(aw.o.valid & aw.o.ready),
         ]
 
         # --- beats joined with their data, toward the slice ----------------------------------
@@ -123,10 +123,10 @@ class AXIWriteBridge(wiring.Component):
         data_in = consumed & beat.last
 
         # --- answers ---------------------------------------------------------------------
-        head = data.View(pending_layout, pending.r_data)
+        head = pending.o.payload
         answered = Signal(LEN_BITS + 1)
         status = Signal(ResponseStatus)
-        counting = pending.r_rdy & (answered != head.writes)
+        counting = pending.o.valid & (answered != head.writes)
         completion = self.completions.payload.status.as_value()
         m.d.comb += self.completions.ready.eq(counting)
         with m.If(self.completions.valid & counting):
@@ -134,13 +134,13 @@ class AXIWriteBridge(wiring.Component):
             with m.If(~status.as_value()[1] & completion[1]):
                 m.d.sync += status.eq(completion)
 
-        done = pending.r_rdy & (answered == head.writes) & (delivered != 0)
+        done = pending.o.valid & (answered == head.writes) & (delivered != 0)
         respond = b.i.valid & b.i.ready
         m.d.comb += [
             b.i.valid.eq(done),
             b.i.payload.id.eq(head.id),
             b.i.payload.resp.eq(Mux(head.refused, ResponseStatus.SLAVE_ERROR, status)),
-            pending.r_en.eq(respond),
+            pending.o.ready.eq(respond),
         ]
         with m.If(respond):
             m.d.sync += [answered.eq(0), status.eq(ResponseStatus.OKAY)]

@@ -159,16 +159,14 @@ def _leave_unless_held(m, stage, port, payload, held, name):
     return fire
 
 
-def _count_places(m, places, take, free, *, full=None, depth=None):
+def _count_places(m, places, take, free):
     """Keep ``places`` counting queue places taken (``take``) and freed (``free``) in a
-    cycle, never below zero; with ``full``, keep that register high exactly while
-    ``places`` is ``depth`` (formed from the count it is about to have)."""
+    cycle, never below zero. Returns the count it is about to have."""
     next_places = Signal.like(places, name=f"next_{places.name}")
     m.d.comb += next_places.eq(Mux(take & ~free, places + 1,
                                    Mux(free & ~take & (places != 0), places - 1, places)))
     m.d.sync += places.eq(next_places)
-    if full is not None:
-        m.d.sync += full.eq(next_places == depth)
+    return next_places
 
 
 class Trigger(wiring.Component):
@@ -257,7 +255,7 @@ class Trigger(wiring.Component):
         # behind the range comparisons. The selection is made from the registers while the
         # request waits.
         if pipelined:
-            head = self._pipelined_request_side(m)
+            head, next_head = self._pipelined_request_side(m)
         else:
             head = self._request_stage(m)
         staged_request = head.payload
@@ -266,24 +264,23 @@ class Trigger(wiring.Component):
         read_hit = staged_request.hit & ~request.write
         # Places in the read queue taken or reserved by triggering reads in memory.
         read_places = Signal(range(depth + 1))
-        read_queue_full = Signal()
-        write_queue_full = Signal()
+        # Whether the head is held: a triggering write or read while its queue is full
+        # (pipelined, a register: below).
+        request_held = Signal()
         if pipelined:
             # Write events not yet taken from their queue, the one on its way in included.
-            # Both queues' fullness are registers, formed from the counts about to be.
             write_places = Signal(range(depth + 1))
         else:
-            m.d.comb += [read_queue_full.eq(read_places == depth),
-                         write_queue_full.eq(~write_events.i.ready)]
-        request_held = Signal()
-        m.d.comb += request_held.eq((write_hit & write_queue_full) |
-                                    (read_hit & read_queue_full))
+            read_queue_full = read_places == depth
+            write_queue_full = ~write_events.i.ready
+            m.d.comb += request_held.eq((write_hit & write_queue_full) |
+                                        (read_hit & read_queue_full))
         request_fire = _leave_unless_held(m, head, self.mem.req, request,
                                           request_held, "request")
 
         if pipelined:
-            _count_places(m, write_places, request_fire & write_hit, write_taken,
-                          full=write_queue_full, depth=depth)
+            next_write_places = _count_places(m, write_places, request_fire & write_hit,
+                                              write_taken)
 
         # The request as it left, and whether it left as a triggering write or as a read:
         # pipelined, in registers a cycle later (and meaningful only with those bits: no
@@ -508,8 +505,15 @@ class Trigger(wiring.Component):
         # outstanding from then on.
         m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
 
-        _count_places(m, read_places, issue_read & staged_request.hit, read_taken,
-                      **({"full": read_queue_full, "depth": depth} if pipelined else {}))
+        next_read_places = _count_places(m, read_places, issue_read & staged_request.hit,
+                                         read_taken)
+        if pipelined:
+            # Whether the head is held, a register formed from what the head and the queues'
+            # fullness are about to be: the request's handshake, which reaches every bank of
+            # the sectors' queue and every copy of the ring's turns, starts at flops alone.
+            next_hit, next_write = next_head[0], next_head[1]
+            m.d.sync += request_held.eq(next_hit & Mux(next_write, next_write_places == depth,
+                                                       next_read_places == depth))
 
         # --- the two queues into the event stream ----------------------------------------------
         queues = (write_events, read_events)
@@ -711,4 +715,4 @@ class Trigger(wiring.Component):
         ]
         leave = ring.o.valid & ring.o.ready
         m.d.sync += inside.eq(inside + enter - leave)
-        return head
+        return head, ring.next_head
