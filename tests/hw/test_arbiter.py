@@ -112,15 +112,7 @@ CONFIG = NDPConfig()
 SOURCE = 1 << (CONFIG.mem_id_width - 1)
 
 
-@pytest.mark.parametrize("pressure", [0.0, 0.4])
-def test_nothing_lost_duplicated_or_misrouted(pressure):
-    rng = random.Random(3)
-    gpu = _requests(rng, 300, CONFIG.id_width, source="gpu")
-    ndp = _requests(rng, 200, CONFIG.ndp_id_width, source="ndp")
-    answered = []             # (id, data, status) of every read response memory gave
-    seen, gpu_responses, ndp_responses = run(CONFIG, gpu, ndp, seed=5, gpu_idle=pressure,
-                                             ndp_idle=pressure, memory_stall=pressure,
-                                             answered=answered)
+def _check_delivery(gpu, ndp, seen, gpu_responses, ndp_responses, answered):
     fields = ("addr", "write", "data", "mask")
     gpu_seen = [r for _, r in seen if not r["id"] & SOURCE]
     ndp_seen = [r for _, r in seen if r["id"] & SOURCE]
@@ -136,6 +128,31 @@ def test_nothing_lost_duplicated_or_misrouted(pressure):
     assert sorted(gpu_responses) == sorted(r for r in answered if not r[0] & SOURCE)
     assert sorted(ndp_responses) == sorted((r[0] & ~SOURCE, *r[1:]) for r in answered if r[0] & SOURCE)
     assert {r[2] for r in answered} == {status.value for status in ResponseStatus}
+
+
+@pytest.mark.parametrize("pressure", [0.0, 0.4])
+def test_nothing_lost_duplicated_or_misrouted(pressure):
+    rng = random.Random(3)
+    gpu = _requests(rng, 300, CONFIG.id_width, source="gpu")
+    ndp = _requests(rng, 200, CONFIG.ndp_id_width, source="ndp")
+    answered = []             # (id, data, status) of every read response memory gave
+    seen, gpu_responses, ndp_responses = run(CONFIG, gpu, ndp, seed=5, gpu_idle=pressure,
+                                             ndp_idle=pressure, memory_stall=pressure,
+                                             answered=answered)
+    _check_delivery(gpu, ndp, seen, gpu_responses, ndp_responses, answered)
+
+
+@pytest.mark.slow
+def test_nothing_lost_duplicated_or_misrouted_over_a_hundred_thousand_cycles():
+    rng = random.Random(11)
+    gpu = _requests(rng, 36_000, CONFIG.id_width, source="gpu")
+    ndp = _requests(rng, 24_000, CONFIG.ndp_id_width, source="ndp")
+    answered = []
+    seen, gpu_responses, ndp_responses = run(CONFIG, gpu, ndp, seed=13, gpu_idle=0.4,
+                                             ndp_idle=0.4, memory_stall=0.4,
+                                             answered=answered)
+    assert seen[-1][0] >= 100_000
+    _check_delivery(gpu, ndp, seen, gpu_responses, ndp_responses, answered)
 
 
 @pytest.mark.parametrize("period", [4, 16])
