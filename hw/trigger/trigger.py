@@ -56,6 +56,8 @@ PIPELINED_REUSE_DELAY = 2
 #: Pipelined, the low id bits that pick an outstanding-read bit within a group in the
 #: reuse check's first step.
 REUSE_GROUP_BITS = 4
+#: Pipelined, the outstanding-read bits cleared from one copy of the answered read's id.
+CLEAR_GROUP_BITS = 64
 #: Pipelined, the places of each ring around the event merge.
 EVENT_BUFFER_PLACES = 3
 #: Read responses the pipelined response side holds at most (three keep one per cycle),
@@ -462,12 +464,19 @@ class Trigger(wiring.Component):
             # the read it answers (memory answers a cycle after the read at the earliest),
             # so the set wins: a bit set and cleared together belongs to a new read that
             # reused the id of an answered one.
-            answered_read = Signal()
-            answered_read_id = Signal.like(self.mem.resp.payload.id, reset_less=True)
-            m.d.sync += [answered_read.eq(response_accept),
-                         answered_read_id.eq(self.mem.resp.payload.id)]
-            with m.If(answered_read):
-                m.d.comb += clear_bits.eq(1 << answered_read_id)
+            # A copy of the register per group of bits (marked ``keep``), each decoded beside
+            # its group.
+            for lsb in range(0, len(outstanding), CLEAR_GROUP_BITS):
+                group = lsb // CLEAR_GROUP_BITS
+                answered_read = Signal(name=f"answered_read_copy{group}", attrs={"keep": 1})
+                answered_read_id = Signal.like(self.mem.resp.payload.id, reset_less=True,
+                                               name=f"answered_read_id_copy{group}",
+                                               attrs={"keep": 1})
+                m.d.sync += [answered_read.eq(response_accept),
+                             answered_read_id.eq(self.mem.resp.payload.id)]
+                bits = range(lsb, min(lsb + CLEAR_GROUP_BITS, len(outstanding)))
+                m.d.comb += clear_bits[bits.start:bits.stop].eq(
+                    Cat(answered_read & (answered_read_id == bit) for bit in bits))
             # The id as it left, in two more copies (marked ``keep``): the set's decoder and
             # the reuse check's selection each load every one of the bits, and the tag
             # memory's address is a third load of the same value.
@@ -523,14 +532,17 @@ class Trigger(wiring.Component):
             # rings whose enables and ``i.ready`` come from their own state, so no handshake
             # reaches a wide enable or multiplexer in its cycle. Three places each keep one
             # transfer per cycle.
-            def event_buffer():
+            # (The queues' buffers give their queue its ``ready`` from a register of their
+            # own, beside the queue's banks.)
+            def event_buffer(separate_ready=False):
                 return RegisterRing(event_layout, EVENT_BUFFER_PLACES,
-                                    select_fanout=RING_SELECT_FANOUT, fill_side_enables=True)
+                                    select_fanout=RING_SELECT_FANOUT, fill_side_enables=True,
+                                    separate_ready=separate_ready)
             m.submodules.event_merge = event_merge = RoundRobinMerge(
                 event_layout, len(queues), registered_choice=True,
                 select_fanout=RING_SELECT_FANOUT)
             for name, queue, port in zip(("write", "read"), queues, event_merge.i):
-                m.submodules[f"{name}_event_buffer"] = buffer = event_buffer()
+                m.submodules[f"{name}_event_buffer"] = buffer = event_buffer(separate_ready=True)
                 connect(m, queue.o, buffer.i)
                 connect(m, buffer.o, port)
             m.submodules.event_buffer = buffer = event_buffer()
