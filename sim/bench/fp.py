@@ -1,4 +1,4 @@
-"""Benchmark: vectors per second through :func:`sim.fp.run_fp_vectors`, per op and
+"""Benchmark: vectors per second through :func:`sim.flows.fp_vectors.run_fp_vectors`, per op and
 simulator, end to end (operand files, simulator start, golden-free result read-back).
 A small warm-up run first builds the simulation so that build time is not counted."""
 
@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from matndp.sim.fp import FP_OPS, run_fp_vectors
+from matndp.sim.flows.fp_vectors import FP_OPS, run_fp_vectors
 from matndp.sim.runner import SimulationFailed
 from matndp.sim.golden.fp import random_operands
 

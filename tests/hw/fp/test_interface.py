@@ -1,4 +1,4 @@
-"""The FP checking interface (sim.fp.run_fp_vectors) and the stream contract of the
+"""The FP checking interface (sim.flows.fp_vectors.run_fp_vectors) and the stream contract of the
 pipelined units: latency as documented, one record per cycle, whole-pipeline stalls."""
 
 import pathlib
@@ -16,7 +16,7 @@ from matndp.hw.fp.interface import FPUnitSignature, operand_layout
 from matndp.hw.fp.opcodes import OP_BITS, AddSubOp
 from matndp.hw.fp.units import FP_UNITS, FPOperation, is_pipelined
 from matndp.sim import fp as sim_fp
-from matndp.sim.fp import FP_OPS, run_fp_unit, run_fp_vectors
+from matndp.sim.flows.fp_vectors import FP_OPS, run_fp_unit, run_fp_vectors
 from matndp.sim.golden.fp import random_operands, reference
 from matndp.sim.runner import SimulationFailed
 
