@@ -25,7 +25,8 @@ def run_asm(args):
     from matndp.host.kernels.image import save_image
     source = _readable(args.file)
     output = pathlib.Path(args.output) if args.output else source.with_suffix(".ndpk")
-    image = assemble_file(source, instruction_words=args.instruction_words)
+    image = assemble_file(source, instruction_words=args.instruction_words,
+                          include_folders=args.include)
     try:
         save_image(image, output)
     except OSError as error:
@@ -218,6 +219,8 @@ def register(subparsers):
                      help="the .ndpk file to write (default: FILE with .ndpk)")
     asm.add_argument("--instruction-words", type=integer(1), default=DEFAULT_INSTRUCTION_WORDS,
                      help="instruction memory depth the kernel must fit (default %(default)s)")
+    asm.add_argument("-I", "--include", action="append", default=[], metavar="FOLDER",
+                     help="a folder where .include looks after the source's own (repeatable)")
     asm.set_defaults(func=run_asm)
     disasm = commands.add_parser("disasm", help="print the source of an .ndpk file")
     disasm.add_argument("file", help="an .ndpk file")

@@ -24,6 +24,22 @@ def test_asm_then_disasm(tmp_path, capsys):
     assert load_image(tmp_path / "out" / "again.ndpk").words == image.words
 
 
+def test_asm_includes_from_the_source_folder_then_the_include_folders(tmp_path, capsys):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "relu.inc").write_text(".macro relu y, x\n    vmax \\y, \\x, 0.0\n.endm\n")
+    source = tmp_path / "relu.s"
+    source.write_text('.kernel relu\n.include "relu.inc"\n.arg OUT 0\n.main\n    relu v1, DATA\n'
+                      '    vst.x [OFFSET + OUT], v1\n')
+    assert main(["kernel", "asm", str(source)]) == 2
+    assert "relu.s:2:10: cannot include 'relu.inc'" in capsys.readouterr().err
+    assert main(["kernel", "asm", str(source), "-I", str(shared)]) == 0
+    plain = tmp_path / "plain.s"
+    plain.write_text(SOURCE)
+    assert main(["kernel", "asm", str(plain)]) == 0
+    assert load_image(tmp_path / "relu.ndpk").words == load_image(tmp_path / "plain.ndpk").words
+
+
 @pytest.mark.parametrize("command, content, message", [
     ("asm", ".kernel k\n.main\n    vaddd v1\n", "k.s:3:5: unknown mnemonic 'vaddd'"),
     ("asm", None, "no such file"),
