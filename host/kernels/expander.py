@@ -27,9 +27,11 @@ import numpy as np
 
 from matndp.hw.engine.isa import ARGUMENT_WORDS
 from matndp.host.kernels.assembler import assemble
-from matndp.host.kernels.catalog import SECTOR_BYTES, LibraryError, kernel as library_kernel, library_source
 from matndp.host.kernels.divisor import divisor_descriptor
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library import (LANES, SECTOR_BYTES, LibraryError, kernel as library_kernel,
+                                         library_source)
+from matndp.host.kernels.library.inputs import random_inputs
+from matndp.host.kernels.library.sources import read_include
 
 
 __all__ = ["OPTIMIZERS", "SUM_KERNEL", "KERNELS", "reduction_source", "reduction_image",
@@ -45,7 +47,6 @@ _SUM_SOURCE = "expander_sum.s"
 _SUM_STORE = re.compile(r"^\s*vstm\.x\s+\[x2 \+ SUM\], v12\s*$")
 # Registers the reduction keeps live into the optimizer: the sum and the offset in a copy.
 _SUM_REGISTER, _OFFSET_REGISTER = "v12", "x2"
-_LANES = SECTOR_BYTES // 4
 _REDUCTION_REGISTERS = re.compile(r"\b(x[1-9]|v1[0-4])\b")
 
 
@@ -113,13 +114,13 @@ def reduction_source(optimizer):
 @functools.cache
 def reduction_image(optimizer):
     """The assembled expander kernel of ``optimizer``."""
-    return assemble(reduction_source(optimizer), filename=f"expander_{optimizer}")
+    return assemble(reduction_source(optimizer), filename=f"expander_{optimizer}", include=read_include)
 
 
 def counter_bytes(copy_bytes):
     """Scratchpad bytes of the arrival counters of a tensor of ``copy_bytes`` per copy."""
     sectors = -(-copy_bytes // SECTOR_BYTES)
-    return -(-sectors // _LANES) * SECTOR_BYTES
+    return -(-sectors // LANES) * SECTOR_BYTES
 
 
 @dataclass(frozen=True)

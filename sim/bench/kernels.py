@@ -21,8 +21,9 @@ import json
 import pathlib
 
 from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, SCHEMA, configuration_record
-from matndp.host.kernels.catalog import KERNELS, OPS, kernel, run_on_iss
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library import KERNELS, OPS, kernel
+from matndp.host.kernels.library.iss_runner import run_on_iss
+from matndp.host.kernels.library.inputs import random_inputs
 from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.kernel_run import differing_elements, reference_outputs, run_kernel_rtl
 

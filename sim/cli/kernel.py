@@ -70,7 +70,7 @@ def render_ops(ops):
 
 
 def run_list(args):
-    from matndp.host.kernels.catalog import KERNELS, OPS
+    from matndp.host.kernels.library import KERNELS, OPS
     if args.markdown:
         from matndp.sim.docgen.kernels import render_markdown
         sys.stdout.write(render_markdown(KERNELS, OPS))
@@ -87,7 +87,7 @@ SIMULATORS = ("verilator", "icarus", "iss")
 
 
 def _launch(args):
-    from matndp.host.kernels.catalog import LibraryError, kernel
+    from matndp.host.kernels.library import LibraryError, kernel
     try:
         spec = kernel(args.name)
     except LibraryError as error:
@@ -126,7 +126,7 @@ def _dump(directory, inputs, outputs, params, report):
 
 
 def run_run(args):
-    from matndp.host.kernels.inputs import random_inputs
+    from matndp.host.kernels.library.inputs import random_inputs
     from matndp.sim.flows.kernel_run import differing_elements, reference_outputs
     spec, problem, launch = _launch(args)
     if args.waves and not args.dump:

@@ -36,7 +36,7 @@ def _fp(text):
 
 
 def _kernels(text):
-    from matndp.host.kernels.catalog import KERNELS, OPS
+    from matndp.host.kernels.library import KERNELS, OPS
     from matndp.sim.docgen.kernels import update_kernels_doc
     return update_kernels_doc(text, KERNELS, OPS)
 

@@ -19,8 +19,8 @@ import pathlib
 import numpy as np
 
 from matndp.host.access_stream import RESNET50_LAYERS, conv_output
-from matndp.host.kernels.catalog import kernel
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library import kernel
+from matndp.host.kernels.library.inputs import random_inputs
 from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
 from matndp.sim.flows.kernel_run import (Launch, differing_elements, reference_outputs,
                                          run_launches_rtl)

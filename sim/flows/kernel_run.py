@@ -17,8 +17,8 @@ import tempfile
 
 import numpy as np
 
-from matndp.host.kernels.catalog import Access, Role, kernel as library_kernel
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library import Access, Role, kernel as library_kernel
+from matndp.host.kernels.library.inputs import random_inputs
 from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
 from matndp.sim.runner import build_root, run_cocotb
 
@@ -266,7 +266,7 @@ def _launch_job(index, plan, directory):
 def reference_outputs(launch, inputs):
     """What ``launch`` on ``inputs`` must give: (the instruction-set simulator's outputs,
     the golden model's, the simulator's run result)."""
-    from matndp.host.kernels.catalog import run_on_iss
+    from matndp.host.kernels.library.iss_runner import run_on_iss
     iss, result = run_on_iss(launch, inputs)
     return iss, golden_outputs(launch, inputs), result
 

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from matndp.host.calibration import configuration_record, expander_calibration_document
-from matndp.host.kernels.catalog import SECTOR_BYTES
+from matndp.host.kernels.library import SECTOR_BYTES
 from matndp.host.kernels.expander import ReductionLaunch
 from matndp.host.ndpxnet import NDPXNetConfig
 from matndp.host.output import whole_folder, write_text

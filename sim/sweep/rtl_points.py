@@ -13,7 +13,7 @@ import sys
 import time
 
 from matndp.hw.config import ArbiterConfig, EngineConfig, NDPConfig, TriggerConfig
-from matndp.host.kernels.catalog import KERNELS, SECTOR_BYTES, LibraryError
+from matndp.host.kernels.library import KERNELS, SECTOR_BYTES, LibraryError
 
 from matndp.sim.runner import SIMULATORS
 from matndp.sim.sweep.interface import (Parameter, PointFunction, boolean, integer, number, one_of,
@@ -120,7 +120,7 @@ class RtlBenchPoint(PointFunction):
         return None
 
     def run(self, config, seed):
-        from matndp.host.kernels.catalog import run_on_iss
+        from matndp.host.kernels.library.iss_runner import run_on_iss
         from matndp.sim.flows.kernel_run import run_kernel_rtl
         from matndp.sim.sweep.rtl_build import rtl_build, rtl_build_key
         hardware = ndp_config(config)

@@ -7,7 +7,7 @@
 .arg X 0
 .arg GROUPS 1            ; divisor descriptor of 4C·K
 .arg DOTS_SP 2           ; the Σdy·x copies, 4C·K bytes; the Σdy copies follow
-.arg COPY_BYTES 3        ; 4C·K
+.arg PARTIALS_BYTES 3        ; 4C·K
 .arg ROW_BYTES 4         ; 4C
 .arg MEAN 5
 .arg INVSTD 6
@@ -22,8 +22,8 @@
 .init
     vsplat  v1, x0
     add     x1, x0, DOTS_SP
-    add     x2, x1, COPY_BYTES
-    add     x2, x2, COPY_BYTES
+    add     x2, x1, PARTIALS_BYTES
+    add     x2, x2, PARTIALS_BYTES
 clear:
     sst     [x1], v1
     add     x1, x1, 32
@@ -35,21 +35,21 @@ clear:
     vld     v1, [OFFSET + X]
     add     x1, x1, DOTS_SP
     samofma [x1], DATA, v1
-    samoadd.r.x [x1 + COPY_BYTES], DATA
+    samoadd.r.x [x1 + PARTIALS_BYTES], DATA
 
 .final
     add     x6, x0, DOTS_SP
-    add     x6, x6, COPY_BYTES
+    add     x6, x6, PARTIALS_BYTES
     add     x1, x0, 0
 group:
     add     x2, x1, DOTS_SP
     sld     v1, [x2]                   ; Σdy·x
-    sld     v2, [x2 + COPY_BYTES]      ; Σdy
+    sld     v2, [x2 + PARTIALS_BYTES]      ; Σdy
     jump    next
 copies:
     sld     v3, [x2]
     vadd    v1, v1, v3
-    sld     v3, [x2 + COPY_BYTES]
+    sld     v3, [x2 + PARTIALS_BYTES]
     vadd    v2, v2, v3
 next:
     add     x2, x2, ROW_BYTES

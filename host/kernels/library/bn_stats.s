@@ -15,7 +15,7 @@
 .arg BIAS 7
 .arg GROUPS 8            ; divisor descriptor of 4C·K: OFFSET mod 4C·K = 32 × the copy's group
 .arg SQUARES_SP 9        ; the Σx² copies in the scratchpad, 4C·K bytes; the Σx copies follow
-.arg COPY_BYTES 10       ; 4C·K
+.arg PARTIALS_BYTES 10       ; 4C·K
 .arg ROW_BYTES 11        ; 4C
 .arg COUNT 12            ; rows, as FP32
 .arg EPS 13
@@ -24,8 +24,8 @@
 .init
     vsplat  v1, x0
     add     x1, x0, SQUARES_SP
-    add     x2, x1, COPY_BYTES
-    add     x2, x2, COPY_BYTES
+    add     x2, x1, PARTIALS_BYTES
+    add     x2, x2, PARTIALS_BYTES
 clear:
     sst     [x1], v1
     add     x1, x1, 32
@@ -36,21 +36,21 @@ clear:
     remc    x1, OFFSET, GROUPS
     add     x1, x1, SQUARES_SP
     samofma [x1], DATA, DATA
-    samoadd.r.x [x1 + COPY_BYTES], DATA
+    samoadd.r.x [x1 + PARTIALS_BYTES], DATA
 
 .final
     add     x6, x0, SQUARES_SP
-    add     x6, x6, COPY_BYTES         ; end of the Σx² copies
+    add     x6, x6, PARTIALS_BYTES         ; end of the Σx² copies
     add     x1, x0, 0                  ; 32g: the channel group
 group:
     add     x2, x1, SQUARES_SP         ; copy 0
     sld     v1, [x2]
-    sld     v2, [x2 + COPY_BYTES]
+    sld     v2, [x2 + PARTIALS_BYTES]
     jump    next
 copies:
     sld     v3, [x2]
     vadd    v1, v1, v3
-    sld     v3, [x2 + COPY_BYTES]
+    sld     v3, [x2 + PARTIALS_BYTES]
     vadd    v2, v2, v3
 next:
     add     x2, x2, ROW_BYTES

@@ -12,7 +12,7 @@
 .arg BIAS 7
 .arg GROUPS 8            ; divisor descriptor of 2C·K: 2·(OFFSET mod 2C·K) = 32 × the copy's group
 .arg SQUARES_SP 9        ; the Σx² copies in the scratchpad, 4C·K bytes; the Σx copies follow
-.arg COPY_BYTES 10       ; 4C·K
+.arg PARTIALS_BYTES 10       ; 4C·K
 .arg ROW_BYTES 11        ; 4C
 .arg COUNT 12            ; rows, as FP32
 .arg EPS 13
@@ -21,8 +21,8 @@
 .init
     vsplat  v1, x0
     add     x1, x0, SQUARES_SP
-    add     x2, x1, COPY_BYTES
-    add     x2, x2, COPY_BYTES
+    add     x2, x1, PARTIALS_BYTES
+    add     x2, x2, PARTIALS_BYTES
 clear:
     sst     [x1], v1
     add     x1, x1, 32
@@ -37,22 +37,22 @@ clear:
     vcvthi  v2, DATA
     samofma [x1], v1, v1
     samofma [x1 + 32], v2, v2
-    samoadd [x1 + COPY_BYTES], v1
-    samoadd.r.x [x1 + COPY_BYTES + 32], v2
+    samoadd [x1 + PARTIALS_BYTES], v1
+    samoadd.r.x [x1 + PARTIALS_BYTES + 32], v2
 
 .final
     add     x6, x0, SQUARES_SP
-    add     x6, x6, COPY_BYTES         ; end of the Σx² copies
+    add     x6, x6, PARTIALS_BYTES         ; end of the Σx² copies
     add     x1, x0, 0                  ; 32g: the channel group
 group:
     add     x2, x1, SQUARES_SP         ; copy 0
     sld     v1, [x2]
-    sld     v2, [x2 + COPY_BYTES]
+    sld     v2, [x2 + PARTIALS_BYTES]
     jump    next
 copies:
     sld     v3, [x2]
     vadd    v1, v1, v3
-    sld     v3, [x2 + COPY_BYTES]
+    sld     v3, [x2 + PARTIALS_BYTES]
     vadd    v2, v2, v3
 next:
     add     x2, x2, ROW_BYTES

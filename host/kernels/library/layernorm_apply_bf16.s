@@ -4,19 +4,19 @@
 .arg Y 0
 .arg ROW_COEFS 1         ; per row: a sector of rstd, a sector of −mean·rstd
 .arg ROWS 2              ; divisor descriptor of 2L
-.arg GAMMA 3
-.arg BETA 4
-.arg GAMMA_SP 5
-.arg BETA_SP 6
+.arg WEIGHT 3
+.arg BIAS 4
+.arg WEIGHT_SP 5
+.arg BIAS_SP 6
 .arg ROW_BYTES 7         ; 4L
 
 .init
     add     x1, x0, 0
 copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
-    vld     v1, [x1 + BETA]
-    sst     [x1 + BETA_SP], v1
+    vld     v1, [x1 + WEIGHT]
+    sst     [x1 + WEIGHT_SP], v1
+    vld     v1, [x1 + BIAS]
+    sst     [x1 + BIAS_SP], v1
     add     x1, x1, 32
     bltu    x1, ROW_BYTES, copy
     exit
@@ -32,11 +32,11 @@ copy:
     vcvthi  v4, DATA
     vfma    v3, v3, v1, v2
     vfma    v4, v4, v1, v2
-    sld     v1, [x2 + GAMMA_SP]
-    sld     v2, [x2 + BETA_SP]
+    sld     v1, [x2 + WEIGHT_SP]
+    sld     v2, [x2 + BIAS_SP]
     vfma    v3, v3, v1, v2
-    sld     v1, [x2 + GAMMA_SP + 32]
-    sld     v2, [x2 + BETA_SP + 32]
+    sld     v1, [x2 + WEIGHT_SP + 32]
+    sld     v2, [x2 + BIAS_SP + 32]
     vfma    v4, v4, v1, v2
     vpackbf v3, v3, v4
     vstm.x  [OFFSET + Y], v3

@@ -4,10 +4,10 @@
 ; grad_weight = Σ dy·x̂ and grad_bias = Σ dy over the rows in trigger order, x̂ = a·x + m.
 .arg DX 0
 .arg X 1
-.arg GAMMA 2
+.arg WEIGHT 2
 .arg ROWS 3              ; divisor descriptor of 4L
 .arg ROW_COEFS 4         ; per row: sectors of a, b, c, m
-.arg GAMMA_SP 5
+.arg WEIGHT_SP 5
 .arg GRADS_SP 6          ; grad_weight accumulators, 4L bytes; grad_bias follow
 .arg ROW_BYTES 7         ; 4L
 .arg GRAD_WEIGHT 8
@@ -17,8 +17,8 @@
     vsplat  v2, x0
     add     x1, x0, 0
 copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
+    vld     v1, [x1 + WEIGHT]
+    sst     [x1 + WEIGHT_SP], v1
     add     x2, x1, GRADS_SP
     sst     [x2], v2
     sst     [x2 + ROW_BYTES], v2
@@ -34,7 +34,7 @@ copy:
     vld     v2, [x1 + ROW_COEFS + 32]  ; b
     vld     v3, [x1 + ROW_COEFS + 64]  ; c
     vfma    v2, v1, v2, v3             ; b·x + c
-    sld     v3, [x2 + GAMMA_SP]
+    sld     v3, [x2 + WEIGHT_SP]
     vmul    v3, DATA, v3               ; g = dy·gamma
     vld     v4, [x1 + ROW_COEFS]       ; a
     vfma    v2, v3, v4, v2

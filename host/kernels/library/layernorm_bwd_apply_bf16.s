@@ -4,10 +4,10 @@
 ; accumulates the widened tensors' sectors 2s and 2s+1.
 .arg DX 0
 .arg X 1
-.arg GAMMA 2
+.arg WEIGHT 2
 .arg ROWS 3              ; divisor descriptor of 2L
 .arg ROW_COEFS 4         ; per row: sectors of a, b, c, m
-.arg GAMMA_SP 5
+.arg WEIGHT_SP 5
 .arg GRADS_SP 6          ; grad_weight accumulators, 4L bytes; grad_bias follow
 .arg ROW_BYTES 7         ; 4L
 .arg GRAD_WEIGHT 8
@@ -17,8 +17,8 @@
     vsplat  v2, x0
     add     x1, x0, 0
 copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
+    vld     v1, [x1 + WEIGHT]
+    sst     [x1 + WEIGHT_SP], v1
     add     x2, x1, GRADS_SP
     sst     [x2], v2
     sst     [x2 + ROW_BYTES], v2
@@ -41,8 +41,8 @@ copy:
     vld     v4, [x1 + ROW_COEFS]       ; a
     vcvtlo  v8, DATA
     vcvthi  v9, DATA
-    sld     v10, [x2 + GAMMA_SP]
-    sld     v11, [x2 + GAMMA_SP + 32]
+    sld     v10, [x2 + WEIGHT_SP]
+    sld     v11, [x2 + WEIGHT_SP + 32]
     vmul    v10, v8, v10               ; g = dy·gamma
     vmul    v11, v9, v11
     vfma    v6, v10, v4, v6

@@ -5,13 +5,13 @@
 ; dx = a·g + (b·x + c) and x̂ = a·x + m (four broadcast sectors): a = rstd,
 ; b = (((db·mean − ds)·a)·a)·a·(1/L), c = −(db·a·(1/L)) − b·mean, m = −mean·rstd.
 .arg X 0
-.arg GAMMA 1
+.arg WEIGHT 1
 .arg ROWS 2              ; divisor descriptor of 4L
-.arg PART_SHIFT 3        ; log2(32K)
-.arg PART_MASK 4         ; 32K − 1
-.arg GAMMA_SP 5
+.arg PARTIAL_SHIFT 3        ; log2(32K)
+.arg PARTIAL_MASK 4         ; 32K − 1
+.arg WEIGHT_SP 5
 .arg DOTS_SP 6           ; the Σg·x copies, rows·32K bytes; the Σg copies follow
-.arg SUMS_DELTA 7        ; rows·32K
+.arg PARTIALS_BYTES 7        ; rows·32K
 .arg ROW_BYTES 8         ; 4L
 .arg ROW_COUNT 9
 .arg MEAN 10
@@ -22,14 +22,14 @@
 .init
     add     x1, x0, 0
 copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
+    vld     v1, [x1 + WEIGHT]
+    sst     [x1 + WEIGHT_SP], v1
     add     x1, x1, 32
     bltu    x1, ROW_BYTES, copy
     vsplat  v1, x0
     add     x1, x0, DOTS_SP
-    add     x2, x1, SUMS_DELTA
-    add     x2, x2, SUMS_DELTA
+    add     x2, x1, PARTIALS_BYTES
+    add     x2, x2, PARTIALS_BYTES
 clear:
     sst     [x1], v1
     add     x1, x1, 32
@@ -39,31 +39,31 @@ clear:
 .main
     divc    x1, OFFSET, ROWS
     remc    x2, OFFSET, ROWS
-    sld     v1, [x2 + GAMMA_SP]
+    sld     v1, [x2 + WEIGHT_SP]
     vmul    v1, DATA, v1               ; g = dy·gamma
     vld     v2, [OFFSET + X]
-    shl     x1, x1, PART_SHIFT
-    and     x3, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x3, OFFSET, PARTIAL_MASK
     add     x1, x1, x3
     add     x1, x1, DOTS_SP
     samofma [x1], v1, v2
-    samoadd.r.x [x1 + SUMS_DELTA], v1
+    samoadd.r.x [x1 + PARTIALS_BYTES], v1
 
 .final
-    add     x7, x0, PART_MASK
+    add     x7, x0, PARTIAL_MASK
     add     x7, x7, 1
     add     x1, x0, 0
     add     x2, x0, DOTS_SP
 row:
     add     x3, x2, x7
     sld     v1, [x2]                   ; ds
-    sld     v2, [x2 + SUMS_DELTA]      ; db
+    sld     v2, [x2 + PARTIALS_BYTES]      ; db
     add     x4, x2, 32
     bgeu    x4, x3, reduced
 copies:
     sld     v3, [x4]
     vadd    v1, v1, v3
-    sld     v3, [x4 + SUMS_DELTA]
+    sld     v3, [x4 + PARTIALS_BYTES]
     vadd    v2, v2, v3
     add     x4, x4, 32
     bltu    x4, x3, copies

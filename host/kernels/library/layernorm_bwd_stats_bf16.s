@@ -3,32 +3,32 @@
 ; g_lo·x_lo + g_hi·x_hi (the second by FMA) and g_lo + g_hi into the row's copy (sector
 ; mod K) in trigger order; the finalizer is layernorm_bwd_stats'.
 .arg X 0
-.arg GAMMA 1
+.arg WEIGHT 1
 .arg ROWS 2              ; divisor descriptor of 2L
-.arg PART_SHIFT 3        ; log2(32K)
-.arg PART_MASK 4         ; 32K − 1
-.arg GAMMA_SP 5
+.arg PARTIAL_SHIFT 3        ; log2(32K)
+.arg PARTIAL_MASK 4         ; 32K − 1
+.arg WEIGHT_SP 5
 .arg DOTS_SP 6           ; the Σg·x copies, rows·32K bytes; the Σg copies follow
-.arg SUMS_DELTA 7        ; rows·32K
+.arg PARTIALS_BYTES 7        ; rows·32K
 .arg ROW_BYTES 8         ; 4L
 .arg ROW_COUNT 9
 .arg MEAN 10
 .arg RSTD 11
 .arg ROW_COEFS 12        ; per row: sectors of a, b, c, m (128 bytes)
 .arg INV_LENGTH 13       ; f32(1/L)
-.arg SUMS_SP 14        ; DOTS_SP + SUMS_DELTA
+.arg SUMS_SP 14        ; DOTS_SP + PARTIALS_BYTES
 
 .init
     add     x1, x0, 0
 copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
+    vld     v1, [x1 + WEIGHT]
+    sst     [x1 + WEIGHT_SP], v1
     add     x1, x1, 32
     bltu    x1, ROW_BYTES, copy
     vsplat  v1, x0
     add     x1, x0, DOTS_SP
-    add     x2, x1, SUMS_DELTA
-    add     x2, x2, SUMS_DELTA
+    add     x2, x1, PARTIALS_BYTES
+    add     x2, x2, PARTIALS_BYTES
 clear:
     sst     [x1], v1
     add     x1, x1, 32
@@ -39,8 +39,8 @@ clear:
     divc    x1, OFFSET, ROWS
     remc    x2, OFFSET, ROWS
     shl     x2, x2, 1
-    sld     v1, [x2 + GAMMA_SP]
-    sld     v2, [x2 + GAMMA_SP + 32]
+    sld     v1, [x2 + WEIGHT_SP]
+    sld     v2, [x2 + WEIGHT_SP + 32]
     vcvtlo  v3, DATA
     vcvthi  v4, DATA
     vmul    v1, v3, v1                 ; g = dy·gamma
@@ -51,27 +51,27 @@ clear:
     vmul    v3, v1, v3
     vfma    v3, v2, v4, v3
     vadd    v4, v1, v2
-    shl     x1, x1, PART_SHIFT
-    and     x3, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x3, OFFSET, PARTIAL_MASK
     add     x1, x1, x3
     samoadd [x1 + DOTS_SP], v3
     samoadd.r.x [x1 + SUMS_SP], v4
 
 .final
-    add     x7, x0, PART_MASK
+    add     x7, x0, PARTIAL_MASK
     add     x7, x7, 1
     add     x1, x0, 0
     add     x2, x0, DOTS_SP
 row:
     add     x3, x2, x7
     sld     v1, [x2]                   ; ds
-    sld     v2, [x2 + SUMS_DELTA]      ; db
+    sld     v2, [x2 + PARTIALS_BYTES]      ; db
     add     x4, x2, 32
     bgeu    x4, x3, reduced
 copies:
     sld     v3, [x4]
     vadd    v1, v1, v3
-    sld     v3, [x4 + SUMS_DELTA]
+    sld     v3, [x4 + PARTIALS_BYTES]
     vadd    v2, v2, v3
     add     x4, x4, 32
     bltu    x4, x3, copies

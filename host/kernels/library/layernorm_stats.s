@@ -9,10 +9,10 @@
 .arg RSTD 1
 .arg ROW_COEFS 2         ; per row: a sector of rstd, a sector of −mean·rstd (64 bytes)
 .arg ROWS 3              ; divisor descriptor of 4L: OFFSET ÷ 4L = the row
-.arg PART_SHIFT 4        ; log2(32K)
-.arg PART_MASK 5         ; 32K − 1: OFFSET & PART_MASK = 32 × (sector mod K)
+.arg PARTIAL_SHIFT 4        ; log2(32K)
+.arg PARTIAL_MASK 5         ; 32K − 1: OFFSET & PARTIAL_MASK = 32 × (sector mod K)
 .arg SQUARES_SP 6        ; the Σx² copies, rows·32K bytes; the Σx copies follow
-.arg SUMS_DELTA 7        ; rows·32K
+.arg PARTIALS_BYTES 7        ; rows·32K
 .arg ROW_COUNT 8         ; rows
 .arg LENGTH 9            ; L, as FP32
 .arg EPS 10
@@ -20,8 +20,8 @@
 .init
     vsplat  v1, x0
     add     x1, x0, SQUARES_SP
-    add     x2, x1, SUMS_DELTA
-    add     x2, x2, SUMS_DELTA
+    add     x2, x1, PARTIALS_BYTES
+    add     x2, x2, PARTIALS_BYTES
 clear:
     sst     [x1], v1
     add     x1, x1, 32
@@ -30,28 +30,28 @@ clear:
 
 .main
     divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x2, OFFSET, PARTIAL_MASK
     add     x1, x1, x2
     add     x1, x1, SQUARES_SP
     samofma [x1], DATA, DATA
-    samoadd.r.x [x1 + SUMS_DELTA], DATA
+    samoadd.r.x [x1 + PARTIALS_BYTES], DATA
 
 .final
-    add     x7, x0, PART_MASK
+    add     x7, x0, PARTIAL_MASK
     add     x7, x7, 1                  ; 32K: one row's copies
     add     x1, x0, 0                  ; the row
     add     x2, x0, SQUARES_SP         ; its first copy
 row:
     add     x3, x2, x7                 ; the end of its copies
     sld     v1, [x2]
-    sld     v2, [x2 + SUMS_DELTA]
+    sld     v2, [x2 + PARTIALS_BYTES]
     add     x4, x2, 32
     bgeu    x4, x3, reduced
 copies:
     sld     v3, [x4]
     vadd    v1, v1, v3
-    sld     v3, [x4 + SUMS_DELTA]
+    sld     v3, [x4 + PARTIALS_BYTES]
     vadd    v2, v2, v3
     add     x4, x4, 32
     bltu    x4, x3, copies

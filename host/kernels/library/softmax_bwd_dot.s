@@ -5,14 +5,14 @@
 .arg Y 0
 .arg DOT_ROWS 1          ; per row: a sector of Σ dy·y
 .arg ROWS 2              ; divisor descriptor of 4L
-.arg PART_SHIFT 3        ; log2(32K)
-.arg PART_MASK 4         ; 32K − 1
+.arg PARTIAL_SHIFT 3        ; log2(32K)
+.arg PARTIAL_MASK 4         ; 32K − 1
 .arg DOTS_SP 5           ; the copies, rows·32K bytes
 .arg ROW_COUNT 6
 
 .init
     vsplat  v1, x0
-    add     x1, x0, PART_MASK
+    add     x1, x0, PARTIAL_MASK
     add     x1, x1, 1
     mul     x2, x1, ROW_COUNT
     add     x1, x0, DOTS_SP
@@ -25,15 +25,15 @@ clear:
 
 .main
     divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x2, OFFSET, PARTIAL_MASK
     add     x1, x1, x2
     add     x1, x1, DOTS_SP
     vld     v1, [OFFSET + Y]
     samofma.r.x [x1], DATA, v1
 
 .final
-    add     x7, x0, PART_MASK
+    add     x7, x0, PARTIAL_MASK
     add     x7, x7, 1
     add     x1, x0, 0
     add     x2, x0, DOTS_SP

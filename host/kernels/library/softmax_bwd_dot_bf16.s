@@ -4,14 +4,14 @@
 .arg Y 0
 .arg DOT_ROWS 1          ; per row: a sector of Σ dy·y
 .arg ROWS 2              ; divisor descriptor of 2L
-.arg PART_SHIFT 3        ; log2(32K)
-.arg PART_MASK 4         ; 32K − 1
+.arg PARTIAL_SHIFT 3        ; log2(32K)
+.arg PARTIAL_MASK 4         ; 32K − 1
 .arg DOTS_SP 5           ; the copies, rows·32K bytes
 .arg ROW_COUNT 6
 
 .init
     vsplat  v1, x0
-    add     x1, x0, PART_MASK
+    add     x1, x0, PARTIAL_MASK
     add     x1, x1, 1
     mul     x2, x1, ROW_COUNT
     add     x1, x0, DOTS_SP
@@ -31,13 +31,13 @@ clear:
     vmul    v2, v4, v2
     vfma    v2, v5, v3, v2
     divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x2, OFFSET, PARTIAL_MASK
     add     x1, x1, x2
     samoadd.r.x [x1 + DOTS_SP], v2
 
 .final
-    add     x7, x0, PART_MASK
+    add     x7, x0, PARTIAL_MASK
     add     x7, x7, 1
     add     x1, x0, 0
     add     x2, x0, DOTS_SP

@@ -5,17 +5,17 @@
 ; broadcast sector per row. NaN propagates.
 .arg MAX_ROWS 0          ; per row: a sector of its maximum
 .arg ROWS 1              ; divisor descriptor of 4L
-.arg PART_SHIFT 2        ; log2(32K)
-.arg PART_MASK 3         ; 32K − 1
+.arg PARTIAL_SHIFT 2        ; log2(32K)
+.arg PARTIAL_MASK 3         ; 32K − 1
 .arg MAX_SP 4            ; the copies, rows·32K bytes
-.arg REGION_BYTES 5      ; rows·32K
+.arg PARTIALS_BYTES 5      ; rows·32K
 .arg ROW_COUNT 6
 
 .init
     vsplat  v1, x0
     vadd    v1, v1, -inf
     add     x1, x0, MAX_SP
-    add     x2, x1, REGION_BYTES
+    add     x2, x1, PARTIALS_BYTES
 fill:
     sst     [x1], v1
     add     x1, x1, 32
@@ -24,13 +24,13 @@ fill:
 
 .main
     divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x2, OFFSET, PARTIAL_MASK
     add     x1, x1, x2
     samomax.r.x [x1 + MAX_SP], DATA
 
 .final
-    add     x7, x0, PART_MASK
+    add     x7, x0, PARTIAL_MASK
     add     x7, x7, 1
     add     x1, x0, 0
     add     x2, x0, MAX_SP

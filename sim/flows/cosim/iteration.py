@@ -35,7 +35,7 @@ import numpy as np
 
 from matndp.host.calibration import load_calibration
 from matndp.host.gpu import get_preset
-from matndp.host.kernels.catalog import OPS, LibraryError, kernel as library_kernel
+from matndp.host.kernels.library import OPS, LibraryError, kernel as library_kernel
 from matndp.host.offload import plan_offload
 from matndp.host.tier.config import TierConfig
 from matndp.host.tier.events import EventKind

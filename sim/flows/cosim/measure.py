@@ -7,7 +7,7 @@ import numpy as np
 
 from matndp.host.calibration import DEFAULT_KERNELS, SCHEMA, configuration_record
 from matndp.sim.designs import KERNEL_CONFIG
-from matndp.host.kernels.catalog import OPS
+from matndp.host.kernels.library import OPS
 
 
 __all__ = ["measure", "share_measures", "kernel_costs", "calibration_document", "SLOT_SOURCES"]

@@ -215,13 +215,15 @@ def _fault_setup(main, config=IssConfig(), extra_entry=True, expected=4):
     return simulator, events.take(order), memory, out
 
 
+_SCRATCHPAD = IssConfig().scratchpad_bytes
+
 FAULTS = [
     ("vld v1, [OFFSET + 4]", ErrorCause.MISALIGNED, 1),
     ("lw x1, [OFFSET + 2]", ErrorCause.MISALIGNED, 1),
     ("vld v1, [OFFSET + 0x100000]", ErrorCause.OUT_OF_WINDOW, 1),
-    ("sld v1, [OFFSET + 0x4000]", ErrorCause.SCRATCHPAD_RANGE, 1),
-    # The faulting trigger's OFFSET is 64: the first sector past the 16 KiB scratchpad.
-    ("sld v1, [OFFSET + 0x3FC0]", ErrorCause.SCRATCHPAD_RANGE, 1),
+    (f"sld v1, [OFFSET + {_SCRATCHPAD:#x}]", ErrorCause.SCRATCHPAD_RANGE, 1),
+    # The faulting trigger's OFFSET is 64: the first sector past the scratchpad.
+    (f"sld v1, [OFFSET + {_SCRATCHPAD - 64:#x}]", ErrorCause.SCRATCHPAD_RANGE, 1),
     ("sst [OFFSET + 8], v1", ErrorCause.MISALIGNED, 1),
 ]
 

@@ -65,7 +65,7 @@ def test_doc_prints_the_isa_page(capsys):
 
 
 def test_list_prints_every_library_kernel_with_its_trigger_and_count(capsys):
-    from matndp.host.kernels.catalog import KERNELS
+    from matndp.host.kernels.library import KERNELS
     assert main(["kernel", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(KERNELS)

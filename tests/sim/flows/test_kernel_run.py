@@ -12,8 +12,9 @@ Verilator and, smaller, under Icarus.
 import numpy as np
 import pytest
 
-from matndp.host.kernels.catalog import KERNELS, kernel, run_on_iss
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library import KERNELS, kernel
+from matndp.host.kernels.library.iss_runner import run_on_iss
+from matndp.host.kernels.library.inputs import random_inputs
 from matndp.sim.golden.kernels import GOLDENS
 from matndp.sim.flows.kernel_run import Launch, run_kernel_rtl, run_launches_rtl
 

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from matndp.host.kernels.catalog import LibraryError, kernel as library_kernel, library_source
+from matndp.host.kernels.library import LibraryError, kernel as library_kernel, library_source
 from matndp.host.kernels.expander import (KERNELS, OPTIMIZERS, SUM_KERNEL, ReductionLaunch,
                                           reduction_image, reduction_source, run_on_iss)
 from matndp.sim.golden.expander import reduced_gradient, reduction_golden

@@ -12,12 +12,13 @@ parameter within the bound docs/kernels.md states.
 GELU, softmax and layer-norm, whose PyTorch algorithms differ from the kernels', are held
 to the ulp bounds docs/kernels.md states (measured here).
 
-``python -m tests.host.kernels.test_library_torch`` prints the measured figures."""
+``python -m tests.host.kernels.library.test_torch`` prints the measured figures."""
 
 import numpy as np
 import pytest
 
-from matndp.host.kernels.catalog import kernel, run_on_iss, run_op_on_iss
+from matndp.host.kernels.library import kernel
+from matndp.host.kernels.library.iss_runner import run_on_iss, run_op_on_iss
 from matndp.sim.golden.kernels import from_bf16, to_bf16
 
 torch = pytest.importorskip("torch")

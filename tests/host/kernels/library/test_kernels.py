@@ -1,20 +1,15 @@
-"""The kernel library on the instruction-set simulator: every kernel bit-exact against its
-golden (sim/golden/kernels.py, written from the definitions), on random tensors of a few
-sizes including ragged ones; trigger-order (in)dependence as each kernel claims; the
-multi-phase ops end to end; per-sector costs measured on the simulator; the registry's
-metadata and its errors."""
-
-from types import MappingProxyType
+"""Every library kernel on the instruction-set simulator, bit-exact against its golden
+(sim/golden/kernels.py, written from the definitions), on random tensors of a few sizes
+including ragged ones; trigger-order (in)dependence as each kernel claims; the multi-phase
+ops end to end; per-sector costs measured on the simulator."""
 
 import numpy as np
 import pytest
 
-from matndp.host.kernels.catalog import (KERNELS, OPS, Access, DType, LibraryError, Role,
-                                         kernel, op, prepare_on_iss, run_on_iss, run_op_on_iss)
-from matndp.host.kernels.image import Section
-from matndp.host.kernels.memory import Memory
-from matndp.host.kernels.inputs import random_inputs
-from matndp.sim.golden.kernels import GOLDENS, from_bf16, to_bf16
+from matndp.host.kernels.library import KERNELS, OPS, DType, kernel, op
+from matndp.host.kernels.library.inputs import random_inputs
+from matndp.host.kernels.library.iss_runner import prepare_on_iss, run_on_iss, run_op_on_iss
+from matndp.sim.golden.kernels import GOLDENS
 
 
 # Inputs -----------------------------------------------------------------------------------
@@ -108,7 +103,7 @@ def test_optimizer_settings(name, setting):
 
 @pytest.mark.parametrize("name", ["bn_stats", "layernorm_stats", "softmax_bwd_dot"])
 @pytest.mark.parametrize("partials", [1, 2, 4])
-def test_reductions_with_any_number_of_copies(name, partials):
+def test_reductions_with_any_number_of_partials(name, partials):
     spec = kernel(name)
     problem = SIZES[spec.dims][-1]
     launch = spec.launch(problem, partials=partials)
@@ -179,19 +174,6 @@ def test_multi_phase_op_end_to_end(name):
     assert_bit_exact(written, {t: state[t] for t in written}, name)
 
 
-def test_ops_cover_the_offload_planners_kernels():
-    planner = ["relu_fwd", "relu_bwd", "gelu_fwd", "gelu_bwd", "tanh_fwd", "tanh_bwd",
-               "scale_fwd", "scale_bwd", "dropout_fwd", "dropout_bwd", "where_fwd", "where_bwd",
-               "add", "batchnorm_fwd", "batchnorm_bwd", "layernorm_fwd", "layernorm_bwd",
-               "softmax_fwd", "softmax_bwd", "adam", "sgd_momentum"]
-    extra = ["bias_relu", "bn_stats", "bn_apply", "layernorm_apply", "axpy", "adamw"]
-    for name in planner + extra:
-        assert name in OPS
-    for name in OPS:
-        for phase in OPS[name].phases:
-            assert phase in KERNELS
-
-
 # Costs measured on the simulator ------------------------------------------------------------
 
 @pytest.mark.parametrize("name", list(KERNELS))
@@ -216,105 +198,3 @@ def test_counts_stay_within_m2ndp_kernel_bodies():
     assert count["softmax_max"] <= 7 and count["softmax_expsum"] <= 18 and count["softmax_scale"] <= 9
     assert count["layernorm_stats"] <= 13 and count["layernorm_apply"] <= 14
     assert count["bn_stats"] <= 5
-
-
-# Registry metadata ---------------------------------------------------------------------------
-
-def test_every_kernel_is_well_formed():
-    for name, spec in KERNELS.items():
-        sizes = (BF16_SIZES if spec.trigger_spec.dtype is DType.BF16 else SIZES)[spec.dims]
-        launch = spec.launch(sizes[0])
-        addresses = {t.name: 0x1000 * (i + 1) for i, t in enumerate(spec.tensors)}
-        words = launch.arguments(addresses, scratchpad_base=64)
-        assert len(words) == 16 and all(0 <= w < 1 << 64 for w in words)
-        # every tensor but the trigger (whose sector arrives as DATA) reaches the kernel
-        for tensor in spec.tensors:
-            if tensor.name != spec.trigger:
-                assert addresses[tensor.name] in words, f"{name}: {tensor.name} is not an argument"
-        assert spec.image.name == spec.source.removesuffix(".s")
-        # atomics are what makes a result depend on the trigger order (a maximum does not)
-        assert spec.ordered == (not spec.order_independent or name.startswith("softmax_max"))
-        # a kernel that keeps anything in the scratchpad prepares it in its initializer
-        assert (launch.scratchpad_bytes > 0) == (Section.INIT in spec.sections)
-        # reductions finish in the finalizer, which writes them to memory
-        assert (Section.FINAL in spec.sections) == spec.ordered
-
-
-def test_ordered_comes_from_the_image():
-    assert kernel("bn_stats").ordered and kernel("softmax_max").ordered
-    assert not kernel("relu_fwd").ordered and not kernel("bn_apply").ordered
-
-
-def test_a_launch_says_what_to_place_trigger_and_read():
-    launch = kernel("adam").launch({"elements": 20}, lr=0.01, step=3)
-    assert launch.inputs == ("grad", "param", "exp_avg", "exp_avg_sq")
-    assert launch.outputs == ("param", "exp_avg", "exp_avg_sq")
-    assert launch.trigger == "grad" and launch.access is Access.WRITE
-    assert launch.expected_triggers == 3
-    assert launch.allocation("param") == 96          # whole trigger sectors
-    assert launch.trigger_accesses() == [(0, (1 << 32) - 1), (32, (1 << 32) - 1), (64, 0xFFFF)]
-    assert launch.params["step"] == 3 and launch.params["maximize"] is False
-    bn = kernel("bn_apply").launch({"rows": 4, "channels": 16})
-    assert bn.access is Access.READ and bn.scratchpad_bytes == 128 and bn.allocation("scale") == 64
-
-
-def test_any_mapping_sizes_a_launch():
-    launch = kernel("bn_apply").launch(MappingProxyType({"rows": 4, "channels": 16}))
-    assert launch.allocation("scale") == 64 and launch.expected_triggers == 4 * 16 // 8
-
-
-def test_padding_of_a_ragged_output_is_untouched():
-    launch = kernel("relu_fwd").launch({"elements": 13})
-    memory = Memory(256)
-    memory.place("y", np.full(16, 7.0, np.float32))
-    x = np.arange(13, dtype=np.float32) - 6
-    outputs, _ = run_on_iss(launch, {"x": x}, memory=memory)
-    assert (outputs["y"] == np.maximum(x, 0)).all()
-    assert (memory.tensor("y")[13:] == 7.0).all()
-
-
-@pytest.mark.parametrize("call, message", [
-    (lambda: kernel("relu"), "no library kernel 'relu'"),
-    (lambda: op("batchnorm"), "no library op 'batchnorm'"),
-    (lambda: kernel("relu_fwd").launch({"rows": 4}), "sized by elements"),
-    (lambda: kernel("relu_fwd").launch({"elements": 0}), "elements must be a positive integer"),
-    (lambda: kernel("relu_fwd").launch({"elements": 8}, alpha=2.0), "no parameter alpha"),
-    (lambda: kernel("bn_stats").launch({"rows": 4, "channels": 12}), "multiple of 8"),
-    (lambda: kernel("bn_stats").launch({"rows": 1, "channels": 8}), "at least 2"),
-    (lambda: kernel("layernorm_stats").launch({"rows": 3, "columns": 12}), "multiple of 8"),
-    (lambda: kernel("dropout_fwd").launch({"elements": 8}, p=1.0), r"p must be in \[0, 1\)"),
-    (lambda: kernel("sgd_momentum").launch({"elements": 8}, momentum=0.0), "momentum must be > 0"),
-    (lambda: kernel("sgd_momentum").launch({"elements": 8}, nesterov=True, dampening=0.5), "zero dampening"),
-    (lambda: kernel("adam").launch({"elements": 8}, step=0), "step must be a positive integer"),
-    (lambda: kernel("adam").launch({"elements": 8}, maximize=1), "maximize must be a bool"),
-    (lambda: kernel("adam").launch({"elements": 8}, lr=float("nan")), "lr must be a finite number"),
-    (lambda: kernel("adam").launch({"elements": 8}, beta2=1.0), "beta2 must be in"),
-    (lambda: kernel("softmax_max").launch({"rows": 2, "columns": 64}, partials=3).arguments(
-        {"x": 0, "max_rows": 256}), "power-of-two number of copies"),
-    (lambda: kernel("relu_fwd").launch({"elements": 8}).arguments({"x": 0}), "no address for tensor 'y'"),
-    (lambda: kernel("relu_fwd").launch({"elements": 8}).arguments({"x": 0, "y": 4}), "not sector-aligned"),
-    (lambda: kernel("relu_fwd").launch({"elements": 8}).arguments({"x": 0, "y": 32}, 8), "not a sector address"),
-    (lambda: run_on_iss(kernel("relu_fwd").launch({"elements": 8}), {}), "no values for tensor 'x'"),
-    (lambda: run_on_iss(kernel("relu_fwd").launch({"elements": 8}), {"x": np.zeros(7, np.float32)}),
-     "must be 8 elements"),
-    (lambda: run_on_iss(kernel("relu_fwd").launch({"elements": 16}), {"x": np.zeros(16, np.float32)},
-                        order=[0, 0]), "permutation"),
-    (lambda: run_op_on_iss("softmax_fwd", {"rows": 1, "columns": 8}, {}, lr=1.0), "no parameter lr"),
-])
-def test_errors_name_the_problem(call, message):
-    with pytest.raises(LibraryError, match=message):
-        call()
-
-
-def test_bf16_tensors_round_trip_through_the_golden_helpers():
-    x = np.array([1.0, -2.5, 3.140625, np.inf], dtype=np.float32)
-    assert (from_bf16(to_bf16(x)) == x).all()
-
-
-# docs/kernels.md --------------------------------------------------------------------------
-
-def test_the_docs_name_every_kernel_and_op():
-    from tests.paths import DOCS
-    text = (DOCS / "kernels.md").read_text()
-    for name in list(KERNELS) + list(OPS):
-        assert f"`{name}`" in text

@@ -5,8 +5,9 @@ in some lanes; tensors a kernel needs positive (variances, scales) are positive.
 
 import numpy as np
 
-from .catalog import DType, Role
-from .fp32 import to_bf16
+from matndp.host.kernels.fp32 import to_bf16
+from matndp.host.kernels.library import optimizers
+from matndp.host.kernels.library.spec import LANES, DType, Role
 
 
 __all__ = ["random_inputs", "SPECIALS"]
@@ -19,10 +20,11 @@ SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 3e38, -3
 POSITIVE = {"exp_avg_sq", "invstd", "rstd", "running_var", "weight", "inv_rows"}
 
 
+_OPTIMIZERS = {spec.name for spec in optimizers.KERNELS + optimizers.BF16_KERNELS}
+
 
 def _is_elementwise(spec):
-    return spec.order_independent and spec.source.split("_bf16")[0].split(".")[0] not in (
-        "adam", "adamw", "sgd_momentum")
+    return spec.order_independent and spec.name not in _OPTIMIZERS
 
 
 def _fp32_values(launch, spec, rng):
@@ -30,7 +32,7 @@ def _fp32_values(launch, spec, rng):
         per_row = rng.standard_normal((launch.problem["rows"], spec.row_sectors)).astype(np.float32)
         if spec.name in POSITIVE:
             per_row = np.abs(per_row)
-        return np.repeat(per_row[:, :, None], 8, axis=2).reshape(-1)
+        return np.repeat(per_row[:, :, None], LANES, axis=2).reshape(-1)
     values = rng.standard_normal(launch.elements(spec.name)).astype(np.float32)
     if spec.name in POSITIVE:
         values = np.abs(values) + np.float32(0.5)

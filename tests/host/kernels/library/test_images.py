@@ -2,7 +2,7 @@
 were restructured (shared code moved into included files and macros).
 
 This is a refactoring-invariance check, so its expected values are frozen on purpose:
-``library_images.json`` holds every library kernel's image, and every expander kernel
+``images.json`` holds every library kernel's image, and every expander kernel
 built from library sources, as the assembler produced them from the sources before the
 restructuring (words, section starts, the ordering flag and the argument words the
 kernel declares). The argument *names* are not frozen: they are not part of an image.
@@ -14,11 +14,11 @@ import pathlib
 import pytest
 
 from matndp.host.kernels import expander
-from matndp.host.kernels.catalog import KERNELS
+from matndp.host.kernels.library import KERNELS
 from matndp.host.kernels.disassembler import disassemble_instruction
 
 
-FROZEN = json.loads((pathlib.Path(__file__).parent / "library_images.json").read_text())
+FROZEN = json.loads((pathlib.Path(__file__).parent / "images.json").read_text())
 
 
 def _record(image):
