@@ -119,9 +119,10 @@ def test_every_data_file_of_a_package_is_packaged():
     """Every file of a package folder that is not Python (kernel sources, templates,
     harnesses) matches its package's package-data, so that a wheel carries it."""
     setuptools = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["tool"]["setuptools"]
-    tracked = subprocess.run(["git", "ls-files", *PACKAGES], cwd=REPOSITORY, check=True,
-                             capture_output=True, text=True).stdout.split()
-    for name in tracked:
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
+                             *PACKAGES], cwd=REPOSITORY, check=True, capture_output=True,
+                            text=True).stdout.split()
+    for name in listed:
         path = REPOSITORY / name
         if path.suffix == ".py" or not path.exists():
             continue

@@ -1,6 +1,6 @@
-"""Batch norm over channels-innermost tensors (rows = N·H·W): the statistics and the
-normalization of the forward, the reductions and the input gradient of the backward; FP32
-and their BF16 variants."""
+"""Kernels over channels-innermost tensors (rows = N·H·W): bias + ReLU, and batch norm —
+the statistics and the normalization of the forward, the reductions and the input
+gradient of the backward; FP32 and their BF16 variants."""
 
 from matndp.host.kernels.library.bf16 import bf16_variant, sixteen
 from matndp.host.kernels.library.shapes import (CHANNELS, IN, OUT, STATE, at_least, both,
@@ -53,6 +53,12 @@ def _kernel(name, summary, tensors, params, trigger, access, order, **fields):
 
 
 KERNELS = (
+    _kernel("bias_relu", "bias and ReLU on the producer's writes of x",
+            (fp32("x", IN, matrix, "rows × C, channels innermost"),
+             fp32("bias", IN, per_channel, "(C,)"),
+             fp32("y", OUT, matrix, "like x")), (), "x", Access.WRITE,
+            "y = maximum(x + bias[c], +0)",
+            scratchpad=_coefficients("BIAS_SP"), check=multiple("channels", LANES)),
     _kernel("bn_stats", "batch-norm statistics on the producer's writes of x",
             (fp32("x", IN, matrix, "rows × C, channels innermost (N·H·W rows)"),
              fp32("weight", IN, per_channel, "(C,)"),
@@ -109,6 +115,7 @@ KERNELS = (
 _BY_NAME = {spec.name: spec for spec in KERNELS}
 
 BF16_KERNELS = (
+    bf16_variant(_BY_NAME["bias_relu"], ("x", "y"), check=sixteen("channels")),
     bf16_variant(_BY_NAME["bn_stats"], ("x",), check=both(sixteen("channels"), _TWO_ROWS)),
     bf16_variant(_BY_NAME["bn_apply"], ("x", "y"), check=sixteen("channels")),
     bf16_variant(_BY_NAME["bn_bwd_stats"], ("dy", "x"), check=sixteen("channels")),

@@ -1,14 +1,12 @@
 """Element-wise kernels: activations and their gradients, scale, dropout with a given mask,
-where, add, gradient accumulation (axpy), and bias + ReLU over channels-innermost tensors;
-FP32 and their BF16 variants."""
+where, add and gradient accumulation (axpy); FP32 and their BF16 variants."""
 
 import numpy as np
 
-from matndp.host.kernels.library.bf16 import bf16_variant, sixteen
-from matndp.host.kernels.library.shapes import (CHANNELS, ELEMENTS, IN, OUT, STATE, fp32,
-                                                matrix, multiple, per_channel, per_element)
-from matndp.host.kernels.library.spec import (LANES, Access, DType, KernelSpec, LibraryError,
-                                              ParamSpec, Region, TensorSpec)
+from matndp.host.kernels.library.bf16 import bf16_variant
+from matndp.host.kernels.library.shapes import ELEMENTS, IN, OUT, STATE, fp32, per_element
+from matndp.host.kernels.library.spec import (Access, DType, KernelSpec, LibraryError,
+                                              ParamSpec, TensorSpec)
 
 
 __all__ = ["KERNELS", "BF16_KERNELS"]
@@ -93,21 +91,12 @@ KERNELS = (
     _elementwise("axpy", "axpy.s", "gradient accumulation on the writes of a new gradient x",
                  [fp32("x", IN), fp32("y", STATE, layout="the accumulated gradient, like x")],
                  "x", "y = fma(x, alpha, y)", [ParamSpec("alpha", 1.0, "the factor of x")]),
-    KernelSpec("bias_relu", "bias_relu.s", "bias and ReLU on the producer's writes of x",
-               CHANNELS, (fp32("x", IN, matrix, "rows × C, channels innermost"),
-                          fp32("bias", IN, per_channel, "(C,)"),
-                          fp32("y", OUT, matrix, "like x")), (), "x", Access.WRITE,
-               "y = maximum(x + bias[c], +0)",
-               values={"CHANNELS": lambda b: b.row_descriptor("channels"),
-                       "ROW_BYTES": lambda b: 4 * b.problem["channels"]},
-               scratchpad=(Region("BIAS_SP", lambda problem, partials: 4 * problem["channels"]),),
-               check=multiple("channels", LANES)),
 )
 
 _BY_NAME = {spec.name: spec for spec in KERNELS}
 
 # The tensors each BF16 variant takes in BF16: activations and gradients (axpy's FP32
-# accumulator and bias_relu's bias stay FP32).
+# accumulator stays FP32).
 BF16_KERNELS = tuple(
     bf16_variant(_BY_NAME[name], tensors) for name, tensors in (
         ("relu_fwd", ("x", "y")), ("relu_bwd", ("dy", "y", "dx")), ("gelu_fwd", ("x", "y")),
@@ -115,4 +104,4 @@ BF16_KERNELS = tuple(
         ("scale_fwd", ("x", "y")), ("scale_bwd", ("dy", "dx")), ("dropout_fwd", ("x", "y")),
         ("dropout_bwd", ("dy", "dx")), ("where_fwd", ("x", "y")), ("where_bwd", ("dy", "dx")),
         ("add", ("a", "b", "y")), ("axpy", ("x",)))
-) + (bf16_variant(_BY_NAME["bias_relu"], ("x", "y"), check=sixteen("channels")),)
+)

@@ -1,31 +1,17 @@
 .kernel layernorm_apply_bf16
-; layernorm_apply on BF16 x and y: y = fma(fma(x, rstd, −mean·rstd), gamma, beta) in
-; FP32, rounded once (gamma and beta FP32).
-.arg Y 0
-.arg ROW_COEFS 1         ; per row: a sector of rstd, a sector of −mean·rstd
-.arg ROWS 2              ; divisor descriptor of 2L
-.arg WEIGHT 3
-.arg BIAS 4
-.arg WEIGHT_SP 5
-.arg BIAS_SP 6
-.arg ROW_BYTES 7         ; 4L
+; layernorm_apply on BF16 x and y: y = fma(fma(x, rstd, −mean·rstd), weight, bias) in
+; FP32, rounded once (weight and bias FP32).
+.include "layernorm.inc"
+    layernorm_apply_arguments
 
 .init
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + WEIGHT]
-    sst     [x1 + WEIGHT_SP], v1
-    vld     v1, [x1 + BIAS]
-    sst     [x1 + BIAS_SP], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    layernorm_apply_initializer
 
 .main
     divc    x1, OFFSET, ROWS
     remc    x2, OFFSET, ROWS
     shl     x1, x1, 6
-    shl     x2, x2, 1                  ; the FP32 gamma and beta bytes
+    shl     x2, x2, 1                  ; the FP32 weight and bias bytes
     vld     v1, [x1 + ROW_COEFS]
     vld     v2, [x1 + ROW_COEFS + 32]
     vcvtlo  v3, DATA

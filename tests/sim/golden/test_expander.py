@@ -117,3 +117,15 @@ def test_launch_errors():
         launch.sector_writes(np.zeros(7, np.float32))
     with pytest.raises(LibraryError, match="momentum must be > 0"):
         ReductionLaunch("sgd_momentum", 8, 2, {"momentum": 0.0})
+
+
+def test_an_optimizer_using_a_register_the_reduction_keeps_is_refused(monkeypatch):
+    """The check reads the optimizer's assembled .main (its macros expanded): adam's step
+    uses v1 … v6, so a reduction keeping v5 live clashes with it."""
+    from matndp.host.kernels import expander
+    from matndp.hw.engine.isa import OperandType
+    monkeypatch.setattr(expander, "_REDUCTION_REGISTERS", {(OperandType.VECTOR, 5)})
+    with pytest.raises(ValueError, match="adam's .main uses registers the reduction keeps: v5"):
+        reduction_source("adam")
+    monkeypatch.setattr(expander, "_REDUCTION_REGISTERS", {(OperandType.VECTOR, 7)})
+    assert "adam_step x2, v12, v1, vstm" in reduction_source("adam")
