@@ -126,7 +126,8 @@ def test_one_result_per_cycle_and_stall_as_a_whole(unit_class):
     count = 64
     records = [random.Random(i).getrandbits(96) for i in range(count)]
     accepted, delivered = [], []
-    stall_cycles = set(range(20, 30))   # sink refuses results during these cycles
+    # The sink refuses results during these cycles, once results flow.
+    stall_cycles = set(range(unit_class.LATENCY + 10, unit_class.LATENCY + 20))
 
     async def source(ctx):
         ctx.set(unit.operands.valid, 1)
