@@ -76,6 +76,7 @@ FP_SELECT = ("tests/hw/fp/test_select.py", *_NO_HDL_SIMULATOR)
 FP_SQRT = ("tests/hw/fp/test_sqrt.py", *_NO_HDL_SIMULATOR)
 FP_DIVIDE = ("tests/hw/fp/test_divide.py", *_NO_HDL_SIMULATOR)
 ENGINE_UNITS = ("tests/hw/engine/test_vector_units.py",)
+ENGINE_DIVIDE = ("tests/hw/engine/test_divide.py",)
 ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
 
 
@@ -84,6 +85,7 @@ def _m(id, file, snippet, replacement, tests, **kwargs):
 
 
 _TRIGGER = "hw/trigger/trigger.py"
+_VDIVIDE = "hw/engine/divide.py"
 _MATCH = "hw/trigger/filter_match.py"
 _SLICE = "hw/ndp_slice.py"
 _ACTION = "hw/bus/action.py"
@@ -454,6 +456,20 @@ MUTANTS = (
     _m("alu-slt-unsigned", "hw/engine/alu.py", "value.eq(a.as_signed() < b.as_signed())", "value.eq(a < b)",
        ENGINE_ALU),
     _m("alu-shift-amount-bits", "hw/engine/alu.py", "amount = b[:6]", "amount = b[:5]", ENGINE_ALU),
+    _m("vdivide-vdiv-overtakes", _VDIVIDE, "offer_divide = offered & dividing & (reciprocals_in_roots == 0)",
+       "offer_divide = offered & dividing", ENGINE_DIVIDE),
+    _m("vdivide-leaving-not-counted", _VDIVIDE, "reciprocals_in_roots + entering - leaving)",
+       "reciprocals_in_roots + entering)", ENGINE_DIVIDE),
+    _m("vdivide-rsqrt-not-forwarded", _VDIVIDE, "flags.w_data.eq(reciprocal),", "flags.w_data.eq(0),",
+       ENGINE_DIVIDE),
+    _m("vdivide-rsqrt-collected-from-roots", _VDIVIDE, "Cat(request.payload.slot, ~dividing & ~reciprocal)",
+       "Cat(request.payload.slot, ~dividing)", ENGINE_DIVIDE),
+    _m("vdivide-last-group", _VDIVIDE, "last = issue_group == passes - 1", "last = issue_group == 0",
+       ENGINE_DIVIDE),
+    _m("vdivide-collected-early", _VDIVIDE, "finished = collect_group == passes - 1",
+       "finished = collect_group == 0", ENGINE_DIVIDE),
+    _m("vdivide-overwrites-offered-result", _VDIVIDE, "room = ~complete | result.ready", "room = 1",
+       ENGINE_DIVIDE),
     _m("reduce-last-pair-bound", "hw/engine/reduce.py", "with m.If(received == pairs - 1):",
        "with m.If(received == pairs):", ENGINE_UNITS),
     _m("reduce-first-level-pairs", "hw/engine/reduce.py", "pairs.eq(lanes // 2)", "pairs.eq(lanes // 4)",
