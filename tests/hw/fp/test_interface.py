@@ -40,6 +40,8 @@ TWO = np.array([0x3F800000, 0x40000000], dtype=np.uint32)
     (lambda: run_fp_vectors("add", ONE, ONE, simulator="modelsim"), "unknown simulator 'modelsim'"),
     (lambda: run_fp_vectors("add", ONE, ONE, back_pressure="some"), "unknown back-pressure mode"),
     (lambda: run_fp_vectors("bf16_to_f32", ONE), "16-bit patterns in the low bits"),
+    (lambda: run_fp_vectors("add", ONE, ONE, simulator="amaranth", with_cycles=True),
+     "with_cycles: the cycles are counted by the Verilator and Icarus harness"),
     (lambda: run_fp_unit(FPAddSub, 1 << OP_BITS, ONE, ONE, ONE), "op code must be a member"),
     (lambda: run_fp_unit(FPAddSub, -1, ONE, ONE, ONE), rf"integer in \[0, {1 << OP_BITS}\), not -1"),
 ])
@@ -83,6 +85,18 @@ def test_results_in_order_across_chunks(simulator):
     result = run_fp_vectors("add", a, b, simulator=simulator)
     assert result.dtype == np.uint32
     np.testing.assert_array_equal(result, reference("add", a, b))
+
+
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+def test_the_harness_counts_its_cycles(simulator):
+    a, b = random_operands("add", 3000, seed=5)
+    full_rate, cycles = run_fp_vectors("add", a, b, simulator=simulator, back_pressure="none",
+                                       with_cycles=True)
+    np.testing.assert_array_equal(full_rate, reference("add", a, b))
+    # One record a cycle: the records, the pipeline's latency and the harness's own stages.
+    assert len(a) < cycles <= len(a) + FPAddSub.LATENCY + 4
+    _, throttled = run_fp_vectors("add", a, b, simulator=simulator, with_cycles=True)
+    assert throttled > cycles + len(a) // 4
 
 
 # Stream contract of the pipelined units, in Amaranth's simulator.
