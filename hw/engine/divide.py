@@ -14,7 +14,9 @@ which pipeline gives the next group; groups leaving the square-root units carry 
 dividers then take groups from two places, and must take them in instruction order: a
 ``vdiv`` waits at issue while a ``vrsqrt``'s groups are still in the square-root units.
 A pipeline whose next group the collector cannot take yet (another instruction's group
-is due first) holds, which the other never waits for, so nothing deadlocks.
+is due first) holds, which the other never waits for, so nothing deadlocks; so a ``vsqrt``
+behind a ``vrsqrt`` enters at once but waits in the square-root units until the
+``vrsqrt`` has left the dividers.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -57,8 +59,10 @@ class VectorDivide(VectorUnit):
 
         m.submodules.dividers = dividers = FPLanes(LanesConfig(FPDivide, units))
         m.submodules.roots = roots = FPLanes(LanesConfig(FPSqrt, units))
-        # Every instruction in flight has a tag: at most as many as the pipelines hold
-        # groups, a collected result besides.
+        # Every instruction in flight has a tag: one per `passes` groups the pipelines
+        # hold, one more being collected or offered, and one more because a full queue
+        # takes no tag in the cycle it gives one. Likewise the flags: the square-root
+        # pipeline holds at most LATENCY groups.
         in_flight = -(-(FPDivide.LATENCY + FPSqrt.LATENCY) // passes) + 2
         m.submodules.tags = tags = SyncFIFO(width=len(request.payload.slot) + 1, depth=in_flight)
         # Whether each group in the square-root units belongs to a vrsqrt.
@@ -96,8 +100,7 @@ class VectorDivide(VectorUnit):
         ]
 
         # Groups leaving the square-root units: a vrsqrt's on to the dividers as 1 ÷ root.
-        root_done = roots.result.valid
-        forward = root_done & flags.r_data
+        forward = roots.result.valid & flags.r_data
         m.d.comb += [
             dividers.operands.valid.eq(forward | offer_divide),
             dividers.operands.payload.a.as_value().eq(Mux(
@@ -118,7 +121,7 @@ class VectorDivide(VectorUnit):
         complete = Signal()
         head_slot, head_from_roots = tags.r_data[:-1], tags.r_data[-1]
         room = ~complete | result.ready
-        from_roots = tags.r_rdy & head_from_roots & root_done & ~flags.r_data
+        from_roots = tags.r_rdy & head_from_roots & roots.result.valid & ~flags.r_data
         from_dividers = tags.r_rdy & ~head_from_roots & dividers.result.valid
         take = room & (from_roots | from_dividers)
         group_value = Mux(head_from_roots, roots.result.payload, dividers.result.payload)

@@ -3,8 +3,8 @@ pipelined: one result per cycle.
 
 A radix-2 restoring integer square root unrolled into one pipeline stage per root bit,
 as the divider unrolls its recurrence (hw/fp/divide.py). Step k brings down two radicand
-bits and tries appending a 1 to the k root bits found so far: one carry chain of k + 4
-bits, so the stages grow from 4 bits to 28.
+bits and tries appending a 1 to the k root bits found so far: one carry chain of k + 3
+bits (2 in the first step), so the stages grow from 2 bits to 27.
 
 The operand is normalized to m · 2^e with m in [1, 2) (subnormals included) and, for odd
 e, rewritten as 2m · 2^(e−1) so the exponent halves exactly; the root's 25 bits are
@@ -73,8 +73,8 @@ class FPSqrt(PipelinedUnit):
         # the k-bit root, so k + 1 bits hold it. The root is kept inverted: with the
         # remainder r extended by two radicand bits to w bits, r - (4 root + 1) is
         # r + (2^w - 4 root - 1) = r + (~root · 4 + 3) on w bits, which carries out
-        # exactly when the trial fits; an addition needs no inverter in front of its
-        # carry chain.
+        # exactly when the trial fits: the step adds, as the divider's do (a subtraction
+        # per step took 5 % more LUTs on ECP5).
         remainder = Const(0, 0)
         inverted_root = Const(0, 0)
         radicand = s2["radicand"]
