@@ -35,11 +35,12 @@ from .opcodes import DivideOp
 from .pipeline import PipelinedUnit
 
 
-__all__ = ["FPDivide", "QUOTIENT_BITS"]
+__all__ = ["FPDivide"]
 
 
 QUOTIENT_BITS = PRECISION + 2       # the leading bit may sit at 2^0 or 2^-1, plus guard
-# Right shifts of the quotient of this many places or more lose every bit.
+# The alignment's largest shift, to which longer ones saturate: any of 26 places or more
+# loses every bit of the quotient, and 31 is the most a 5-bit amount holds.
 _SHIFT_SATURATED = 31
 
 

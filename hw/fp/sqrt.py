@@ -32,11 +32,10 @@ from .opcodes import SqrtOp
 from .pipeline import PipelinedUnit
 
 
-__all__ = ["FPSqrt", "ROOT_BITS"]
+__all__ = ["FPSqrt"]
 
 
 ROOT_BITS = PRECISION + 1           # significand and guard bit
-RADICAND_BITS = PRECISION + 2       # the nonzero top of the radicand
 
 
 class FPSqrt(PipelinedUnit):
