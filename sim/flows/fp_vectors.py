@@ -22,6 +22,7 @@ from matndp.hw.fp.interface import operand_layout
 from matndp.hw.fp.opcodes import OP_BITS
 from matndp.hw.fp.units import FP_OPERATIONS
 from matndp.sim.flows.fp_amaranth import pack_records, run_unit
+from matndp.sim.harnesses import harness_file
 from matndp.sim.runner import build_root, run_cocotb, write_if_changed
 
 
@@ -157,7 +158,7 @@ def _read_results(path, count):
 
 def _run_harness(unit_class, code, a, b, c, simulator, back_pressure, seed):
     sources = [fp_unit_verilog(unit_class),
-               pathlib.Path(__file__).parent / "harnesses" / "fp_harness.v"]
+               harness_file("fp_harness.v")]
     unit_name = unit_class.__qualname__
     scratch_root = build_root() / "fp" / "vectors"
     scratch_root.mkdir(parents=True, exist_ok=True)
