@@ -1,4 +1,4 @@
-"""Benchmark: vectors per second through :func:`sim.fp.run_fp_vectors`, per op and
+"""Benchmark: vectors per second through :func:`~matndp.sim.flows.fp_vectors.run_fp_vectors`, per op and
 simulator, end to end (operand files, simulator start, golden-free result read-back),
 and under Verilator and Icarus the results per simulated cycle (the unit's throughput
 in the harness, with and without back-pressure), beside each unit's declared latency and
@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from matndp.sim.fp import FP_OPS, run_fp_vectors
+from matndp.sim.flows.fp_vectors import FP_OPS, run_fp_vectors
 from matndp.sim.runner import SimulationFailed
 from matndp.sim.golden.fp import random_operands
 

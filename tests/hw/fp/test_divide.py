@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from matndp.hw.fp.divide import FPDivide
-from matndp.sim.fp import run_fp_vectors
-from matndp.sim.fp_check import check_fp_op
+from matndp.sim.flows.fp_vectors import run_fp_vectors
+from matndp.sim.flows.fp_check import check_fp_op
 from matndp.sim.golden.fp import (bits_to_float, directed_operands, random_floats,
                                   random_operands, reference)
 

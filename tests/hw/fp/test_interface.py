@@ -1,7 +1,6 @@
-"""The FP checking interface (sim.fp.run_fp_vectors) and the stream contract of the
+"""The FP checking interface (sim.flows.fp_vectors.run_fp_vectors) and the stream contract of the
 pipelined units: latency as documented, one record per cycle, whole-pipeline stalls."""
 
-import pathlib
 import random
 import re
 
@@ -15,8 +14,8 @@ from matndp.hw.fp.addsub import FPAddSub
 from matndp.hw.fp.interface import FPUnitSignature, operand_layout
 from matndp.hw.fp.opcodes import OP_BITS, AddSubOp
 from matndp.hw.fp.units import FP_UNITS, FPOperation, is_pipelined
-from matndp.sim import fp as sim_fp
-from matndp.sim.fp import FP_OPS, run_fp_unit, run_fp_vectors
+from matndp.sim.harnesses import harness_file
+from matndp.sim.flows.fp_vectors import FP_OPS, run_fp_unit, run_fp_vectors
 from matndp.sim.golden.fp import random_operands, reference
 from matndp.sim.runner import SimulationFailed
 
@@ -58,7 +57,7 @@ def test_op_table_names_every_op():
 
 def test_harness_records_are_as_wide_as_the_operand_layout():
     # sim/harnesses/fp_harness.v spells the record width out; it must follow the layout.
-    harness = (pathlib.Path(sim_fp.__file__).parent / "harnesses" / "fp_harness.v").read_text()
+    harness = harness_file("fp_harness.v").read_text()
     widths = {int(top) + 1 for top in re.findall(r"\[(\d+):0\] *(?:operands|in_payload)\b", harness)}
     assert widths == {operand_layout(AddSubOp).size}
 

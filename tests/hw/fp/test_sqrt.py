@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from matndp.hw.fp.sqrt import FPSqrt
-from matndp.sim.fp import run_fp_vectors
-from matndp.sim.fp_check import check_fp_op
+from matndp.sim.flows.fp_vectors import run_fp_vectors
+from matndp.sim.flows.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_floats, random_operands, reference
 
 from .cases import results_at_full_rate
