@@ -12,6 +12,7 @@ import tempfile
 
 import numpy as np
 
+from matndp.sim.harnesses import harness_file
 from matndp.sim.designs import evaluate_at_time_zero, ndp_slice_verilog
 from matndp.sim.runner import build_root, run_cocotb, write_if_changed
 from matndp.sim.batch.job import RESULTS_FILE, BatchJob
@@ -23,7 +24,7 @@ __all__ = ["run_batch", "replay_batch", "BatchResult", "MemoryContents", "HARNES
            "harness_ports", "harness_sources", "read_log"]
 
 
-HARNESS_SOURCE = pathlib.Path(__file__).resolve().parent.parent / "harnesses" / "slice_harness.v"
+HARNESS_SOURCE = harness_file("slice_harness.v")
 HARNESS_TOP = "slice_harness"
 _CYCLE = RecordFormat([("cycle", 0, 64)])
 

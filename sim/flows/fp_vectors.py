@@ -22,6 +22,7 @@ from matndp.hw.fp.interface import operand_layout
 from matndp.hw.fp.opcodes import OP_BITS
 from matndp.hw.fp.units import FP_OPERATIONS
 from matndp.sim.flows.fp_amaranth import pack_records, run_unit
+from matndp.sim.harnesses import harness_file
 from matndp.sim.runner import build_root, run_cocotb, write_if_changed
 
 
@@ -56,9 +57,11 @@ def _check_operand(op, name, value, input_bits, length):
 
 
 def run_fp_vectors(op, a, b=None, c=None, *, simulator="verilator", back_pressure="random",
-                   seed=1):
+                   seed=1, with_cycles=False):
     """Result bit patterns (``uint32`` array, in order) of ``op`` on the bit patterns
-    ``a`` (and ``b``, ``c`` by arity).
+    ``a`` (and ``b``, ``c`` by arity); with ``with_cycles``, ``(results, cycles)``: the
+    simulated cycles from the first record offered to the last result stored (Verilator
+    and Icarus only).
 
     op:            a name of :data:`FP_OPS` (``fma`` is ``a * b + c``; ``f32_to_bf16``
                    returns 16-bit patterns in the low bits; ``bf16_to_f32`` takes them
@@ -68,8 +71,8 @@ def run_fp_vectors(op, a, b=None, c=None, *, simulator="verilator", back_pressur
     seed:          seed of the back-pressure pattern.
 
     Raises ValueError naming the problem for an unknown op, simulator or back-pressure
-    mode, a missing or surplus operand, an operand that is not a 1-D uint32 array, or
-    operands of different lengths.
+    mode, a missing or surplus operand, an operand that is not a 1-D uint32 array,
+    operands of different lengths, or ``with_cycles`` under Amaranth's simulator.
     """
     if op not in FP_OPS:
         raise ValueError(f"unknown FP op {op!r}; known: {', '.join(FP_OPS)}")
@@ -78,6 +81,9 @@ def run_fp_vectors(op, a, b=None, c=None, *, simulator="verilator", back_pressur
     if back_pressure not in BACK_PRESSURE:
         raise ValueError(f"unknown back-pressure mode {back_pressure!r}; "
                          f"choose one of {', '.join(BACK_PRESSURE)}")
+    if with_cycles and simulator == "amaranth":
+        raise ValueError("with_cycles: the cycles are counted by the Verilator and Icarus "
+                         "harness, not under Amaranth's simulator")
     spec = FP_OPS[op]
     operands = {"a": a, "b": b, "c": c}
     names = "abc"
@@ -94,7 +100,7 @@ def run_fp_vectors(op, a, b=None, c=None, *, simulator="verilator", back_pressur
     zeros = np.zeros(length, dtype=np.uint32)
     a, b, c = (operands[name] if operands[name] is not None else zeros for name in names)
     return run_fp_unit(spec.unit, spec.code, a, b, c, simulator=simulator,
-                       back_pressure=back_pressure, seed=seed)
+                       back_pressure=back_pressure, seed=seed, with_cycles=with_cycles)
 
 
 def _code_value(code):
@@ -108,19 +114,23 @@ def _code_value(code):
 
 
 def run_fp_unit(unit_class, code, a, b, c, *, simulator="verilator", back_pressure="random",
-                seed=1):
+                seed=1, with_cycles=False):
     """The result words of FP unit ``unit_class`` on three equal-length ``uint32`` operand
     arrays with the ``op`` field ``code`` (a member of the unit's enum, or any
-    ``OP_BITS``-bit integer, for codes a unit does not assign), in order. The unit may be
-    one outside :data:`FP_OPS`. No checking of the operands: see :func:`run_fp_vectors`
-    for the checked interface."""
+    ``OP_BITS``-bit integer, for codes a unit does not assign), in order; with
+    ``with_cycles``, ``(results, cycles)``: the harness's simulated cycles, None under
+    Amaranth's simulator. The unit may be one outside :data:`FP_OPS`. No checking of the
+    operands: see :func:`run_fp_vectors` for the checked interface."""
     code = _code_value(code)
     if len(a) == 0:
-        return np.zeros(0, dtype=np.uint32)
-    if simulator == "amaranth":
-        return run_unit(unit_class(), code, a, b, c, pause=BACK_PRESSURE[back_pressure],
-                        seed=seed, cycles_per_record=unit_class.CYCLES_PER_RESULT)
-    return _run_harness(unit_class, code, a, b, c, simulator, back_pressure, seed)
+        results, cycles = np.zeros(0, dtype=np.uint32), 0
+    elif simulator == "amaranth":
+        results, cycles = run_unit(unit_class(), code, a, b, c,
+                                   pause=BACK_PRESSURE[back_pressure], seed=seed,
+                                   cycles_per_record=unit_class.CYCLES_PER_RESULT), None
+    else:
+        results, cycles = _run_harness(unit_class, code, a, b, c, simulator, back_pressure, seed)
+    return (results, cycles) if with_cycles else results
 
 
 @functools.lru_cache(maxsize=None)
@@ -156,8 +166,9 @@ def _read_results(path, count):
 
 
 def _run_harness(unit_class, code, a, b, c, simulator, back_pressure, seed):
+    """The results and the harness's cycles, summed over its jobs."""
     sources = [fp_unit_verilog(unit_class),
-               pathlib.Path(__file__).parent / "harnesses" / "fp_harness.v"]
+               harness_file("fp_harness.v")]
     unit_name = unit_class.__qualname__
     scratch_root = build_root() / "fp" / "vectors"
     scratch_root.mkdir(parents=True, exist_ok=True)
@@ -177,5 +188,8 @@ def _run_harness(unit_class, code, a, b, c, simulator, back_pressure, seed):
                               "MATNDP_FP_SEED": max(1, int(seed)) & 0xFFFFFFFF,
                               "MATNDP_FP_PAUSE": f"{source_pause},{sink_pause}",
                               "MATNDP_FP_CYCLES": unit_class.CYCLES_PER_RESULT})
-        return np.concatenate([_read_results(pathlib.Path(result_file), count)
-                               for _, result_file, count in jobs])
+        results = np.concatenate([_read_results(pathlib.Path(result_file), count)
+                                  for _, result_file, count in jobs])
+        cycles = sum(int(pathlib.Path(result_file + ".cycles").read_text())
+                     for _, result_file, _ in jobs)
+        return results, cycles
