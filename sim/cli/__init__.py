@@ -74,6 +74,14 @@ class _HelpFormatter(argparse.HelpFormatter):
         return super()._format_text(plain(text))
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose errors are one line, as every other error of the command line: the
+    usage is for ``-h``. Sub-command parsers are made of the same class."""
+
+    def error(self, message):
+        self.exit(USAGE_EXIT, f"{self.prog}: error: {message} (`{self.prog} -h` shows the usage)\n")
+
+
 def parsers(parser):
     """``parser`` and every sub-command parser below it, depth first."""
     yield parser
@@ -84,7 +92,7 @@ def parsers(parser):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="matndp",
         description="Memory-access-triggered near-data processing for DNN training: "
                     "RTL flow, co-simulation and host models.")

@@ -1,6 +1,6 @@
 """Every command of the ``matndp`` command line refuses bad input the same way: exit code
-2, one message on standard error naming the option or the file and the problem, no
-traceback, and nothing written. The table must name every command: a new command gets its
+2, one line on standard error naming the option or the file and the problem (no usage, no
+traceback), and nothing written. The table must name every command: a new command gets its
 rows here."""
 
 import argparse
@@ -118,6 +118,7 @@ def test_bad_input_exits_2_with_one_clear_message(capsys, tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, f"more than the one line of the error:\n{err}"
     assert sorted(tmp_path.rglob("*")) == before, "bad input left files behind"
 
 
