@@ -10,7 +10,7 @@ assembled from ``NAME_bf16.s`` beside the FP32 kernel's source.
 from dataclasses import replace
 
 from matndp.host.kernels.library.shapes import multiple, row_partials
-from matndp.host.kernels.library.spec import LANES, DType
+from matndp.host.kernels.library.spec import LANES, DType, summary_naming
 
 
 __all__ = ["bf16_variant", "BF16_LANES", "BF16_HALVES", "bf16_row_partials", "sixteen"]
@@ -41,6 +41,9 @@ def bf16_variant(base, bf16, *, tensors=None, summary=None, **changes):
     if unknown:
         raise ValueError(f"{base.name}_bf16: no tensors {sorted(unknown)}")
     converted = tuple(replace(t, dtype=DType.BF16) if t.name in bf16 else t for t in kept)
+    if summary is None:
+        # The base's summary names its own trigger tensor ("on reads of y").
+        summary = summary_naming(base.summary, changes.get("trigger", base.trigger)) + ", BF16"
     return replace(base, name=f"{base.name}_bf16",
                    source=f"{base.source.removesuffix('.s')}_bf16.s",
-                   summary=summary or f"{base.summary}, BF16", tensors=converted, **changes)
+                   summary=summary, tensors=converted, **changes)

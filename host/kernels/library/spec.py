@@ -23,6 +23,7 @@ case its value as FP32, a name of :data:`~.constants.CONSTANTS` that constant; t
 
 import enum
 import math
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -77,6 +78,17 @@ class Access(enum.Enum):
     """The GPU access to the trigger tensor that starts a µthread."""
     WRITE = "write"
     READ = "read"
+
+
+# How a summary names the triggering access: "... on the producer's writes of x",
+# "... on reads of y", "... on the writes of a new gradient x" (the last word is the tensor).
+_SUMMARY_TRIGGER = re.compile(r"\b(reads|writes) of (?:[\w' ]+? )?(\w+)(?:,|$)")
+
+
+def summary_naming(summary, trigger):
+    """``summary`` with the tensor of its triggering access (if it names one) ``trigger``."""
+    named = _SUMMARY_TRIGGER.search(summary)
+    return summary if named is None else summary[:named.start(2)] + trigger + summary[named.end(2):]
 
 
 @dataclass(frozen=True)
@@ -187,6 +199,11 @@ class KernelSpec:
             raise ValueError(f"{self.name}: tensor names repeat")
         if self.trigger not in names:
             raise ValueError(f"{self.name}: the trigger {self.trigger!r} is not one of its tensors")
+        # The listing and the docs print the summary beside the trigger: they must agree.
+        named = _SUMMARY_TRIGGER.search(self.summary)
+        if named and (named[1], named[2]) != (f"{self.access.value}s", self.trigger):
+            raise ValueError(f"{self.name}: the summary names {named[1]} of {named[2]}, the "
+                             f"kernel triggers on {self.access.value}s of {self.trigger}")
         regions = [region.name for region in self.scratchpad]
         if len(set(regions)) != len(regions):
             raise ValueError(f"{self.name}: scratchpad region names repeat")

@@ -18,3 +18,9 @@ def test_a_variant_is_its_kernel_with_tensors_in_bf16_and_its_own_source():
 def test_a_variant_of_unknown_tensors_is_refused():
     with pytest.raises(ValueError, match=r"relu_fwd_bf16: no tensors \['z'\]"):
         bf16_variant(kernel("relu_fwd"), ("x", "z"))
+
+
+def test_a_variant_triggered_by_another_tensor_names_it_in_its_summary():
+    variant = kernel("softmax_scale_bf16")
+    assert (kernel("softmax_scale").trigger, variant.trigger) == ("y", "x")
+    assert variant.summary == "softmax normalization on reads of x, BF16"

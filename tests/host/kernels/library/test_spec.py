@@ -74,6 +74,8 @@ def _spec(**changes):
     ({"values": {"Y": lambda b: 0}}, "a value for Y hides its naming rule"),
     ({"values": {"EXP_C4": lambda b: 0}}, "a value for EXP_C4 hides its naming rule"),
     ({"params": (ParamSpec("x", 1.0, "clash"),)}, "argument name X is both"),
+    ({"summary": "ReLU on the writes of y"}, "the summary names writes of y, the kernel triggers on writes of x"),
+    ({"summary": "ReLU on reads of x"}, "the summary names reads of x, the kernel triggers on writes of x"),
 ])
 def test_a_bad_kernel_description_is_refused(changes, message):
     with pytest.raises(ValueError, match=message):
