@@ -26,7 +26,8 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "docs", help="regenerate the generated documents under docs/",
         description="Render every generated document (the register map, the instruction set, "
-                    "the FP units' op table, the kernel library's reference) from its source "
+                    "the FP units' op table, the kernel library's reference, the slice's port "
+                    "tables) from its source "
                     "and write those that changed.")
     parser.add_argument("--check", action="store_true",
                         help="only report which documents are out of date (exit 1 if any)")

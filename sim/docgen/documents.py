@@ -41,11 +41,17 @@ def _kernels(text):
     return update_kernels_doc(text, KERNELS, OPS)
 
 
+def _verilog(text):
+    from matndp.sim.docgen.ports import update_verilog_doc
+    return update_verilog_doc(text)
+
+
 DOCUMENTS = (
     GeneratedDocument("docs/csr.md", _csr),
     GeneratedDocument("docs/isa.md", _isa),
     GeneratedDocument("docs/fp.md", _fp),
     GeneratedDocument("docs/kernels.md", _kernels),
+    GeneratedDocument("docs/verilog.md", _verilog),
 )
 
 
