@@ -54,7 +54,7 @@ def plot_run(plan, report, path):
     bars.bar([i - width for i in x], [table[n]["baseline_s"] * 1e3 for n in names], width,
              label="baseline GPU")
     bars.bar(list(x), [table[n]["matndp_gpu_s"] * 1e3 for n in names], width,
-             label="matNDP GPU")
+             label="matNDP GPU (longer where NDP kernels ride on the op's writes)")
     bars.bar([i + width for i in x], [table[n]["matndp_ndp_s"] * 1e3 for n in names], width,
              label="matNDP NDP standalone (overlapped)")
     bars.set_xticks(list(x), names, rotation=20, fontsize=8)

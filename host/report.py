@@ -110,12 +110,18 @@ def _scaled(energy, factor, **extra):
     return EnergyBreakdown(**parts)
 
 
-def run_gpu(config, *, with_plan=False):
-    """The JSON-able report of ``config``; with ``with_plan`` a :class:`GpuRun`."""
+def run_gpu(config, *, with_plan=False, graph=None):
+    """The JSON-able report of ``config``; with ``with_plan`` a :class:`GpuRun`. ``graph``
+    (an :class:`~matndp.host.graph.IterationGraph`: a workload of your own, a trace) runs
+    instead of the zoo model ``config.model``, at its own batch and dtype."""
     gpu = config.gpu if isinstance(config.gpu, GPUPreset) else get_preset(config.gpu)
     _check_single_gpu_options(config)
-    graph = build_model(config.model, batch=config.batch, dtype=config.dtype,
-                        seq_len=config.seq_len)
+    if graph is None:
+        graph = build_model(config.model, batch=config.batch, dtype=config.dtype,
+                            seq_len=config.seq_len)
+    else:
+        config = dataclasses.replace(config, model=graph.name, batch=graph.batch,
+                                     dtype=graph.dtype)
     if config.placement == "local":     # an expander's capacity is not modelled
         _check_fits(graph, gpu, config.gpus)
     hardware = None

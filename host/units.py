@@ -1,37 +1,37 @@
 """Numbers with their units, as every command and report prints them.
 
-Bytes are binary (``1 KiB = 1024 B``: memory sizes and traffic are counted in pages and
-sectors); time, energy and power use SI prefixes. Each function returns a short string
-with three significant digits, e.g. ``format_bytes(2.07e10) == '19.3 GiB'``.
+One convention everywhere: SI prefixes, decimal. Bytes too (``1 GB = 10**9 B``), as every
+size and bandwidth the command line takes (``--hbm-gb``, ``--link-gbs``), the GPU presets
+(``capacity_gb``, ``memory_gbs``), the figures' axes and the tables use them; JSON carries
+plain bytes and seconds. Each function returns a short string with three significant
+digits, e.g. ``format_bytes(2.07e10) == '20.7 GB'``. (Hardware structures sized in powers
+of two, a 4 KiB page or a 32 KiB scratchpad, are named by their exact size in the docs.)
 """
 
 import math
 
 
-__all__ = ["format_bytes", "format_seconds", "format_joules", "format_watts", "format_si"]
+__all__ = ["GB", "format_bytes", "format_seconds", "format_joules", "format_watts", "format_si"]
 
 
-_BINARY = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+# Bytes in a gigabyte, for the figures' and tables' axes and columns.
+GB = 1e9
+
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
        (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 
 
 def _digits(value):
-    """Three significant digits without an exponent."""
-    return f"{value:.3g}" if abs(value) < 1e3 else f"{value:.0f}"
+    """Three significant digits without an exponent (999.9 rounds to 1000)."""
+    text = f"{value:.3g}"
+    return f"{value:.0f}" if "e" in text else text
 
 
 def format_bytes(count):
-    """``1536`` → ``'1.50 KiB'``; whole bytes below 1 KiB (``'512 B'``)."""
-    if not math.isfinite(count):
-        return f"{count} B"
-    value, unit = float(count), 0
-    while abs(value) >= 1024 and unit < len(_BINARY) - 1:
-        value /= 1024
-        unit += 1
-    if unit == 0:
-        return f"{count:.0f} B"
-    return f"{value:.3g} {_BINARY[unit]}" if abs(value) < 1000 else f"{value:.0f} {_BINARY[unit]}"
+    """``1536`` → ``'1.54 kB'``; bytes below 1 kB as they are (``'512 B'``)."""
+    if not math.isfinite(count) or abs(count) < 1e3:
+        return f"{count:g} B" if not float(count).is_integer() else f"{count:.0f} B"
+    return format_si(count, "B")
 
 
 def format_si(value, unit):

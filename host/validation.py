@@ -8,6 +8,7 @@ from .calibration import load_calibration
 from .gpu import PRESETS, baseline_timeline
 from .offload import memory_placement
 from .report import RunConfig, run_gpu
+from .units import format_bytes
 from .zoo import build_model
 
 
@@ -130,7 +131,7 @@ def validation_tables(calibration_path=None):
                             f"{ours['ndpxnet_exposed_s'] * 1e3:.3f}",
                             f"{r['baseline_s'] * 1e3:.1f}", f"{r['matndp_s'] * 1e3:.1f}",
                             f"{r['speedup']:.3f}",
-                            f"{ours['memory_saved_per_gpu_bytes'] / 2**20:.0f} MiB"))
+                            format_bytes(ours['memory_saved_per_gpu_bytes'])))
 
     out.append("\n### XLA-NDP: four training workloads (published 1.24x mean, 1.41x best)\n\n")
     out.append(_row("model", "batch", "speedup (auto)", "speedup (all)", "offloaded share",

@@ -20,6 +20,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import time
 
 from cocotb_tools.runner import Verilator, get_runner, get_results
 
@@ -28,7 +29,7 @@ from matndp.sim.environment import put_environment_tools_on_path
 
 __all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZATION",
            "build_profile", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
-           "run_cocotb", "check_simulator", "build_lock"]
+           "run_cocotb", "check_simulator", "build_lock", "reporting", "last_build_seconds"]
 
 
 SIMULATORS = ("verilator", "icarus")
@@ -94,6 +95,78 @@ def write_if_changed(path, text):
     return path
 
 
+# Where a command that runs the simulators reports (set by :func:`reporting`): a function
+# taking a progress line, and the command's log, which gets a copy of the compilers' and
+# simulators' own logs.
+_reporting = {"step": None, "log": None}
+_SIMULATOR_NAMES = {"verilator": "Verilator", "icarus": "Icarus Verilog"}
+
+
+@contextlib.contextmanager
+def reporting(step, log=None):
+    """Within the block, every build says on ``step`` what it builds, whether it is the
+    first build of that design and how long the last build of it took here, and the
+    compilers' and simulators' logs are copied to ``log`` (a text stream) when given."""
+    saved = dict(_reporting)
+    _reporting.update(step=step, log=log)
+    try:
+        yield
+    finally:
+        _reporting.update(saved)
+
+
+def _report(line):
+    if _reporting["step"] is not None:
+        _reporting["step"](line)
+
+
+def _copy_log(title, path):
+    log = _reporting["log"]
+    if log is not None and pathlib.Path(path).exists():
+        log.write(f"--- {title}: {path} ---\n{pathlib.Path(path).read_text(errors='replace')}"
+                  f"--- end of {path} ---\n")
+        log.flush()
+
+
+def _history(name, simulator):
+    return build_root() / "sim_build" / f"{name}-{simulator}.last-build.json"
+
+
+def last_build_seconds(name, simulator):
+    """How long the last build of ``name`` under ``simulator`` took here (seconds), or None."""
+    import json
+    try:
+        return json.loads(_history(name, simulator).read_text())["seconds"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _built(build_dir, toplevel, simulator):
+    """Whether ``build_dir`` holds a finished build (its folder is named by everything that
+    shapes it, so a finished build is a current one)."""
+    return (build_dir / (toplevel if simulator == "verilator" else "sim.vvp")).exists()
+
+
+def _announce_build(name, toplevel, simulator, build_dir):
+    from matndp.host.units import format_seconds
+    tool = _SIMULATOR_NAMES[simulator]
+    if _built(build_dir, toplevel, simulator):
+        _report(f"  {name}: reusing its {tool} build")
+        return False
+    last = last_build_seconds(name, simulator)
+    _report(f"  {name}: building it under {tool}, the first build of this design "
+            + (f"(the last build of {name} took {format_seconds(last)} here)" if last is not None
+               else "(no earlier build of it here: expect minutes)")
+            + "; later runs reuse it")
+    return True
+
+
+def _record_build(name, simulator, build_dir, seconds):
+    import json
+    write_if_changed(_history(name, simulator),
+                     json.dumps({"seconds": round(seconds, 1), "build": build_dir.name}) + "\n")
+
+
 class _LeanVerilator(Verilator):
     """cocotb's Verilator runner without --public-flat-rw; a control file then says which
     signals VPI may see."""
@@ -126,21 +199,10 @@ def _verilator_control_file(directory, toplevel, public=None):
     return path
 
 
-def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcase=None,
-               waves=False, wave_file=None, extra_env=None, seed=None, fast=False,
-               build_name=None, log_file=None, parameters=None, public=None):
-    """Build ``sources`` (Verilog files) with ``toplevel`` and run the cocotb module
-    ``test_module`` on it. Returns the results file path; raises :class:`SimulationFailed`
-    when any cocotb test failed.
-
-    waves:     record an FST waveform, copied to ``wave_file`` when given.
-    fast:      Verilator only: optimize the model (-O3) and expose only top-level signals;
-               for batch-mode testbenches that touch nothing below the top.
-    public:    where only top-level signals are exposed (``fast``, or the test profile),
-               the only ones exposed (default: all of them).
-    parameters: Verilog parameters of ``toplevel``.
-    extra_env: environment for the testbench (parameters, file names).
-    """
+def _build(*, sources, toplevel, simulator, waves, fast, build_name, parameters, public,
+           traceable, trace_scopes, per_cycle):
+    """Build what :func:`run_cocotb` runs (once: a current build is reused); returns
+    ``(runner, build_dir)``."""
     check_simulator(simulator)
     profile = build_profile()
     sources = [pathlib.Path(source).resolve() for source in sources]
@@ -151,11 +213,12 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
     public = tuple(public) if public else None
     top_only = simulator == "verilator" and (fast or profile == "test")
     runner = _LeanVerilator() if top_only else get_runner(simulator)
+    traced = waves or traceable
     build_args = []
     if simulator == "verilator":
         # Amaranth's output has benign width warnings; `make lint` is where lint belongs.
         build_args += ["-Wno-fatal", "-Wno-lint", "-Wno-style"]
-        if waves:
+        if traced:
             build_args += ["--trace-fst", "--trace-structs"]
         if fast:
             build_args += ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
@@ -169,12 +232,18 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
             makeflags += [f"OPT_FAST={level}", f"OPT_GLOBAL={level}"]
         elif fast:
             makeflags += ["OPT_FAST=-O3", "OPT_GLOBAL=-O3"]
+        elif per_cycle:
+            level = TEST_CXX_OPTIMIZATION[False]
+            makeflags += [f"OPT_FAST={level}", f"OPT_GLOBAL={level}"]
         build_env["MAKEFLAGS"] = " ".join(makeflags)
     # Every option that shapes the build is in its folder's name, so that a build of one
     # profile never serves a run of the other.
-    digest.update(repr((simulator, toplevel, waves, fast, top_only, build_args, build_env)).encode())
+    digest.update(repr((simulator, toplevel, traced, fast, top_only, build_args, build_env)).encode())
     if parameters or public:
         digest.update(repr((sorted(parameters.items()), public)).encode())
+    trace_scopes = tuple(trace_scopes) if traced and trace_scopes and simulator == "verilator" else None
+    if trace_scopes:
+        digest.update(repr(trace_scopes).encode())
     build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
 
     with build_lock(build_dir):
@@ -184,24 +253,74 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
             extra_sources = []
             if top_only:
                 extra_sources.append(_verilator_control_file(build_dir, toplevel, public))
+            if trace_scopes:
+                extra_sources.append(_tracing_control_file(build_dir, trace_scopes))
             # The build's output goes to its log, not to stdout (which may carry JSON).
             build_log = build_dir / "build.log"
+            name = build_name or toplevel
+            first = _announce_build(name, toplevel, simulator, build_dir)
+            started = time.monotonic()
             try:
                 runner.build(sources=[*extra_sources, *sources], hdl_toplevel=toplevel,
                              parameters=parameters,
-                             build_dir=build_dir, build_args=build_args, waves=waves,
+                             build_dir=build_dir, build_args=build_args, waves=traced,
                              timescale=("1ns", "1ps"), always=False, log_file=build_log)
             except (subprocess.CalledProcessError, SystemExit) as error:
                 tail = "".join(build_log.read_text(errors="replace").splitlines(True)[-20:]) \
                     if build_log.exists() else ""
                 raise SimulationFailed(f"building {toplevel} under {simulator} failed; the "
                                        f"end of {build_log}:\n{tail}") from error
+            finally:
+                _copy_log(f"the build of {name} under {_SIMULATOR_NAMES[simulator]}", build_log)
+            if first:
+                _record_build(name, simulator, build_dir, time.monotonic() - started)
         finally:
             for key, value in saved.items():
                 if value is None:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
+    return runner, build_dir
+
+
+def _tracing_control_file(directory, scopes):
+    """Trace only the signals of ``scopes`` (hierarchical names, each without the instances
+    below it): a waveform of a few scopes of a large design builds in about the time of an
+    untraced build, where tracing every signal takes half again as long."""
+    path = directory / "tracing.vlt"
+    lines = ['tracing_off -scope "*"\n'] + [f'tracing_on -scope "{scope}" -levels 1\n' for scope in scopes]
+    write_if_changed(path, "`verilator_config\n" + "".join(lines))
+    return path
+
+
+def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcase=None,
+               waves=False, wave_file=None, extra_env=None, seed=None, fast=False,
+               build_name=None, log_file=None, parameters=None, public=None,
+               traceable=False, trace_scopes=None, per_cycle=False):
+    """Build ``sources`` (Verilog files) with ``toplevel`` and run the cocotb module
+    ``test_module`` on it. Returns the results file path; raises :class:`SimulationFailed`
+    when any cocotb test failed.
+
+    waves:     record an FST waveform, copied to ``wave_file`` when given.
+    traceable: build with waveform support even when this run records none, so that runs
+               with and without waves share one build.
+    trace_scopes: Verilator only: trace only the signals of these scopes (hierarchical
+               names such as ``top.dut``, each without the instances below it); every
+               signal when None.
+    fast:      Verilator only: optimize the model (-O3) and expose only top-level signals;
+               for batch-mode testbenches that touch nothing below the top.
+    per_cycle: Verilator only: a testbench that runs Python in every cycle, whose run time
+               is Python's: its model's C++ is compiled without optimization (as in the
+               test profile), which takes a fraction of the time.
+    public:    where only top-level signals are exposed (``fast``, or the test profile),
+               the only ones exposed (default: all of them).
+    parameters: Verilog parameters of ``toplevel``.
+    extra_env: environment for the testbench (parameters, file names).
+    """
+    runner, build_dir = _build(
+        sources=sources, toplevel=toplevel, simulator=simulator, waves=waves, fast=fast,
+        build_name=build_name, parameters=parameters, public=public, traceable=traceable,
+        trace_scopes=trace_scopes, per_cycle=per_cycle)
 
     test_dir = build_dir / f"run-{os.getpid()}"
     test_dir.mkdir(parents=True, exist_ok=True)
@@ -226,6 +345,9 @@ def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcas
         raise SimulationFailed(f"{test_module} on {toplevel} under {simulator}: cocotb tests "
                                f"failed (exit {exit.code}); see the log above and "
                                f"{test_dir / 'results.xml'}") from None
+    finally:
+        if log_file is not None:
+            _copy_log(f"{test_module} on {toplevel} under {_SIMULATOR_NAMES[simulator]}", log_file)
     total, failed = get_results(results)
     if total == 0 or failed:
         raise SimulationFailed(f"{test_module} on {toplevel} under {simulator}: "

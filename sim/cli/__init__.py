@@ -44,7 +44,8 @@ def emit_text(text, output=None):
     """Write a generated document to ``output`` (saying so), or to standard output."""
     if output:
         from matndp.host.output import write_text
-        print(f"wrote {write_text(output, text)}")
+        from matndp.sim.cli.output import wrote
+        wrote(write_text(output, text))
     else:
         sys.stdout.write(text)
 

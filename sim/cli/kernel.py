@@ -9,7 +9,7 @@ import sys
 
 from matndp.sim.cli import UsageError, emit_text
 from matndp.sim.cli.arguments import fraction, integer
-from matndp.sim.cli.output import output_file
+from matndp.sim.cli.output import output_file, wrote
 from matndp.sim.docgen.kernels import trigger_text
 
 
@@ -33,7 +33,7 @@ def run_asm(args):
         raise UsageError(f"{output}: cannot write ({error.strerror})") from None
     sections = ", ".join(f".{section.value} at {start}" for section, start in
                          sorted(image.sections.items(), key=lambda item: item[1]))
-    print(f"wrote {output}: kernel {image.name}, {len(image.words)} instructions ({sections})")
+    wrote(output, f": kernel {image.name}, {len(image.words)} instructions ({sections})")
     return 0
 
 

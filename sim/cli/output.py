@@ -6,11 +6,14 @@
   place when complete (:mod:`matndp.host.output`), so an interrupted run leaves no
   half-written file and no empty folder.
 - A figure is written to the name given; a name without a suffix gets ``.png``, and the
-  command reports the name it wrote.
+  command reports the name it wrote: every ``wrote PATH`` line goes to standard error
+  (:func:`wrote`).
 - ``--json`` prints JSON on standard output; files are written with ``--output``.
-- Simulators and compilers write to a log file under ``build/logs/`` (:func:`tool_output`):
-  its path is printed once, and the whole log when the tools fail; ``-v`` shows their
-  output as it comes instead.
+- Simulators and compilers write to a log file of the command's run under ``build/logs/``
+  (:func:`tool_output`; one file a run, kept), headed by the command line and the tools'
+  versions; its path is printed once, and the whole log when the tools fail; ``-v`` shows
+  their output on the terminal instead. Builds say what they build and how long the
+  last build of it took.
 - Ctrl-C ends a command with exit code 130 and one line (in :func:`matndp.sim.cli.main`).
 """
 
@@ -21,12 +24,19 @@ import pathlib
 import sys
 
 
-__all__ = ["UsageError", "output_file", "output_folder", "figure_file", "add_result_options",
-           "write_result", "tool_output", "warn", "tool_failure"]
+__all__ = ["UsageError", "wrote", "output_file", "output_folder", "figure_file", "add_result_options",
+           "write_result", "tool_output", "new_log_path", "warn", "tool_failure"]
 
 
 class UsageError(Exception):
     """Bad input from the command line or a configuration file: exit code 2."""
+
+
+def wrote(path, what=""):
+    """The line saying a file (or folder) was written: ``wrote PATH`` and what it holds, on
+    standard error for every command, so that standard output carries only the result
+    (JSON with ``--json``)."""
+    print(f"wrote {path}{what}", file=sys.stderr)
 
 
 def warn(command, message):
@@ -118,7 +128,7 @@ def write_result(args, document):
     text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     if args.output:
         from matndp.host.output import write_text
-        print(f"wrote {write_text(args.output, text)}", file=sys.stderr)
+        wrote(write_text(args.output, text))
     if args.json:
         sys.stdout.write(text)
     return args.json
@@ -132,36 +142,92 @@ class ToolOutput:
         self.status = status
 
     def step(self, text):
-        """A progress line on the terminal (the log gets the tools' output)."""
+        """A progress line on the terminal (the log gets it too, stamped with the time)."""
         print(text, file=self.status, flush=True)
+        if self.log is not None:
+            print(f"[{_clock()}] {text}", file=self.log, flush=True)
+
+
+def _clock():
+    import time
+    return time.strftime("%H:%M:%S")
+
+
+# The tools whose versions head every log (as `matndp doctor` names them).
+_LOGGED_VERSIONS = ("python", "matndp", "amaranth", "cocotb", "verilator", "icarus verilog")
+
+
+def new_log_path(name):
+    """A log file of its own for this run of command ``name``: ``build/logs/<name>-<date>-
+    <time>.log`` (a number added when one of that second exists); earlier runs' logs are
+    kept."""
+    import time
+    from matndp.sim.runner import build_root
+    folder = build_root() / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{name.replace(' ', '-')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path, number = folder / f"{stem}.log", 1
+    while True:
+        try:
+            with open(path, "x"):
+                return path
+        except FileExistsError:
+            number += 1
+            path = folder / f"{stem}-{number}.log"
+
+
+def _log_header(name):
+    import shlex
+    import time
+    from matndp.sim.cli.doctor import versions
+    tools = ", ".join(f"{tool} {version or 'MISSING'}" for tool, version in versions(_LOGGED_VERSIONS).items())
+    return (f"matndp {name}: {shlex.join(sys.argv)}\n"
+            f"started {time.strftime('%Y-%m-%d %H:%M:%S')} in {os.getcwd()}\n"
+            f"tools: {tools}\n\n")
 
 
 @contextlib.contextmanager
 def tool_output(name, verbose=False):
     """Send everything written to the standard streams in the block, by this process and by
-    the simulators and compilers it starts, to ``build/logs/<name>.log``; the path is
-    printed once, and the log in full if the block raises anything but an interrupt.
-    With ``verbose`` the output is left on the terminal."""
+    the simulators and compilers it starts (builds' and runs' own logs copied in), to a log
+    of this run (:func:`new_log_path`), headed by the command line and the tools'
+    versions; its path is printed once, and the log in full if the block raises anything
+    but an interrupt. Builds say what they build while the block runs. With ``verbose``
+    the output is left on the terminal."""
+    from matndp.sim.runner import reporting
     if verbose:
-        yield ToolOutput(None, sys.stderr)
+        tools = ToolOutput(None, sys.stderr)
+        with reporting(tools.step, sys.stderr):
+            yield tools
         return
-    from matndp.sim.runner import build_root
-    log_path = build_root() / "logs" / f"{name}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    import time
+    log_path = new_log_path(name)
     sys.stdout.flush()
     sys.stderr.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     status = os.fdopen(os.dup(saved[2]), "w")
-    print(f"tool output: {_shown(log_path)} (-v shows it here)", file=status, flush=True)
+    print(f"log: {_shown(log_path)} (-v shows the tools' output here instead)", file=status, flush=True)
+    started = time.monotonic()
     try:
         with open(log_path, "w") as log:
+            log.write(_log_header(name))
+            log.flush()
             for fd in (1, 2):
                 os.dup2(log.fileno(), fd)
+            tools = ToolOutput(log, status)
+            outcome = "failed"
             try:
-                yield ToolOutput(log_path, status)
+                with reporting(tools.step, log):
+                    yield tools
+                outcome = "finished"
+            except KeyboardInterrupt:
+                outcome = "interrupted"
+                raise
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
+                print(f"\n[{_clock()}] {outcome} after {time.monotonic() - started:.0f} s",
+                      file=log, flush=True)
                 for fd, copy in saved.items():
                     os.dup2(copy, fd)
     except KeyboardInterrupt:

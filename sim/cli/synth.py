@@ -6,7 +6,7 @@ import pathlib
 import sys
 
 from matndp.sim.cli.arguments import integer, number
-from matndp.sim.cli.output import output_folder
+from matndp.sim.cli.output import output_folder, wrote
 from matndp.sim.fpga_flow.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS,
                                         ROUTERS, SynthesisFailed, critical_path_table,
                                         failing_register_table, synthesize, synthesis_table)
@@ -74,7 +74,7 @@ def run_synth(args):
         + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows)
         + f"\nEndpoints that miss {args.freq:g} MHz (static timing over nextpnr's SDF), by "
           f"the register they end in:\n\n" + failing_register_table(rows))
-    print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
+    wrote(output / 'synth.json', f" and {output / 'synth.md'}")
     return 0
 
 

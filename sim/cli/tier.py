@@ -9,7 +9,6 @@ Numbers are per iteration, in steady state: the last of at least ``--iterations`
 simulated iterations (the timing monitor of ``tm`` may add a few until its plan settles).
 """
 
-import sys
 
 from matndp.host.gpu import PRESETS
 from matndp.host.tier.flash import FLASH_PRESETS
@@ -22,7 +21,7 @@ from matndp.host.units import format_bytes, format_joules, format_seconds
 
 from matndp.sim.cli.arguments import integer, name_in, names_in, number, numbers
 from matndp.sim.cli.model import add_model_options
-from matndp.sim.cli.output import add_result_options, write_result
+from matndp.sim.cli.output import add_result_options, write_result, wrote
 
 
 RUN_KEYS = ("inter_tier_bytes", "flash_read_bytes", "flash_write_bytes", "stall_s",
@@ -37,14 +36,22 @@ _hbm_gb = number("HBM size", unit="GB",
                                              f"{LARGEST_HBM_GB} GB); memory_cost_usd prices it "
                                              f"as if it could be bought"))
 
-# How each metric of ``tier run`` is printed.
+# How ``tier run`` prints each metric: a label and the value with its unit (--json keeps
+# the keys and plain numbers).
 _BYTES = format_bytes
-METRIC_UNITS = {
-    "inter_tier_bytes": _BYTES, "flash_read_bytes": _BYTES, "flash_write_bytes": _BYTES,
-    "stall_s": format_seconds, "iteration_s": format_seconds, "energy_j": format_joules,
-    "throughput_per_watt": lambda value: f"{value:.4g} samples/J",
-    "hbm_peak_bytes": _BYTES, "hbm_capacity_bytes": _BYTES, "footprint_bytes": _BYTES,
-    "memory_cost_usd": lambda value: f"${value:,.2f}",
+METRICS = {
+    "iteration_s": ("iteration time", format_seconds),
+    "stall_s": ("of it, the GPU stalled waiting for transfers", format_seconds),
+    "ideal_iteration_s": ("iteration time with everything in HBM", format_seconds),
+    "inter_tier_bytes": ("traffic between HBM and flash", _BYTES),
+    "flash_read_bytes": ("read from flash", _BYTES),
+    "flash_write_bytes": ("written to flash", _BYTES),
+    "hbm_peak_bytes": ("HBM in use at its peak", _BYTES),
+    "hbm_capacity_bytes": ("HBM capacity", _BYTES),
+    "footprint_bytes": ("footprint (everything resident)", _BYTES),
+    "energy_j": ("energy per iteration", format_joules),
+    "throughput_per_watt": ("throughput per watt", lambda value: f"{value:.4g} samples/J"),
+    "memory_cost_usd": ("memory cost", lambda value: f"${value:,.2f}"),
 }
 
 
@@ -109,20 +116,56 @@ def _workload(args):
     return build_model(args.model, batch=args.batch, dtype=args.dtype, seq_len=args.seq_len)
 
 
+def _header(metrics):
+    """What ran: the workload, the machine, the memory and the policy, in one line."""
+    config = metrics["config"]
+    tier, flash, run = config["tier"], config["flash"], config["run"]
+    workload = metrics.get("model") or metrics.get("workload")
+    source = "zoo model" if "model" in metrics else "workload"
+    capacity = format_bytes(metrics["hbm_capacity_bytes"])
+    hbm = (f"{capacity} ({tier['hbm_fraction']:.3g} of the footprint)"
+           if tier.get("hbm_bytes") is None else capacity)
+    devices = f" × {flash['devices']}" if flash.get("devices", 1) != 1 else ""
+    host = (f", host DRAM {format_bytes(tier['host_bytes'])}" if tier.get("host_bytes") else "")
+    return (f"tier run: {source} {workload}, batch {metrics['batch']}, on {run['gpu'].upper()}; "
+            f"HBM {hbm}{host}, flash {flash['name']}{devices}, link "
+            f"{tier['link_bytes_per_s'] / 1e9:.3g} GB/s; policy "
+            f"{metrics['policy']}; per iteration, the last of {run['iterations']}")
+
+
+def _plot_setup(args, setup, workload):
+    """The figure of a run with a setup (a trace, a preset, a file): the chosen policy's
+    occupancy and every policy's traffic, all under the same setup."""
+    from matndp.host.tier.plot import plot_run
+    from matndp.host.tier.run import op_times
+    from matndp.host.tier.simulate import simulate
+    times = op_times(workload, setup.gpu)
+    runs = {policy: simulate(workload, times, setup.tier, setup.flash, policy, gpu=setup.gpu,
+                             iterations=setup.iterations)
+            for policy in TIER_POLICIES}
+    run = runs[setup.policy]
+    run.metrics.update({"model": workload.name, "gpu": setup.gpu, "batch": workload.batch,
+                        "flash": setup.flash.name, "flash_devices": setup.flash.devices,
+                        "link_gbs": float(f"{setup.tier.link_bytes_per_s / 1e9:.3g}")})
+    wrote(plot_run(run, {policy: other.metrics for policy, other in runs.items()}, args.plot))
+
+
 def run_setup(args):
     from matndp.host.tier.run import run_tier
+    setup, workload = _setup(args), _workload(args)
+    metrics = run_tier(setup, workload)
     if args.plot:
-        raise ValueError("--plot draws zoo runs without --trace, --preset, --config or --set")
-    metrics = run_tier(_setup(args), _workload(args))
+        _plot_setup(args, setup, workload)
     _print_metrics(args, metrics)
     return 0
 
 
 def _print_metrics(args, metrics):
     if not write_result(args, metrics):
-        for key in RUN_KEYS + ("ideal_iteration_s", "hbm_capacity_bytes", "footprint_bytes",
-                               "memory_cost_usd"):
-            print(f"{key:24s} {METRIC_UNITS.get(key, format_seconds)(metrics[key])}")
+        print(_header(metrics))
+        width = max(len(label) for label, _ in METRICS.values())
+        for key, (label, shown) in METRICS.items():
+            print(f"  {label:<{width}}  {shown(metrics[key])}")
 
 
 def run_run(args):
@@ -144,16 +187,14 @@ def run_run(args):
             other = run if policy == args.policy else run_model(
                 args.model, policy=policy, **size, **_common(args))
             by_policy[policy] = other.metrics
-        path = plot_run(run, by_policy, args.plot)
-        print(f"wrote {path}", file=sys.stderr)
+        wrote(plot_run(run, by_policy, args.plot))
     _print_metrics(args, metrics)
     return 0
 
 
 def run_export(args):
     from matndp.host.workload import write_workload
-    path = write_workload(_workload(args), args.output)
-    print(f"wrote {path}", file=sys.stderr)
+    wrote(write_workload(_workload(args), args.output))
     return 0
 
 
@@ -162,7 +203,7 @@ def run_validate_g10(args):
     text = g10_validation(args.g10_dir, progress=not args.no_progress)
     if args.output:
         from matndp.host.output import write_text
-        print(f"wrote {write_text(args.output, text)}", file=sys.stderr)
+        wrote(write_text(args.output, text))
     else:
         print(text, end="")
     return 0
@@ -225,7 +266,7 @@ def run_sweep(args):
         print(_relative_table(rows))
     if args.plot:
         from matndp.host.tier.plot import plot_sweep
-        print(f"wrote {plot_sweep(rows, args.plot)}", file=sys.stderr)
+        wrote(plot_sweep(rows, args.plot))
     return 0
 
 

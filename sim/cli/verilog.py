@@ -3,7 +3,7 @@ prototype takes, and Verilator's lint over it."""
 
 import pathlib
 
-from matndp.sim.cli.output import output_file
+from matndp.sim.cli.output import output_file, wrote
 
 
 # Designs `matndp export` writes: name -> (module name, a function that builds it).
@@ -35,7 +35,7 @@ def run_export(args):
     from matndp.sim.runner import write_if_changed
     name, design = EXPORTS[args.design]()
     path = write_if_changed(args.output, export_verilog(design, name))
-    print(f"wrote {path}")
+    wrote(path)
     return 0
 
 

@@ -5,11 +5,11 @@ import pytest
 from matndp.host.units import format_bytes, format_joules, format_seconds, format_si, format_watts
 
 
-@pytest.mark.parametrize("count, text", [(0, "0 B"), (512, "512 B"), (1023, "1023 B"), (1024, "1 KiB"),
-                                         (1536, "1.5 KiB"), (2.07012e10, "19.3 GiB"),
-                                         (3 * 2**20 + 2**18, "3.25 MiB"), (1023.9 * 2**30, "1024 GiB"),
-                                         (5 * 2**50, "5 PiB")])
-def test_bytes_are_binary(count, text):
+@pytest.mark.parametrize("count, text", [(0, "0 B"), (512, "512 B"), (999, "999 B"), (1000, "1 kB"),
+                                         (1536, "1.54 kB"), (2.07012e10, "20.7 GB"),
+                                         (3.25e6, "3.25 MB"), (999.9e9, "1000 GB"),
+                                         (5e15, "5 PB"), (0.5, "0.5 B")])
+def test_bytes_are_decimal_like_every_size_the_commands_take(count, text):
     assert format_bytes(count) == text
 
 
@@ -27,6 +27,6 @@ def test_energy_power_and_other_units():
 
 
 def test_a_thousand_of_the_largest_prefix_has_no_exponent():
-    assert format_bytes(1000 * 2**50) == "1000 PiB"
+    assert format_bytes(1000e15) == "1000 PB"
     assert format_si(1e18, "J") == "1000 PJ"
     assert format_si(1.0004e18, "J") == "1000 PJ"

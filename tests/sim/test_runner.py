@@ -1,12 +1,16 @@
-"""The simulator runner's checks, its build-cache helper and its build profiles."""
+"""The simulator runner's checks, its build-cache helper, its build profiles, and what a
+build says while a command runs it."""
 
 import os
+import pathlib
+import re
+import sys
 
 import pytest
 
 from matndp.sim import runner
 from matndp.sim.runner import (PROFILE_VARIABLE, SIMULATORS, build_profile, check_simulator,
-                               run_cocotb, write_if_changed)
+                               last_build_seconds, reporting, run_cocotb, write_if_changed)
 
 
 def test_unknown_simulator_is_named():
@@ -90,3 +94,73 @@ def test_the_profiles_never_share_a_build(monkeypatch, tmp_path, fast):
     folders = {_planned_build(monkeypatch, tmp_path, profile, fast)["build_dir"]
                for profile in ("full", "test")}
     assert len(folders) == 2
+
+
+class _FakeSimulator:
+    """Stands for cocotb's runner: a build makes the executable and a log, a run a log and
+    a results file; ``calls`` records both."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def build(self, *, build_dir, hdl_toplevel, log_file, waves, **arguments):
+        self.calls.append(("build", build_dir, waves))
+        (build_dir / hdl_toplevel).write_text("")
+        pathlib.Path(log_file).write_text("the compiler's output\n")
+
+    def test(self, *, test_dir, log_file, waves, **arguments):
+        self.calls.append(("test", test_dir.parent, waves))
+        if log_file:
+            pathlib.Path(log_file).write_text("the simulator's output\n")
+        return test_dir / "results.xml"
+
+
+@pytest.fixture
+def fake_simulator(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(runner, "get_runner", lambda simulator: _FakeSimulator(calls))
+    monkeypatch.setattr(runner, "_LeanVerilator", lambda: _FakeSimulator(calls))
+    monkeypatch.setattr(runner, "get_results", lambda results: (1, 0))
+    monkeypatch.setenv("MATNDP_BUILD", str(tmp_path / "build"))
+    return calls
+
+
+def _run(tmp_path, text, **options):
+    source = write_if_changed(tmp_path / "top.v", text)
+    return run_cocotb(sources=[source], toplevel="top", test_module="unused",
+                      log_file=tmp_path / "run.log", **options)
+
+
+def test_builds_say_whether_they_are_first_and_how_long_the_last_took(fake_simulator, tmp_path, capsys):
+    lines = []
+    with reporting(lines.append, sys.stderr):
+        _run(tmp_path, "module top; endmodule\n")
+        _run(tmp_path, "module top; endmodule\n")
+        _run(tmp_path, "module top; wire w; endmodule\n")
+    assert "top: building it under Verilator, the first build of this design (no earlier build " \
+           "of it here: expect minutes); later runs reuse it" == lines[0].strip()
+    assert lines[1].strip() == "top: reusing its Verilator build"
+    assert re.fullmatch(r"top: building it under Verilator, the first build of this design \(the "
+                        r"last build of top took [0-9.]+ m?s here\); later runs reuse it", lines[2].strip())
+    assert last_build_seconds("top", "verilator") is not None
+    # The compilers' and the simulator's own logs reach the command's log (standard error).
+    err = capsys.readouterr().err
+    assert err.count("the compiler's output") == 3 and err.count("the simulator's output") == 3
+
+
+def test_outside_a_command_nothing_is_said_or_copied(fake_simulator, tmp_path, capsys):
+    _run(tmp_path, "module top; endmodule\n")
+    assert capsys.readouterr() == ("", "")
+
+
+def test_runs_with_and_without_waves_share_a_traceable_build(fake_simulator, tmp_path):
+    _run(tmp_path, "module top; endmodule\n", traceable=True, trace_scopes=["top"])
+    _run(tmp_path, "module top; endmodule\n", traceable=True, trace_scopes=["top"], waves=True)
+    builds = [call for call in fake_simulator if call[0] == "build"]
+    tests = [call for call in fake_simulator if call[0] == "test"]
+    assert len({folder for _, folder, _ in builds}) == 1 and all(waves for _, _, waves in builds)
+    assert (builds[0][1] / "tracing.vlt").read_text() == \
+        '`verilator_config\ntracing_off -scope "*"\ntracing_on -scope "top" -levels 1\n'
+    assert [waves for _, _, waves in tests] == [False, True]
+    _run(tmp_path, "module top; endmodule\n")
+    assert fake_simulator[-2][0] == "build" and fake_simulator[-2][1] != builds[0][1]

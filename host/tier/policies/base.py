@@ -19,6 +19,7 @@ import numpy as np
 from ..executor import Executor
 from ..flash import FlashDevice
 from ..plan_check import check_plan
+from ...units import format_bytes
 
 
 __all__ = ["PlanningContext", "TierPolicy", "greedy_residency"]
@@ -66,9 +67,9 @@ class TierPolicy:
         if capacity < largest.pages:
             page = lifetimes.page_bytes
             raise ValueError(
-                f"HBM capacity {capacity * page / 2**20:.1f} MiB is below the largest "
+                f"HBM capacity {format_bytes(capacity * page)} is below the largest "
                 f"single op's working set: {largest.op!r} needs "
-                f"{largest.pages * page / 2**20:.1f} MiB (footprint {footprint / 2**20:.1f} MiB)")
+                f"{format_bytes(largest.pages * page)} (footprint {format_bytes(footprint)})")
         return int(capacity)
 
     def plan(self, context):

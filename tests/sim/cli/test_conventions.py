@@ -58,7 +58,7 @@ def test_a_figure_is_written_to_the_name_given_and_reported_truthfully(capsys, t
     assert main(["gpu", "run", "--model", "resnet50", "--gpu", "a100", "--batch", "2",
                  "--plot", str(tmp_path / given)]) == 0
     assert (tmp_path / written).stat().st_size > 1000
-    assert f"wrote {tmp_path / written}\n" in capsys.readouterr().out
+    assert f"wrote {tmp_path / written}\n" in capsys.readouterr().err
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == [tmp_path / written]
 
 
@@ -70,14 +70,6 @@ def test_json_goes_to_standard_output_and_files_to_output(capsys, tmp_path):
     captured = capsys.readouterr()
     assert json.loads(captured.out) == json.loads(path.read_text())
     assert f"wrote {path}" in captured.err
-
-
-def test_tier_run_prints_units(capsys):
-    assert main(["tier", "run", "--model", "resnet50", "--batch", "2", "--hbm-fraction", "0.25"]) == 0
-    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
-    assert lines["inter_tier_bytes"].endswith("MiB")
-    assert lines["iteration_s"].endswith(" ms") and lines["energy_j"].endswith(" J")
-    assert lines["memory_cost_usd"].startswith("$")
 
 
 def test_energy_of_several_gpus_is_explained(capsys):
@@ -142,10 +134,10 @@ def test_tool_output_goes_to_a_log_and_is_shown_on_failure(capfd, tmp_path, monk
         subprocess.run(["echo", "compiler chatter"], check=True)
         tools.step("step one")
     captured = capfd.readouterr()
-    log = tmp_path / "logs" / "probe.log"
+    [log] = (tmp_path / "logs").glob("probe-*.log")
     assert "compiler chatter" not in captured.out + captured.err
     assert "step one" in captured.err and str(log.name) in captured.err
-    assert log.read_text() == "compiler chatter\n"
+    assert "compiler chatter\n" in log.read_text()
     with pytest.raises(RuntimeError):
         with tool_output("probe"):
             subprocess.run(["echo", "the error the compiler gave"], check=True)

@@ -75,6 +75,34 @@ def test_gpu_run_in_the_expander_placement(capsys):
     assert f"speedup {report['speedup']:.3f}x" in out
 
 
+def test_gpu_run_takes_a_workload_of_your_own_and_plots_it(capsys, tmp_path):
+    workload, plot = tmp_path / "mine.json", tmp_path / "mine.png"
+    assert main(["tier", "export", "--model", "resnet50", "--batch", "4", "--output", str(workload)]) == 0
+    capsys.readouterr()
+    from_zoo = _json(capsys, ["gpu", "run", "--model", "resnet50", "--gpu", "a100", "--batch", "4", "--json"])
+    from_file = _json(capsys, ["gpu", "run", "--trace", f"workload:{workload}", "--gpu", "a100",
+                               "--json", "--plot", str(plot)])
+    assert from_file.pop("plot") == str(plot) and plot.read_bytes()[:4] == b"\x89PNG"
+    for key in ("baseline_s", "matndp_s", "dram_bytes_baseline", "dram_bytes_matndp", "breakdown"):
+        assert from_file[key] == from_zoo[key], key
+    assert (from_file["model"], from_file["batch"]) == ("resnet50", 4)
+
+
+def test_gpu_run_text_names_what_ran_and_explains_longer_kernels(capsys):
+    assert main(["gpu", "run", "--model", "resnet50", "--gpu", "a100", "--batch", "64", "--dtype", "bf16"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "gpu run: resnet50 batch 64 bf16 on 1 x A100, offload policy auto (NDP calibration: defaults)"
+    header = next(line for line in out if line.strip().startswith("kind"))
+    assert header.split()[1:] == ["baseline", "ms", "matNDP", "GPU", "ms", "NDP", "ms", "offloaded", "ops"]
+    report = run_gpu(RunConfig("resnet50", "a100", 64, "bf16"))
+    longer = [kind for kind, row in report["breakdown"].items() if row["matndp_gpu_s"] > row["baseline_s"]]
+    assert "conv" in longer and "normalization" in longer
+    for kind in longer:
+        assert "*" in next(line for line in out if line.split()[0] == kind)
+    note = next(line for line in out if line.strip().startswith("* longer in matNDP"))
+    assert f"({', '.join(longer)})" in note and "NDP kernels riding on these ops' writes" in note
+
+
 def test_gpu_run_text_with_several_gpus(capsys):
     assert main(["gpu", "run", "--model", "resnet50", "--gpu", "v100", "--batch", "8",
                  "--gpus", "2"]) == 0
@@ -89,6 +117,11 @@ def test_gpu_run_text_with_several_gpus(capsys):
     (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "1", "--gpus", "0"], "--gpus"),
     (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "256"], "needs at least"),
     (["gpu", "run", "--model", "gpt2", "--gpu", "v100", "--batch", "1", "--dtype", "fp8"], "fp8"),
+    (["gpu", "run", "--model", "gpt2", "--gpu", "v100"], "give --batch for a zoo model"),
+    (["gpu", "run", "--gpu", "v100", "--batch", "8"], "one of the arguments --model --trace is required"),
+    (["gpu", "run", "--trace", "workload:missing.json", "--gpu", "v100", "--batch", "8"],
+     "--batch sizes a zoo model"),
+    (["gpu", "run", "--trace", "torch:missing.json", "--gpu", "v100"], "missing.json"),
     (["model", "summary", "bert-large"], "unknown model 'bert-large'"),
     (["model", "summary", "bert-base", "--seq-len", "1024"], "seq_len"),
 ])

@@ -13,7 +13,7 @@ def test_asm_then_disasm(tmp_path, capsys):
     source = tmp_path / "relu.s"
     source.write_text(SOURCE)
     assert main(["kernel", "asm", str(source)]) == 0
-    assert "kernel relu, 2 instructions" in capsys.readouterr().out
+    assert "kernel relu, 2 instructions" in capsys.readouterr().err
     image = load_image(tmp_path / "relu.ndpk")
     assert main(["kernel", "disasm", str(tmp_path / "relu.ndpk")]) == 0
     text = capsys.readouterr().out

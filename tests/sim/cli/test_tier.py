@@ -1,7 +1,10 @@
 import json
+import pathlib
 
 import pytest
 
+from matndp.host.tier.run import run_model
+from matndp.host.units import format_bytes, format_seconds
 from matndp.sim.cli import main
 
 from .commands import exit_code
@@ -33,7 +36,47 @@ def test_run_writes_a_plot(tmp_path, capsys):
     path = tmp_path / "tier.png"
     assert main(RUN + ["--policy", "lru", "--plot", str(path)]) == 0
     assert path.stat().st_size > 10_000
-    assert "inter_tier_bytes" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "traffic between HBM and flash" in captured.out
+    assert captured.err == f"wrote {path}\n"
+
+
+def test_run_says_what_ran_and_labels_every_number_with_its_unit(capsys):
+    assert main(RUN + ["--policy", "g10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    metrics = run_model("resnet50", policy="g10", batch=2, hbm_fraction=0.25).metrics
+    assert lines[0] == (f"tier run: zoo model resnet50, batch 2, on A100; HBM "
+                        f"{format_bytes(metrics['hbm_capacity_bytes'])} (0.25 of the footprint), "
+                        f"flash zssd, link 31.5 GB/s; policy g10; per iteration, the last of 3")
+    shown = {line[:46].strip(): line[46:].strip() for line in lines[1:]}
+    assert shown["traffic between HBM and flash"] == format_bytes(metrics["inter_tier_bytes"])
+    assert shown["iteration time"] == format_seconds(metrics["iteration_s"])
+    assert shown["of it, the GPU stalled waiting for transfers"] == format_seconds(metrics["stall_s"])
+    assert shown["HBM in use at its peak"].endswith(" GB") or shown["HBM in use at its peak"].endswith(" MB")
+    assert shown["memory cost"].startswith("$")
+    assert not any("_" in label for label in shown), "raw key names in the text"
+
+
+G10_FIXTURE = pathlib.Path(__file__).parents[2] / "host" / "workload" / "fixtures" / "g10"
+
+
+def test_a_trace_under_a_setup_is_plotted_like_a_zoo_run(tmp_path, capsys, monkeypatch):
+    import matndp.host.tier.plot as plot
+    drawn = {}
+    original = plot.plot_run
+
+    def recording(run, by_policy, path):
+        drawn.update(policy=run.policy, policies=sorted(by_policy), model=run.metrics["model"])
+        return original(run, by_policy, path)
+    monkeypatch.setattr(plot, "plot_run", recording)
+    path = tmp_path / "trace.png"
+    assert main(["tier", "run", "--trace", f"g10:{G10_FIXTURE}", "--preset", "g10", "--policy", "lru",
+                 "--plot", str(path)]) == 0
+    assert path.stat().st_size > 10_000
+    assert drawn == {"policy": "lru", "policies": ["g10", "ideal", "lru", "tm"], "model": "g10"}
+    captured = capsys.readouterr()
+    assert captured.out.startswith("tier run: workload g10, batch 4, on A100;")
+    assert captured.err == f"wrote {path}\n"
 
 
 def test_sweep_prints_a_table_and_writes_json_and_plot(tmp_path, capsys):

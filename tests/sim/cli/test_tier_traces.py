@@ -78,7 +78,6 @@ def test_a_zoo_run_echoes_its_configuration(capsys):
     (["--trace", f"g10:{G10_FIXTURE}", "--preset", "g20"], "unknown tier preset 'g20'"),
     (["--model", "resnet50"], "give --hbm-fraction or --hbm-gb"),
     ([], "give --model or --trace"),
-    (["--trace", f"g10:{G10_FIXTURE}", "--plot", "x.png"], "--plot draws zoo runs"),
 ])
 def test_bad_input_exits_2_with_a_clear_message(argv, message, capsys):
     assert exit_code(["tier", "run"] + argv) == 2
