@@ -40,15 +40,32 @@ mutate: $(STAMP)
 	$(PY) -m tools.mutate rtl
 	$(PY) -m tools.mutate report
 
-verilog: $(STAMP)
-	$(MATNDP) export --output build/verilog/ndp_slice.v
-	$(MATNDP) export --design axi --output build/verilog/ndp_slice_axi.v
-	$(MATNDP) export --design expander-axi --output build/verilog/expander_axi.v
+# The deliverables an FPGA tool takes (the simulations' own exports go to build/designs/).
+# Each is exported again only when what it is made of changed, so `make lint` after
+# `make verilog` lints what is there. The export leaves an unchanged file's time alone;
+# the touch marks it current.
+VERILOG_DIR    := build/verilog
+EXPORT_SOURCES := $(shell find hw sim/designs -name '*.py') sim/cli/verilog.py pyproject.toml
+DELIVERABLES   := $(VERILOG_DIR)/ndp_slice.v $(VERILOG_DIR)/ndp_slice_axi.v $(VERILOG_DIR)/expander_axi.v
 
-lint: verilog
-	$(MATNDP) lint build/verilog/ndp_slice.v
-	$(MATNDP) lint build/verilog/ndp_slice_axi.v --top ndp_slice_axi
-	$(MATNDP) lint build/verilog/expander_axi.v --top expander_axi
+verilog: $(DELIVERABLES)
+
+$(VERILOG_DIR)/ndp_slice.v: $(EXPORT_SOURCES) | $(STAMP)
+	$(MATNDP) export --output $@
+	@touch $@
+
+$(VERILOG_DIR)/ndp_slice_axi.v: $(EXPORT_SOURCES) | $(STAMP)
+	$(MATNDP) export --design axi --output $@
+	@touch $@
+
+$(VERILOG_DIR)/expander_axi.v: $(EXPORT_SOURCES) | $(STAMP)
+	$(MATNDP) export --design expander-axi --output $@
+	@touch $@
+
+lint: $(DELIVERABLES)
+	$(MATNDP) lint $(VERILOG_DIR)/ndp_slice.v
+	$(MATNDP) lint $(VERILOG_DIR)/ndp_slice_axi.v --top ndp_slice_axi
+	$(MATNDP) lint $(VERILOG_DIR)/expander_axi.v --top expander_axi
 
 synth: $(STAMP)
 	$(MATNDP) synth --output build/synth

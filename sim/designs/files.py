@@ -22,12 +22,13 @@ def _exported(build, build_design, name, parameters, transform):
         text = transform(text)
     tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]
     suffix = "" if transform is None else f"-{transform.__name__}"
-    return write_if_changed(build / "verilog" / f"{name}-{tag}{suffix}.v", text)
+    return write_if_changed(build / "designs" / f"{name}-{tag}{suffix}.v", text)
 
 
 def design_file(build_design, name, *parameters, transform=None):
     """The Verilog file of ``build_design(*parameters)`` as module ``name``, under
-    ``build/verilog/``, with ``transform`` (a function of the text) applied."""
+    ``build/designs/`` (``build/verilog/`` holds `make verilog`'s deliverables), with
+    ``transform`` (a function of the text) applied."""
     path = _exported(build_root(), build_design, name, parameters, transform)
     if not path.exists():
         _exported.cache_clear()

@@ -13,7 +13,7 @@ __all__ = ["ndp_slice_verilog", "axi_slice_verilog", "AXI_SLICE_MODULE"]
 
 def ndp_slice_verilog(config=None, *, simulator="verilator"):
     """The exported Verilog file of the NDP slice built with ``config`` (default
-    :class:`~matndp.hw.config.NDPConfig`), under ``build/verilog/``, for ``simulator``
+    :class:`~matndp.hw.config.NDPConfig`), under ``build/designs/``, for ``simulator``
     (:func:`~matndp.sim.designs.files.simulator_transform`)."""
     return design_file(NDPSlice, "ndp_slice", config or NDPConfig(),
                        transform=simulator_transform(simulator))

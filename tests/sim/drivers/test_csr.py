@@ -24,7 +24,7 @@ def _design(simulator):
     text = export_verilog(DecoderHarness(register_map(CONFIG)), TOPLEVEL)
     if simulator == "icarus":
         text = evaluate_at_time_zero(text)
-    return write_if_changed(build_root() / "verilog" / f"{TOPLEVEL}-{simulator}.v", text)
+    return write_if_changed(build_root() / "designs" / f"{TOPLEVEL}-{simulator}.v", text)
 
 
 @pytest.mark.parametrize("simulator", SIMULATORS)
