@@ -63,17 +63,30 @@ def _directory(directory, prefix):
     return directory.resolve()
 
 
-def run_batch(job, *, simulator="verilator", waves=False, directory=None):
+# What a traced build of the harness records: the harness, the slice's own signals, the
+# engine's and the arbiter's (the save files show no more; tracing every signal of the
+# engine makes the build half again as long).
+TRACE_SCOPES = (HARNESS_TOP, f"{HARNESS_TOP}.dut", f"{HARNESS_TOP}.dut.engine",
+                f"{HARNESS_TOP}.dut.arbiter")
+
+
+def _harness_build(config, shape, simulator, traceable):
+    return dict(sources=harness_sources(config, simulator), toplevel=HARNESS_TOP,
+                simulator=simulator, fast=True, public=harness_ports(),
+                parameters=harness_parameters(config, shape), build_name="slice-harness",
+                traceable=traceable, trace_scopes=TRACE_SCOPES)
+
+
+def run_batch(job, *, simulator="verilator", waves=False, directory=None, traceable=False):
     """Carry out ``job`` through the batch harness; returns its :class:`BatchResult`.
-    ``waves`` records ``waves.fst`` in the run's directory (a separate, traced build)."""
+    ``waves`` records ``waves.fst`` in the run's directory, from a traced build of the
+    harness, which ``traceable`` runs use without waves too (one build for both)."""
     if not isinstance(job, BatchJob):
         raise TypeError(f"expected a BatchJob, not {job!r}")
     directory = _directory(directory, "harness-")
     job.write(directory)
-    run_cocotb(sources=harness_sources(job.config, simulator), toplevel=HARNESS_TOP,
-               test_module="matndp.sim.tb.slice_harness_tb", simulator=simulator, fast=True,
-               public=harness_ports(), parameters=harness_parameters(job.config, job.shape),
-               build_name="slice-harness", waves=waves,
+    run_cocotb(**_harness_build(job.config, job.shape, simulator, traceable),
+               test_module="matndp.sim.tb.slice_harness_tb", waves=waves,
                wave_file=directory / "waves.fst" if waves else None,
                extra_env={"MATNDP_BATCH_JOB": str(directory)},
                log_file=directory / "simulator.log")
@@ -130,6 +143,14 @@ class BatchResult:
     def phases(self):
         """The phases' measurements, in order."""
         return [self.results[step["key"]] for step in self.job.steps if step["kind"] == "run"]
+
+    def time_ps(self, cycle):
+        """When cycle ``cycle`` of the logs begins in the run's waveform (ps): the rising
+        edge after which the harness's cycle counter reads ``cycle``."""
+        clock = self.results.get("clock")
+        if clock is None:
+            raise KeyError("the run recorded no clock (an older harness testbench)")
+        return clock["time_ps"] + (cycle - clock["cycle"]) * clock["period_ps"]
 
     @property
     def cycles(self):

@@ -22,6 +22,7 @@ from matndp.host.access_stream import RESNET50_LAYERS, conv_output
 from matndp.host.kernels.library import kernel
 from matndp.host.kernels.library.inputs import random_inputs
 from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
+from matndp.sim.flows.slice_waves import DECIMAL_FIELDS, ENGINE_GROUPS, PORT_GROUPS, payload_fields
 from matndp.sim.flows.kernel_run import (Launch, differing_elements, reference_outputs,
                                          run_launches_rtl)
 
@@ -30,16 +31,6 @@ __all__ = ["run_engine_layer", "LAYER"]
 
 LAYER = "layer1.0.conv3"
 KERNELS = ("bias_relu", "bn_stats")
-
-# Signals of the waveform, by group: (title, scope under the top, names).
-ENGINE_SIGNALS = (
-    ("trigger events into the engine", "engine", ("events__valid", "events__ready", "events__payload")),
-    ("engine memory requests", "arbiter", ("ndp__req__valid", "ndp__req__ready", "ndp__resp__valid")),
-)
-PORT_GROUPS = [("GPU requests", ["gpu__req__"]), ("GPU responses", ["gpu__resp__"]),
-               ("memory requests", ["mem__req__"]), ("memory responses", ["mem__resp__"]),
-               ("completion", ["irq"])]
-
 
 def layer_launches(rows, seed, kernels=KERNELS):
     """One launch per kernel, their trigger tensors real conv outputs of the layer: rows
@@ -66,7 +57,7 @@ def run_engine_layer(output, *, simulator="verilator", rows=8, seed=1, pressure=
     """Run the two launches into ``output`` (``engine_report.json``, ``engine_report.md``;
     with ``waves``, the default, also ``engine.fst`` and ``engine.gtkw``); returns the
     report. The run's job, inputs and outputs stay in ``output/engine_run``."""
-    from matndp.sim.gtkwave import write_save_file, append_group
+    from matndp.sim.gtkwave import write_save_file
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     runs = run_launches_rtl(layer_launches(rows, seed), seed=seed, simulator=simulator,
@@ -79,11 +70,9 @@ def run_engine_layer(output, *, simulator="verilator", rows=8, seed=1, pressure=
         verilog = ndp_slice_verilog(KERNEL_CONFIG)
         save = output / "engine.gtkw"
         text = verilog.read_text()
-        write_save_file(save, dump_file=wave.name, verilog_text=text,
-                        module="ndp_slice", scope="ndp_slice", groups=PORT_GROUPS)
-        for title, scope, names in ENGINE_SIGNALS:
-            append_group(save, title, f"ndp_slice.{scope}", names, verilog_text=text,
-                         module=f"ndp_slice.{scope}")
+        write_save_file(save, dump_file=wave, verilog_text=text, module="ndp_slice",
+                        scope="ndp_slice", groups=PORT_GROUPS, inner_groups=ENGINE_GROUPS,
+                        payload_fields=payload_fields(KERNEL_CONFIG), decimal_fields=DECIMAL_FIELDS)
         files = {"waveform": str(wave), "gtkwave": str(save)}
 
     measured = runs[0].measurements

@@ -135,7 +135,7 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
     (directory / "job.json").write_text(json.dumps(job))
     run_cocotb(sources=[verilog or ndp_slice_verilog(config, simulator=simulator)], toplevel="ndp_slice",
                test_module="matndp.sim.tb.engine_tb", simulator=simulator, waves=waves,
-               wave_file=directory / "waves.fst" if waves else None,
+               wave_file=directory / "waves.fst" if waves else None, per_cycle=True,
                extra_env={"MATNDP_JOB": str(directory)},
                log_file=directory / "simulator.log")
     result = json.loads((directory / "result.json").read_text())

@@ -17,33 +17,21 @@ import os
 import pathlib
 import shutil
 
-from amaranth.hdl import Shape
-
 from matndp.host.access_stream import output_tiles
 from matndp.host.units import format_bytes
-from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.sim.designs import TRIGGER_SLICE, ndp_slice_verilog
 from matndp.sim.runner import run_cocotb
+from matndp.sim.flows.slice_waves import DECIMAL_FIELDS, PORT_GROUPS, payload_fields
 from matndp.sim.flows.trigger_traffic import TRIGGER_LAYER
 
 
-__all__ = ["run_trigger_layer", "layer_tiles", "SIGNAL_GROUPS", "FILES"]
+__all__ = ["run_trigger_layer", "layer_tiles", "FILES"]
 
-
-SIGNAL_GROUPS = [
-    ("gpu", ["gpu__"]),
-    ("mem", ["mem__"]),
-    ("trigger", ["events__", "irq"]),
-    ("csr", ["csr__"]),
-    ("clock and reset", ["clk", "rst"]),
-]
 
 FILES = {"waveform": "ndp_slice.fst", "gtkwave_save": "ndp_slice.gtkw", "figure": "trigger.png",
          "report_json": "report.json", "report_markdown": "report.md",
          "measurements": "measurements.json"}
 
-# Fields shown in decimal in the waveform; the other multi-bit fields are in hex.
-DECIMAL_FIELDS = ("entry", "id")
 # The view the save file opens on: from a little before the first trigger event to a
 # little after the first stall (when it comes soon after), else a fixed number of cycles.
 # "Soon" leaves room for where the scenario's register programming puts the first burst.
@@ -56,14 +44,6 @@ _DEFAULT_SPAN_CYCLES = 200
 def layer_tiles():
     """The number of output tiles of the layer: the most ``tiles`` may be."""
     return output_tiles(TRIGGER_LAYER)
-
-
-def _payload_fields(config):
-    layouts = {"gpu__req__payload": request_layout(config), "mem__req__payload": request_layout(config),
-               "gpu__resp__payload": response_layout(config), "mem__resp__payload": response_layout(config),
-               "events__payload": trigger_event_layout(config)}
-    return {port: [(name, Shape.cast(field.shape).width) for name, field in layout]
-            for port, layout in layouts.items()}
 
 
 def _view(measurements):
@@ -103,24 +83,25 @@ def run_trigger_layer(output, *, simulator="verilator", tiles=8, seed=1, pressur
         verilog = ndp_slice_verilog(config, simulator=simulator)
         wave = staging / FILES["waveform"]
         measurements_path = staging / FILES["measurements"]
-        progress(f"sim: building it under {simulator} and running {tiles} of {available} output "
-                 f"tiles of {TRIGGER_LAYER} through it")
+        progress(f"sim: building and running the trigger part: {tiles} of {available} output "
+                 f"tiles of {TRIGGER_LAYER} through the trigger-only slice under {simulator}")
         run_cocotb(sources=[verilog], toplevel="ndp_slice", test_module="matndp.sim.tb.ndp_slice_tb",
-                   simulator=simulator, testcase="dnn_stream", waves=True, wave_file=wave,
+                   simulator=simulator, testcase="dnn_stream", waves=True, wave_file=wave, per_cycle=True,
                    extra_env={"MATNDP_TILES": tiles, "MATNDP_SEED": seed, "MATNDP_PRESSURE": pressure,
                               "MATNDP_REPORT": measurements_path.resolve()})
         measurements = json.loads(measurements_path.read_text())
         window, markers = _view(measurements)
         # Both simulators put the top module's signals under its own name in the FST.
-        write_save_file(staging / FILES["gtkwave_save"], dump_file=wave.name,
+        write_save_file(staging / FILES["gtkwave_save"], dump_file=output / FILES["waveform"],
+                        saved_as=output / FILES["gtkwave_save"],
                         verilog_text=verilog.read_text(), module="ndp_slice", scope="ndp_slice",
-                        groups=SIGNAL_GROUPS, payload_fields=_payload_fields(config),
+                        groups=PORT_GROUPS, payload_fields=payload_fields(config),
                         decimal_fields=DECIMAL_FIELDS, escaped_fields=simulator == "icarus",
                         window=window, markers=markers)
         report = _report(config, measurements, simulator, available)
         _figure(measurements, staging / FILES["figure"])
         (staging / FILES["report_json"]).write_text(json.dumps(report, indent=2) + "\n")
-        (staging / FILES["report_markdown"]).write_text(_markdown(report))
+        (staging / FILES["report_markdown"]).write_text(_markdown(report, output))
         output.mkdir(parents=True, exist_ok=True)
         for path in staging.iterdir():
             os.replace(path, output / path.name)
@@ -174,7 +155,7 @@ def _direction(entry):
     return " and ".join(kind for kind, on in (("writes", entry["on_write"]), ("reads", entry["on_read"])) if on)
 
 
-def _markdown(report):
+def _markdown(report, output):
     rtl, workload, host = report["rtl"], report["workload"], report["host"]
     entries = report["entries"]
     lines = [
@@ -209,9 +190,9 @@ def _markdown(report):
         f"written (a consumer kernel need not re-read them): "
         f"{format_bytes(host['gpu_reread_bytes_avoided'])}.",
         "",
-        f"Waveform: `gtkwave {report['files']['gtkwave_save']}` opens at the first trigger "
-        f"events; markers A (first event), B (first stall), C (irq rises). Figure: "
-        f"`{report['files']['figure']}`. Signals: docs/waveforms.md.",
+        f"Waveform: `gtkwave {output / report['files']['gtkwave_save']}` (from any folder) opens "
+        f"at the first trigger events; markers A (first event), B (first stall), C (irq "
+        f"rises). Figure: `{output / report['files']['figure']}`. Signals: docs/waveforms.md.",
         "",
     ]
     return "\n".join(lines)

@@ -16,6 +16,7 @@ import shutil
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
 
 from matndp.sim.batch.executor import CLOCK_NS, JobExecutor
 from matndp.sim.batch.parameters import LOGS
@@ -128,6 +129,12 @@ class HarnessExecutor(JobExecutor):
     async def finish(self):
         await self._strobe("flush")
         self._record_accesses()
+        # Where the cycles the logs count fall in the waveform's time: the cycle counter's
+        # value right after a rising edge, and that edge's time (nothing is driven after).
+        await RisingEdge(self.dut.clk)
+        await ReadOnly()
+        self.results["clock"] = {"cycle": self.cycle(), "time_ps": int(get_sim_time("ps")),
+                                 "period_ps": CLOCK_NS * 1000}
         for name in LOGS:
             source = pathlib.Path(f"{name}.log")
             if source.exists():

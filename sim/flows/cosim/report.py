@@ -11,7 +11,8 @@ import numpy as np
 from matndp.host.calibration import load_calibration
 from matndp.host.offload import plan_offload
 from matndp.host.output import pyplot, save_figure
-from matndp.host.units import format_seconds
+from matndp.host.units import GB, format_seconds
+from matndp.sim.batch.executor import CLOCK_NS
 from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure, share_measures
 
 
@@ -93,16 +94,16 @@ def _tiers(share, path):
     times = np.array([sample.time_s for sample in samples]) - record.start_s
     pages = np.array([sample.pages for sample in samples])
     figure, axes = plt.subplots(figsize=(11, 3.4))
-    axes.step(times * 1e3, pages * page / 2**30, where="post", label="HBM in use")
-    axes.axhline(share.tier.capacity_pages * page / 2**30, color="k", linestyle="--", label="HBM capacity")
+    axes.step(times * 1e3, pages * page / GB, where="post", label="HBM in use")
+    axes.axhline(share.tier.capacity_pages * page / GB, color="k", linestyle="--", label="HBM capacity")
     names = {op["op"] for op in share.ops}
     starts = _op_starts(share)
     spans = [(starts[slot] * 1e3, (starts[slot + 1] - starts[slot]) * 1e3)
              for slot, op in enumerate(share.graph.ops) if op.name in names and slot + 1 in starts]
-    axes.broken_barh(spans, (0, pages.max() * page / 2**30 * 1.02), facecolors="#8172b3", alpha=0.35,
+    axes.broken_barh(spans, (0, pages.max() * page / GB * 1.02), facecolors="#8172b3", alpha=0.35,
                      label=f"the ops of {share.setup.block}")
     axes.set_xlabel("time in the iteration (ms, tiering model)")
-    axes.set_ylabel("GiB")
+    axes.set_ylabel("GB")
     axes.legend(fontsize=8)
     axes.set_title(f"HBM occupancy, policy {share.setup.policy}, HBM = {share.setup.hbm_fraction:g} × footprint")
     return save_figure(figure, path)
@@ -152,7 +153,10 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None):
               "checks": checks, "passed": True, "measures": measures, "retimed": retimed,
               "tier": {"policy": share.setup.policy, "stall_s": share.tier.metrics["stall_s"],
                        "iteration_s": share.tier.metrics["iteration_s"],
-                       "inter_tier_bytes": share.tier.metrics.get("inter_tier_bytes")},
+                       "compute_s": share.tier.metrics["iteration_s"] - share.tier.metrics["stall_s"],
+                       "inter_tier_bytes": share.tier.metrics.get("inter_tier_bytes"),
+                       # The retimed matNDP iteration with the same flash stalls.
+                       "iteration_s_matndp": share.tier.metrics["stall_s"] + retimed["iteration_s_retimed"]},
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
               "notes": share.notes, "wall_s": wall_s, "files": {**FILES, **(extra_files or {})}}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
@@ -382,8 +386,56 @@ def _markdown(report, share):
         f"{retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×); this block's ops "
         f"{format_seconds(retimed['block_s_retimed'])} (was {format_seconds(retimed['block_s_host'])}).",
         "",
+        *_tier_reconciliation(report),
     ]
     if report.get("files", {}).get("waveform"):
-        lines += ["## Waveform", "", f"`{report['files']['waveform']}` with the save file "
-                  f"`{report['files']['gtkwave_save']}`.", ""]
+        lines += _waveform_lines(report)
     return "\n".join(lines)
+
+
+def _tier_reconciliation(report):
+    """How the iteration times above relate: the host model's with every tensor in HBM
+    against the tiering run's with the flash tier's stalls."""
+    tier, retimed = report["tier"], report["retimed"]
+    tiered = tier["iteration_s"]
+    with_matndp = tier["iteration_s_matndp"]
+    return [
+        f"These iteration times are the GPU's with every tensor in HBM, as the offload planner "
+        f"times it: they leave the flash tier out. The tiering run (`{tier['policy']}`, HBM = "
+        f"{report['setup']['hbm_fraction']:g} × footprint) times the baseline's ops, "
+        f"{format_seconds(tier['compute_s'])}, and adds its stalls, "
+        f"{format_seconds(tier['stall_s'])}: {format_seconds(tiered)}. With matNDP's "
+        f"{format_seconds(retimed['iteration_s_retimed'])} in place of the baseline's ops and the "
+        f"same stalls, the tiered iteration takes {format_seconds(with_matndp)}, "
+        f"{tiered / with_matndp:.3f}× faster: at this HBM size the flash tier's stalls, which "
+        f"matNDP does not shorten, set the iteration time.",
+        "",
+    ]
+
+
+def _waveform_lines(report):
+    files = report["files"]
+    view = files.get("window_view") or {}
+    clock = report["clock_hz"]
+    steps = files.get("window_steps") or []
+    lines = ["## Waveform", "",
+             f"`{files['waveform']}`: steps {', '.join(f'`{step}`' for step in steps)} run again "
+             f"on their own (the same requests, kernels and values, from reset and without the "
+             f"tiering stalls), traced and checked like the whole run. Open it with "
+             f"`gtkwave {files['gtkwave_save']}` (from any folder; docs/waveforms.md).",
+             ""]
+    if view:
+        start, end = (time / 1e3 for time in view["view_ps"])
+        marks = [("A", "the first trigger event", view.get("first_event")),
+                 ("B", "the engine's first memory request", view.get("first_engine_request")),
+                 ("C", "the first completion (irq rises)", view.get("first_completion"))]
+        lines += [f"The save file opens on {start:,.0f}–{end:,.0f} ns of the window's run, with "
+                  f"markers:", "", "| marker | at | cycle of the window's run |", "|---|---|---:|"]
+        lines += [f"| {name} | {what} | {'–' if cycle is None else format(cycle, ',')} |"
+                  for name, what, cycle in marks]
+        lines += ["", "Groups: gpu, mem, trigger (irq), csr, clock and reset (the slice's ports, "
+                      "payloads as their fields, raw vectors in closed sub-groups), then the "
+                      "trigger's events into the engine and the engine's memory requests at the "
+                      f"arbiter. The waveform's clock period is {CLOCK_NS} ns; the report's "
+                      f"times are at the slice clock, {clock / 1e9:g} GHz.", ""]
+    return lines

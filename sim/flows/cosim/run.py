@@ -7,6 +7,8 @@ import time
 
 from matndp.host.output import whole_folder
 
+from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
+
 from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
 from matndp.sim.flows.cosim.report import FILES, write_iteration_report, write_report
 from matndp.sim.flows.cosim.share_run import check_runs, run_share, run_shares
@@ -28,7 +30,8 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
     its :class:`~matndp.sim.flows.cosim.iteration.IterationShare` planned already) into ``output``: the files of :data:`~matndp.sim.flows.cosim.report.FILES` and, when ``window`` (first step, end
     step) is given, ``window.fst`` and ``window.gtkw``. Made in a folder beside ``output``
     and moved into place at the end, so a failed run leaves ``output`` as it was. Returns
-    the report; raises :class:`~matndp.sim.batch.check.CheckFailed` when a check fails."""
+    the report; raises :class:`~matndp.sim.batch.check.CheckFailed` when a check fails.
+    With a window, the whole run and the window's run share one traced build."""
     output = pathlib.Path(output)
     started = time.monotonic()
     if share is None:
@@ -36,24 +39,28 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
         progress(f"sim: planning {setup.model} {setup.block} at batch {setup.batch} on {setup.gpu} "
                  f"(offload plan, tiering run with {setup.policy})")
         share = share_iteration(setup)
-    requests = sum(len(stage) for step in share.steps for stage in step.stages)
-    progress(f"sim: {len(share.steps)} steps, {requests:,} GPU-port requests for one of "
-             f"{share.slices} slices; building the batch harness under {simulator} and running")
     if window and not window[1] <= len(share.steps):
         raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
                          f"{len(share.steps)} steps")
+    requests = sum(len(stage) for step in share.steps for stage in step.stages)
+    progress("sim: exporting the slice with its engine (the default configuration)")
+    ndp_slice_verilog(KERNEL_CONFIG)
+    progress(f"sim: co-simulation: {len(share.steps)} steps, {requests:,} GPU-port requests "
+             f"for one of {share.slices} slices, through the batch harness under {simulator}")
     with whole_folder(output) as work:
-        run = run_share(share, simulator=simulator, directory=work / "run")
-        progress(f"sim: {run.result.cycles:,} cycles run; checking every output")
+        run = run_share(share, simulator=simulator, directory=work / "run", traceable=bool(window))
+        progress(f"sim: {run.result.cycles:,} cycles run in {run.result.results['wall_s']:.0f} s; "
+                 f"checking every output against the golden models and the instruction-set "
+                 f"simulator")
         checks = run.check()
         files = {}
         if window:
-            progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1} (a traced build)")
-            files = write_window(share, window, work, simulator=simulator)
+            progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1}, run again on the "
+                     f"same build, traced")
+            files = write_window(share, window, work, simulator=simulator, final=output)
+        progress("sim: the co-simulation's report, figures and calibration")
         return write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
                             extra_files=files)
-
-
 
 
 def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator", progress=print):

@@ -264,10 +264,13 @@ def check_runs(runs, *, iss=True):
     return summary
 
 
-def run_share(share, *, simulator="verilator", directory=None, waves=False):
-    """Build and run the job of ``share``; returns a :class:`ShareRun`."""
+def run_share(share, *, simulator="verilator", directory=None, waves=False, traceable=False):
+    """Build and run the job of ``share``; returns a :class:`ShareRun`. ``waves`` records
+    the run's waveform; ``traceable`` runs on the traced build without recording, so that
+    a run with waves after it needs no build of its own."""
     job, keys, dump = build_job(share)
-    result = run_batch(job, simulator=simulator, directory=directory, waves=waves)
+    result = run_batch(job, simulator=simulator, directory=directory, waves=waves,
+                       traceable=traceable)
     return ShareRun(share, job, keys, dump, result)
 
 

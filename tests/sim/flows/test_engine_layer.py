@@ -18,6 +18,8 @@ import pywellen
 
 from matndp.sim.flows.engine_layer import run_engine_layer
 
+from .documented_files import documented_files, written
+
 
 pytestmark = pytest.mark.xdist_group("engine_slice")
 
@@ -39,6 +41,9 @@ def test_the_engine_part_runs_in_a_folder_named_relative_to_the_working_folder(t
     assert [entry["kernel"] for entry in report["entries"]] == ["bias_relu", "bn_stats"]
     assert report["files"] == {}
     assert (tmp_path / "sim" / "engine_report.md").read_text().count("| yes |") == 2
+    # docs/engine.md's files, but for the waveform's (the traced run below writes them).
+    assert written(tmp_path / "sim") == documented_files("engine.md", "The engine part") - \
+        {"engine.fst", "engine.gtkw"}
 
 
 def _outputs(folder):
@@ -74,8 +79,9 @@ def test_the_traced_run_equals_the_untraced_run_and_its_waveform_shows_the_engin
     folder = tmp_path / "traced"
     assert traced["files"] == {"waveform": str(folder / "engine.fst"),
                                "gtkwave": str(folder / "engine.gtkw")}
+    assert written(folder) == documented_files("engine.md", "The engine part")
     save = (folder / "engine.gtkw").read_text()
-    assert re.search(r'^\[dumpfile\] "engine\.fst"$', save, re.M)
+    assert re.search(rf'^\[dumpfile\] "{re.escape(str(folder.resolve() / "engine.fst"))}"$', save, re.M)
     titles = re.findall(r"^@800200\n-(.*)$", save, re.M)
     assert {"trigger events into the engine", "engine memory requests"} <= set(titles)
     dump = pywellen.Waveform(str(folder / "engine.fst"))

@@ -7,6 +7,8 @@ from matndp.hw.config import NDPConfig
 from matndp.sim.flows.trigger_layer import run_trigger_layer
 from matndp.sim.flows.trigger_traffic import build_scenario, golden_replay
 
+from .documented_files import documented_files, written
+
 
 def test_trigger_layer_writes_waveform_save_file_and_report(tmp_path):
     report = run_trigger_layer(tmp_path, simulator="icarus", tiles=1, seed=3)
@@ -26,3 +28,5 @@ def test_trigger_layer_writes_waveform_save_file_and_report(tmp_path):
     assert report["host"]["gpu_reread_bytes_avoided"] == len(golden.write_events) * config.sector_bytes
     assert json.loads((tmp_path / "report.json").read_text()) == report
     assert "trigger events" in (tmp_path / "report.md").read_text()
+    # What docs/waveforms.md lists is what the run wrote, no more and no less.
+    assert written(tmp_path) == documented_files("waveforms.md", "Reading the waveform of `make sim`")

@@ -1,7 +1,9 @@
-"""The waveform of `make sim` opens on the trigger at work: every trace the GTKWave save
-file names is in the FST, payloads are shown as their fields, and the view and markers
-fall where the dump itself shows the first trigger events, the first stall and irq rising.
-The FST is read independently of the testbench (pywellen)."""
+"""The waveform of `make sim` opens on the trigger at work: the GTKWave save file names its
+dump by a path that holds from any folder, every trace it names is in the FST, payloads
+are shown as their fields, the markers fall where the dump itself shows the first trigger
+events, the first stall and irq rising, and the view is the window docs/waveforms.md
+documents, read as GTKWave 3.3 reads a save file. The FST is read independently of the
+testbench (pywellen); tests/sim/test_gtkwave_headless.py opens the file in GTKWave itself."""
 
 import re
 
@@ -9,7 +11,14 @@ import pytest
 import pywellen
 
 from matndp.sim.flows.trigger_layer import run_trigger_layer
-from matndp.sim.gtkwave import WAVE_PANE_PIXELS
+
+from tests.sim.test_gtkwave import GTKWAVE_WAVE_PANE, gtkwave_view
+
+
+CYCLE = 10_000
+# docs/waveforms.md: 20 cycles before the first event to 60 after the first stall, or 200
+# after the first event when the first stall comes more than 1 500 cycles after it.
+LEAD, TRAIL, SPAN, NEAR = 20 * CYCLE, 60 * CYCLE, 200 * CYCLE, 1500 * CYCLE
 
 
 @pytest.fixture(scope="module", params=["icarus", "verilator"])
@@ -54,22 +63,44 @@ def test_raw_payloads_sit_in_closed_groups(run):
     folder, _ = run
     text = _save_file(folder)[0]
     closed = re.findall(r"^@c00200\n-(.*)\n(.*?)^@1401200\n-\1$", text, re.M | re.S)
-    assert {title for title, _ in closed} == {"gpu raw payloads", "mem raw payloads",
-                                              "trigger raw payloads"}
+    assert [title for title, _ in closed] == ["raw payloads"] * 3
     for _, body in closed:
         assert all("." not in line.split("ndp_slice.", 1)[1] for line in body.splitlines()
                    if line.startswith("ndp_slice.")), body
 
 
-def test_the_view_and_markers_fall_on_the_trigger_at_work(run):
+def test_the_save_file_names_its_dump_so_that_it_opens_from_any_folder(run):
+    folder, _ = run
+    text = _save_file(folder)[0]
+    dump = re.search(r'^\[dumpfile\] "(.*)"$', text, re.M).group(1)
+    save = re.search(r'^\[savefile\] "(.*)"$', text, re.M).group(1)
+    assert dump == str((folder / "ndp_slice.fst").resolve()) and pywellen.Waveform(dump)
+    assert save == str((folder / "ndp_slice.gtkw").resolve())
+    # The save file's times are the dump's units.
+    timescale = pywellen.Waveform(dump).timescale
+    assert (timescale.factor, str(timescale.unit)) == (1, "ps")
+
+
+def test_the_view_is_the_documented_window(run):
+    folder, _ = run
+    _, timestart, zoom, _, named, _ = _save_file(folder)
+    first_event, first_stall = named[:2]
+    start, end = gtkwave_view(timestart, zoom)
+    if first_stall != -1 and first_stall - first_event <= NEAR:
+        documented = max(first_stall + TRAIL, first_event + SPAN)
+    else:
+        documented = first_event + SPAN
+    assert start <= first_event - LEAD and first_event - LEAD - start < (end - start) / GTKWAVE_WAVE_PANE
+    assert end == pytest.approx(documented, rel=1e-6)
+
+
+def test_the_markers_fall_on_the_trigger_at_work(run):
     folder, report = run
     _, start, zoom, primary, named, _ = _save_file(folder)
-    end = start + 2 ** -zoom * WAVE_PANE_PIXELS
     first_event, first_stall, irq_rise = named[:3]
     assert primary == first_event and all(marker == -1 for marker in named[3:])
-    assert start < first_event < end and start < first_stall < end
     dump = Dump(folder / "ndp_slice.fst")
-    cycle = 10_000
+    cycle = CYCLE
     # The dump shows a transfer on the events stream at marker A and none before it.
     def transfer(time):
         return dump.value("ndp_slice.events__valid", time) and dump.value("ndp_slice.events__ready", time)
