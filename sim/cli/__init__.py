@@ -66,8 +66,12 @@ class _HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action):
         help_text = plain(action.help or "")
         default = action.default
-        if "%(default)" in help_text or "default" in help_text or \
-                default in (None, False, argparse.SUPPRESS) or not action.option_strings:
+        if "%(default)" in help_text or "default" in help_text or not action.option_strings:
+            return help_text
+        if isinstance(action, argparse.BooleanOptionalAction) and default in (True, False):
+            # --x / --no-x: say which is the default, False included.
+            return f"{help_text} (default {'on' if default else 'off'})"
+        if default in (None, False, argparse.SUPPRESS):
             return help_text
         return f"{help_text} (default %(default)s)"
 

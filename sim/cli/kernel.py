@@ -147,12 +147,19 @@ def run_run(args):
         outputs = iss_outputs
         report.update(complete=True, error=None, instructions=iss_result.instructions)
     else:
+        from matndp.sim.cli.output import tool_output
+        from matndp.sim.designs import ndp_slice_verilog
         from matndp.sim.flows.kernel_run import run_kernel_rtl
-        run = run_kernel_rtl(spec.name, problem, seed=args.seed, simulator=args.sim,
-                             pressure=args.pressure, reorder=args.reorder,
-                             memory_latency=args.memory_latency,
-                             unrelated_per_access=args.unrelated, inputs=inputs,
-                             waves=args.waves)
+        with tool_output("kernel run", args.verbose) as tools:
+            tools.step("kernel run: exporting the slice with its engine (the default configuration)")
+            ndp_slice_verilog(simulator=args.sim)
+            tools.step(f"kernel run: {spec.name} ({_sizes(problem)}), {launch.expected_triggers} "
+                       f"triggering accesses, through the slice under {args.sim}")
+            run = run_kernel_rtl(spec.name, problem, seed=args.seed, simulator=args.sim,
+                                 pressure=args.pressure, reorder=args.reorder,
+                                 memory_latency=args.memory_latency,
+                                 unrelated_per_access=args.unrelated, inputs=inputs,
+                                 waves=args.waves)
         outputs = run.outputs
         measured = run.measurements
         report.update(complete=run.complete, error=run.error, cycles=run.cycles,
@@ -180,17 +187,26 @@ def run_run(args):
     return 0 if report["passed"] else 1
 
 
+def _sizes(problem):
+    return ", ".join(f"{dim} {value}" for dim, value in problem.items())
+
+
 def _summary(report, dump):
-    sizes = ", ".join(f"{dim} {value}" for dim, value in report["problem"].items())
-    lines = [f"{report['kernel']} ({sizes}) on {report['simulator']}, seed {report['seed']}: "
-             f"{report['triggers']} triggers"]
+    lines = [f"kernel run: {report['kernel']} ({_sizes(report['problem'])}) on "
+             f"{report['simulator']}, seed {report['seed']}: {report['triggers']} triggers"]
     if report["simulator"] != "iss":
         state = ("complete" if report["complete"] else
                  f"stopped: entry {report['error'][0]}, pc {report['error'][1]}, "
                  f"{report['error'][2]}" if report["error"] else "not complete")
-        lines.append(f"  {state} after {report['cycles']} cycles; {report['instructions']} "
-                     f"instructions, {report['gpu_requests']} GPU and {report['ndp_requests']} "
-                     f"NDP memory requests, {report['gpu_stall_cycles']} GPU stall cycles")
+        lines.append(f"  {state} after {report['cycles']:,} cycles; {report['instructions']:,} "
+                     f"instructions, {report['gpu_requests']:,} GPU and {report['ndp_requests']:,} "
+                     f"NDP memory requests")
+        lines.append(f"  GPU stall cycles: {report['gpu_stall_cycles']:,} of {report['cycles']:,}, "
+                     f"the cycles the slice held the GPU's requests because the engine's event "
+                     f"queue was full. This run's GPU offers a sector every cycle, faster than "
+                     f"the engine takes them for this kernel and than a GPU's share of a memory "
+                     f"channel (a sector every 4 cycles on an A100, 2 on an H100); the kernel's "
+                     f"pace at the GPUs' rates is `make bench`'s kernel_rtl (docs/benchmarks.md)")
         lines.append("  outputs against the ISS: " + _verdict(report["mismatches_against_iss"]))
     else:
         lines.append(f"  {report['instructions']} instructions")

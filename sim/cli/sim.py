@@ -44,7 +44,7 @@ def run_sim(args):
                              f"has {len(share.steps)} steps")
     with tool_output("sim", args.verbose) as tools:
         run_trigger_layer(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
-                     pressure=args.pressure, progress=tools.step)
+                          pressure=args.pressure, progress=tools.step)
         cosim = engine = None
         if share is not None:
             from matndp.sim.flows.cosim.run import run_cosim
@@ -55,6 +55,8 @@ def run_sim(args):
             cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
                                         progress=tools.step)
         if args.engine:
+            tools.step("sim: the engine part: two of the layer's output tensors through the "
+                       "slice with its engine, traced")
             engine = run_engine_layer(args.output, simulator=args.simulator, seed=args.seed,
                                          pressure=0.2 if args.pressure == "random" else 0.0)
     print((output / "report.md").read_text(), end="")
@@ -170,8 +172,9 @@ def register(subparsers):
     sim.add_argument("--pressure", choices=["none", "random"], default="random",
                      help="random back-pressure on every stream, or none")
     sim.add_argument("--engine", action=argparse.BooleanOptionalAction, default=False,
-                     help="also run the engine part: two of the layer's output tensors through "
-                          "the slice with its engine, traced (its first build takes minutes)")
+                     help="also run the engine part: two of the layer's output tensors "
+                          "through the slice with its engine, traced, into engine_report.md "
+                          "and engine.fst (its first build takes minutes)")
     cosim = sim.add_argument_group("co-simulation", "one slice's share of a training block, "
                                    "planned by the host model, through the slice RTL with its "
                                    "engine (build/sim/cosim/)")

@@ -1,4 +1,5 @@
-"""``matndp kernel``: assemble, disassemble, and bad input as exit code 2."""
+"""``matndp kernel``: assemble, disassemble, list, run (the RTL run saying what it does and
+explaining its figures), and bad input as exit code 2."""
 
 import pytest
 
@@ -132,3 +133,17 @@ def test_run_bad_input_is_exit_code_2(capsys, arguments, message):
     assert exit_code(["kernel", "run", *arguments]) == 2
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
+
+
+@pytest.mark.xdist_group("engine_slice")
+def test_run_through_the_rtl_says_what_it_does_and_what_the_stall_cycles_are(capfd):
+    assert main(["kernel", "run", "relu_fwd", "--elements", "64"]) == 0
+    captured = capfd.readouterr()
+    steps = captured.err.splitlines()
+    assert steps[0].startswith("log: ") and "build/logs/kernel-run-" in steps[0]
+    assert "kernel run: exporting the slice with its engine (the default configuration)" in steps
+    assert "kernel run: relu_fwd (elements 64), 8 triggering accesses, through the slice under verilator" in steps
+    assert any(line.startswith("  ndp_slice: ") for line in steps)
+    stall = next(line for line in captured.out.splitlines() if "GPU stall cycles" in line)
+    assert "the cycles the slice held the GPU's requests because the engine's event queue was full" in stall
+    assert "a sector every 4 cycles on an A100" in stall
