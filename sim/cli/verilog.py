@@ -31,11 +31,15 @@ EXPORTS = {"slice": _slice, "axi": _axi_slice, "expander-axi": _axi_expander,
 
 
 def run_export(args):
+    import sys
     from matndp.hw.export import export_verilog
     from matndp.sim.runner import write_if_changed
+    # Elaborating a design with its engine takes tens of seconds: say so first.
+    print(f"export: elaborating the {args.design} design and writing its Verilog", file=sys.stderr,
+          flush=True)
     name, design = EXPORTS[args.design]()
     path = write_if_changed(args.output, export_verilog(design, name))
-    wrote(path)
+    wrote(path, f" (module {name})")
     return 0
 
 

@@ -19,6 +19,7 @@ from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.flows.cosim.share_run import run_share, shape_for
 from matndp.sim.flows.cosim.setup import CosimError, CosimSetup
 from matndp.host.calibration import load_calibration
+from matndp.host.units import format_seconds
 
 from .documented_files import documented_files, written
 
@@ -263,6 +264,18 @@ def test_make_sim_cosim_writes_its_report_and_figures_or_nothing(rtl_run, tmp_pa
     text = (output / "report.md").read_text()
     for heading in ("## Per op: RTL against the host model", "## Memory slots", "## Tiers", "## Calibration"):
         assert heading in text
+    # The host model's iteration (every tensor in HBM) and the tiering run's are reconciled:
+    # the tiering run is the baseline's ops plus the flash stalls, and matNDP's ops with
+    # the same stalls are what the report gives as the tiered iteration with matNDP.
+    tier, retimed = report["tier"], report["retimed"]
+    share = rtl_run.share
+    assert tier["stall_s"] == share.tier.metrics["stall_s"] > 0
+    assert tier["compute_s"] == pytest.approx(share.tier.metrics["compute_s"])
+    assert tier["iteration_s"] == pytest.approx(tier["compute_s"] + tier["stall_s"])
+    assert tier["iteration_s_matndp"] == pytest.approx(tier["stall_s"] + retimed["iteration_s_retimed"])
+    assert "they leave the flash tier out" in text
+    assert f"the tiered iteration takes {format_seconds(tier['iteration_s_matndp'])}, " \
+           f"{tier['iteration_s'] / tier['iteration_s_matndp']:.3f}× faster" in text
     # A run that fails leaves the folder as it was.
     (output / "mine.txt").write_text("kept")
 

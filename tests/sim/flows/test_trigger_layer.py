@@ -2,6 +2,7 @@
 report whose numbers agree with the traffic it generated."""
 
 import json
+import re
 
 from matndp.hw.config import NDPConfig
 from matndp.sim.flows.trigger_layer import run_trigger_layer
@@ -30,3 +31,21 @@ def test_trigger_layer_writes_waveform_save_file_and_report(tmp_path):
     assert "trigger events" in (tmp_path / "report.md").read_text()
     # What docs/waveforms.md lists is what the run wrote, no more and no less.
     assert written(tmp_path) == documented_files("waveforms.md", "Reading the waveform of `make sim`")
+
+
+def test_the_run_logs_a_readable_line_and_the_compilers_output(tmp_path, monkeypatch):
+    """Run as `make sim` runs it, under a command's log: the testbench's line says what ran
+    (its every-event measurements go to the report's JSON), and the simulator's build and
+    run output are in the log."""
+    from matndp.sim.cli.output import tool_output
+    monkeypatch.setenv("MATNDP_BUILD", str(tmp_path / "build"))
+    with tool_output("sim") as tools:
+        run_trigger_layer(tmp_path / "sim", simulator="icarus", tiles=1, seed=3, progress=tools.step)
+    [log] = (tmp_path / "build" / "logs").glob("sim-*.log")
+    text = log.read_text()
+    assert max(len(line) for line in text.splitlines()) < 500
+    assert re.search(r"dnn_stream: \d+ requests \(\d+ reads\) in \d+ cycles, \d+ trigger events", text)
+    assert "--- the build of ndp_slice under Icarus Verilog" in text
+    # The steps, the build's among them, stamped with the time.
+    assert re.search(r"^\[[\d:]+\] sim: building and running the trigger part", text, re.M)
+    assert re.search(r"^\[[\d:]+\]   ndp_slice: building it under Icarus Verilog, the first build", text, re.M)
