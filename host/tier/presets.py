@@ -87,7 +87,8 @@ SETUP_PRESETS = Registry("tier preset", (
     TierSetup("g10", TierConfig(hbm_bytes=40 * GIB, host_bytes=128 * GIB,
                                 link_bytes_per_s=15.754 * GIB, fault_latency_s=45e-6,
                                 fault_batch_pages=50, host_latency_s=5e-6,
-                                request_overhead_s=5e-6, page_bytes=4096),
+                                request_overhead_s=5e-6, page_bytes=4096,
+                                host_demotes=False),
               _G10_SSD, iterations=2),
 ))
 

@@ -7,6 +7,8 @@ from .base import PlanningContext, TierPolicy, greedy_residency
 from .registry import TIER_POLICIES, register_policy, tier_policy
 from .ideal import IdealPolicy
 from .lru import LRUPolicy
+from .uvm import UVMPolicy
+from .deepum import DeepUMPolicy
 from .g10 import G10Config, G10Policy, plan_g10
 from .tm import TimingMonitor, TMConfig, TMPolicy, monitor_derate, plan_tm
 
@@ -16,6 +18,6 @@ POLICIES = tuple(TIER_POLICIES)
 
 
 __all__ = ["PlanningContext", "TierPolicy", "greedy_residency", "TIER_POLICIES",
-           "register_policy", "tier_policy", "POLICIES", "IdealPolicy", "LRUPolicy",
+           "register_policy", "tier_policy", "POLICIES", "IdealPolicy", "LRUPolicy", "UVMPolicy", "DeepUMPolicy",
            "G10Config", "G10Policy", "plan_g10", "TMConfig", "TMPolicy", "plan_tm",
            "monitor_derate", "TimingMonitor"]
