@@ -185,12 +185,12 @@ class Executor:
         self.link_free[direction] = done
         return done
 
-    def evict(self, tensor, pages, *, demand):
+    def evict(self, tensor, pages, *, demand, destination=None):
         pages = min(pages, self.resident[tensor])
         if pages <= 0:
             return self.now
         if self.host_capacity:
-            return self._evict_with_host(tensor, pages, demand=demand)
+            return self._evict_with_host(tensor, pages, demand=demand, destination=destination)
         size, resident = self.size[tensor], self.resident[tensor]
         # Pages [resident - pages, resident) leave; those below the clean tail need writing.
         dirty = max(0, min(resident, size - self.clean[tensor]) - (resident - pages))
@@ -238,14 +238,14 @@ class Executor:
         self._push(done, EventKind.FETCH_END, tensor, pages)
         return done
 
-    def _evict_with_host(self, tensor, pages, *, demand):
+    def _evict_with_host(self, tensor, pages, *, demand, destination=None):
         size, resident = self.size[tensor], self.resident[tensor]
         # Pages of the tensor with a valid flash copy that are in HBM now (clean counts
         # every page with a valid flash copy; host pages have none).
         clean_here = max(0, self.clean[tensor] - (size - resident) + self.host[tensor]
                          + self.inbound_host[tensor])
         dirty = max(0, pages - clean_here)
-        to_host = min(dirty, self.host_capacity - self.host_used)
+        to_host = 0 if destination == "flash" else min(dirty, self.host_capacity - self.host_used)
         to_flash = dirty - to_host
         self.resident[tensor] -= pages
         self.clean[tensor] += to_flash
@@ -387,7 +387,8 @@ class Executor:
             if transfers is not None:
                 for chunk in transfers.evictions[slot]:
                     if self.alive[chunk.tensor]:
-                        self.evict(chunk.tensor, chunk.pages, demand=False)
+                        self.evict(chunk.tensor, chunk.pages, demand=False,
+                                   destination=chunk.destination)
                 for chunk in transfers.fetches[slot]:
                     tensor = chunk.tensor
                     if self.alive[tensor]:

@@ -31,6 +31,9 @@ class Chunk:
     evict_due: int
     fetch_at: int
     fetch_due: int
+    # Where the pages go with a host-DRAM tier: "host", "flash", or None for host DRAM
+    # while it has room (the executor's default).
+    destination: str | None = None
 
     @property
     def freed(self):

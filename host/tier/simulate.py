@@ -63,7 +63,7 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
     lifetimes = Lifetimes(graph, tier.page_bytes)
     capacity = policy.capacity_pages(lifetimes, tier)
     context = PlanningContext(lifetimes, op_times, capacity, TransferCosts.of(tier, flash_config),
-                              check)
+                              check, tier, flash_config)
     plan = policy.first_plan(context)
     executor = policy.executor(lifetimes, op_times, capacity, tier, flash_config,
                                initial_resident=policy.initial_residency(context, plan),

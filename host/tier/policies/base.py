@@ -35,6 +35,8 @@ class PlanningContext:
     capacity_pages: int
     costs: object
     check: bool = True
+    tier: object = None           # the TierConfig and FlashConfig of the run, for planners
+    flash: object = None          # that rate the host-DRAM and flash paths apart
 
 
 def greedy_residency(lifetimes, capacity_pages):
