@@ -14,13 +14,20 @@ from .presets import apply_overrides, setup_preset
 from .run import run_tier
 
 
-__all__ = ["G10_WORKLOADS", "g10_validation", "published_g10_times"]
+__all__ = ["G10_WORKLOADS", "SYSTEMS", "g10_validation", "published_g10_times",
+           "published_g10_traffic"]
 
 # (name in G10's tables, results folder, batch): the workloads of G10's Figure 11.
 G10_WORKLOADS = (("BERT", "BERT_Base", 256), ("ViT", "VIT", 1280),
                  ("Inceptionv3", "Inceptionv3", 1536), ("ResNet152", "ResNet152", 1280),
                  ("SENet154", "SENet154", 1024))
-POLICIES = ("ideal", "lru", "g10", "tm")
+POLICIES = ("ideal", "uvm", "deepum", "g10", "tm")
+# G10's systems (its artifact's names) and the policy that models each here; None: not
+# modelled by this project.
+SYSTEMS = (("Base UVM", "lru", "uvm"), ("FlashNeuron", "FlashNeuron", None),
+           ("DeepUM", "deepUM", "deepum"), ("G10-GDS-SSD", "G10GDSSSD", None),
+           ("G10-GDS-FULL", "G10GDSFULL", None), ("G10", "prefetch_lru", "g10"))
+_TRAFFIC = Path("example_results/overall_traffic/traffic.txt")
 # G10's simulator counts time in cycles of a 1.2 GHz GPU clock (GPU_frequency_GHz) and
 # truncates each kernel's time to whole cycles: its ideal time is below the sum of the
 # kernel times by less than one cycle per kernel (the bound the table prints).
@@ -28,21 +35,39 @@ G10_CLOCK_HZ = 1.2e9
 _PUBLISHED = Path("example_results/overall_performance/all.base.txt")
 
 
+def _published(path, rows):
+    """{workload: {design: [values of each of ``rows`` lines]}} of one of G10's result
+    tables: a header of designs, then per workload a title line and ``rows`` value lines."""
+    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    designs = [name.strip() for name in lines[0].split("|")]
+    table = {}
+    block = rows + 1
+    for start in range(1, len(lines), block):
+        name = lines[start].split("|")[0]
+        values = [[float(v) for v in line.split()] for line in lines[start + 1:start + block]]
+        if len(values) != rows or any(len(v) != len(designs) for v in values):
+            raise ValueError(f"{path}: {name}: expected {rows} lines of {len(designs)} values")
+        table[name] = {d: [v[k] for v in values] for k, d in enumerate(designs)}
+    return table
+
+
 def published_g10_times(checkout):
     """{workload: {design: seconds}} from G10's published overall-performance table."""
     path = Path(checkout) / _PUBLISHED
     if not path.is_file():
         raise ValueError(f"{path}: missing; is {checkout} a G10 checkout?")
-    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-    designs = [name.strip() for name in lines[0].split("|")]
-    table = {}
-    for head, values in zip(lines[1::2], lines[2::2]):
-        name = head.split("|")[0]
-        cycles = [float(v) for v in values.split()]
-        if len(cycles) != len(designs):
-            raise ValueError(f"{path}: {name}: {len(cycles)} values for {len(designs)} designs")
-        table[name] = {d: c / G10_CLOCK_HZ for d, c in zip(designs, cycles)}
-    return table
+    return {name: {d: v[0] / G10_CLOCK_HZ for d, v in designs.items()}
+            for name, designs in _published(path, 1).items()}
+
+
+def published_g10_traffic(checkout):
+    """{workload: {design: pages moved per iteration}} from G10's traffic table (SSD to GPU,
+    GPU to SSD, host to GPU, GPU to host, in 4 KiB pages); None without the table."""
+    path = Path(checkout) / _TRAFFIC
+    if not path.is_file():
+        return None
+    return {name: {d: sum(v) for d, v in designs.items()}
+            for name, designs in _published(path, 4).items()}
 
 
 def _kernels_config(checkout, folder, batch):
@@ -77,8 +102,8 @@ def g10_validation(checkout, *, progress=False):
         setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
         runs.append(run_tier(setup, graphs[name]))
     by = {(m["workload"], m["policy"]): m for m in runs}
-    out = ["| workload (batch) | kernels | tensors | footprint GB | moved GB lru / g10 / tm | "
-           "ideal s (ours) | ideal s (G10) | ours − G10 µs (bound) |\n",
+    out = ["| workload (batch) | kernels | tensors | footprint GB | moved GB "
+           + " / ".join(POLICIES[1:]) + " | ideal s (ours) | ideal s (G10) | ours − G10 µs (bound) |\n",
            "|---|---|---|---|---|---|---|---|\n"]
     for name, _, batch in G10_WORKLOADS:
         ideal = by[(name, "ideal")]
@@ -88,14 +113,45 @@ def g10_validation(checkout, *, progress=False):
                    f"{ideal['ideal_iteration_s']:.6f} | {published[name]['ideal']:.6f} | "
                    f"{(ideal['ideal_iteration_s'] - published[name]['ideal']) * 1e6:.3f} "
                    f"({ideal['ops'] / G10_CLOCK_HZ * 1e6:.3f}) |\n")
-    out += ["\n", "| workload (batch) | ideal / lru (ours) | ideal / Base UVM (G10) | "
-                  "ideal / g10 (ours) | ideal / G10 (G10) | ideal / tm (ours) |\n",
-            "|---|---|---|---|---|---|\n"]
+    out += ["\n", "Ideal / iteration time, G10's published figure / ours / difference (ours − G10):\n\n",
+            "| workload (batch) | " + " | ".join(f"{label} (`{ours or '—'}`)"
+                                             for label, _, ours in SYSTEMS) + " | `tm` |\n",
+            "|---|" + "---|" * (len(SYSTEMS) + 1) + "\n"]
     for name, _, batch in G10_WORKLOADS:
         ideal_s = by[(name, "ideal")]["iteration_s"]
-        ours = {p: ideal_s / by[(name, p)]["iteration_s"] for p in POLICIES[1:]}
         g10 = published[name]
-        out.append(f"| {name} ({batch}) | {ours['lru']:.3f} | {g10['ideal'] / g10['lru']:.3f} | "
-                   f"{ours['g10']:.3f} | {g10['ideal'] / g10['prefetch_lru']:.3f} | "
-                   f"{ours['tm']:.3f} |\n")
+        cells = []
+        for _, design, policy in SYSTEMS:
+            theirs = g10["ideal"] / g10[design] if design in g10 else None
+            theirs_text = "—" if theirs is None else "fails" if theirs == 0 else f"{theirs:.3f}"
+            if policy is None:
+                cells.append(f"{theirs_text} / not modelled")
+                continue
+            ours = ideal_s / by[(name, policy)]["iteration_s"]
+            diff = f" / {ours - theirs:+.3f}" if theirs else ""
+            cells.append(f"{theirs_text} / {ours:.3f}{diff}")
+        tm = ideal_s / by[(name, "tm")]["iteration_s"]
+        out.append(f"| {name} ({batch}) | " + " | ".join(cells) + f" | {tm:.3f} |\n")
+    traffic = published_g10_traffic(checkout)
+    if traffic is not None:
+        out += ["\n", "Inter-tier traffic per iteration, millions of 4 KiB pages (both directions, "
+                      "host DRAM and SSD), G10's published figure / ours / difference:\n\n",
+                "| workload (batch) | " + " | ".join(f"{label} (`{ours}`)" for label, design, ours
+                                                   in SYSTEMS if ours) + " | `tm` |\n",
+                "|---|" + "---|" * (sum(1 for s in SYSTEMS if s[2]) + 1) + "\n"]
+        page = 4096
+        for name, _, batch in G10_WORKLOADS:
+            cells = []
+            for _, design, policy in SYSTEMS:
+                if policy is None:
+                    continue
+                ours = by[(name, policy)]["inter_tier_bytes"] / page
+                theirs = traffic.get(name, {}).get(design)
+                if theirs is None or theirs == float("inf"):
+                    cells.append(f"— / {ours / 1e6:.2f}")
+                else:
+                    change = f"{(ours / theirs - 1) * 100:+.0f} %" if theirs else "—"
+                    cells.append(f"{theirs / 1e6:.2f} / {ours / 1e6:.2f} / {change}")
+            tm = by[(name, "tm")]["inter_tier_bytes"] / page
+            out.append(f"| {name} ({batch}) | " + " | ".join(cells) + f" | {tm / 1e6:.2f} |\n")
     return "".join(out)

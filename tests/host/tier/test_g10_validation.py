@@ -5,7 +5,8 @@ import shutil
 
 import pytest
 
-from matndp.host.tier.g10_validation import G10_WORKLOADS, g10_validation, published_g10_times
+from matndp.host.tier.g10_validation import (G10_WORKLOADS, g10_validation, published_g10_times,
+                                             published_g10_traffic)
 from matndp.host.workload.synthetic import write_synthetic_g10
 
 
@@ -13,6 +14,10 @@ LAYERS, SKIPS, SECONDS = 10, 2, 0.25
 # Cycles of G10's 1.2 GHz clock: ideal 0.5 s, Base UVM 2 s, G10 0.625 s.
 PUBLISHED = "ideal | lru | prefetch_lru\n" + "".join(
     f"{name}|table\n6e8 2.4e9 7.5e8\n" for name, _, _ in G10_WORKLOADS)
+# Pages moved (SSD to GPU, GPU to SSD, host to GPU, GPU to host): Base UVM 2 M in all,
+# DeepUM 1 M, G10 0.4 M.
+TRAFFIC = "lru | deepUM | prefetch_lru\n" + "".join(
+    f"{name}|table\n" + "5e5 2.5e5 1e5\n" * 4 for name, _, _ in G10_WORKLOADS)
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +34,17 @@ def checkout(tmp_path_factory):
     table = root / "example_results" / "overall_performance" / "all.base.txt"
     table.parent.mkdir(parents=True)
     table.write_text(PUBLISHED)
+    traffic = root / "example_results" / "overall_traffic" / "traffic.txt"
+    traffic.parent.mkdir(parents=True)
+    traffic.write_text(TRAFFIC)
     return root
 
 
 def test_the_published_table_is_read_in_seconds(checkout):
     assert published_g10_times(checkout)["ViT"] == pytest.approx(
         {"ideal": 0.5, "lru": 2.0, "prefetch_lru": 0.625})
+    assert published_g10_traffic(checkout)["ViT"] == pytest.approx(
+        {"lru": 2e6, "deepUM": 1e6, "prefetch_lru": 4e5})
 
 
 def _rows(text):
@@ -46,13 +56,19 @@ def test_both_tables_have_a_row_per_workload(checkout, capsys):
     text = g10_validation(checkout, progress=True)
     assert "G10 workloads" in capsys.readouterr().err
     rows = _rows(text)
-    sizes, ratios = rows[1:6], rows[7:12]
+    sizes, ratios, traffic = rows[1:6], rows[7:12], rows[13:18]
     for (name, _, batch), row in zip(G10_WORKLOADS, sizes):
         assert row[:3] == [f"{name} ({batch})", str(4 * LAYERS + 3), str(7 * LAYERS + SKIPS + 2)]
         # The traces fit in the HBM of G10's setup: nothing moves.
-        assert row[4] == "0 / 0 / 0"
+        assert row[4] == "0 / 0 / 0 / 0"
         assert float(row[5]) == pytest.approx(SECONDS, abs=1e-5)
         assert row[6] == "0.500000"
     for (name, _, batch), row in zip(G10_WORKLOADS, ratios):
-        # Ours: every policy as fast as ideal; G10's: 0.5 / 2 and 0.5 / 0.625.
-        assert row == [f"{name} ({batch})", "1.000", "0.250", "1.000", "0.800", "1.000"]
+        # Ours: every policy as fast as ideal; G10's: 0.5 / 2 and 0.5 / 0.625, no others.
+        assert row == [f"{name} ({batch})", "0.250 / 1.000 / +0.750", "— / not modelled",
+                       "— / 1.000", "— / not modelled", "— / not modelled",
+                       "0.800 / 1.000 / +0.200", "1.000"]
+    for (name, _, batch), row in zip(G10_WORKLOADS, traffic):
+        # Nothing moves here; G10's table says 2, 1 and 0.4 million pages.
+        assert row == [f"{name} ({batch})", "2.00 / 0.00 / -100 %", "1.00 / 0.00 / -100 %",
+                       "0.40 / 0.00 / -100 %", "0.00"]
