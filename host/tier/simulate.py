@@ -87,6 +87,7 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
     metrics["policy"] = policy.name
     metrics["ideal_iteration_s"] = float(op_times.sum())
     metrics["plan_changes"] = sum(1 for a, b in zip(plans, plans[1:]) if a != b)
+    metrics.update(policy.run_metrics())
     if plan is not None:
         ratios = plan.split_ratios(lifetimes.pages)
         metrics["plan_chunks"] = len(plan.chunks)

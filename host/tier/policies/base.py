@@ -103,3 +103,7 @@ class TierPolicy:
     def next_plan(self, plan, record, *, warm_up):
         """The plan of the next iteration, given the one that ran and its record."""
         return plan
+
+    def run_metrics(self):
+        """Metrics of the policy's own choices, added to the run's (none by default)."""
+        return {}
