@@ -114,3 +114,19 @@ def test_the_checker_catches_a_fetch_from_empty_host_dram():
     log = [e._replace(host=0) if e.kind is EventKind.EVICT_BEGIN else e for e in result.log]
     with pytest.raises(TraceError, match="from host DRAM, which holds 0"):
         check_trace(log, result.lifetimes, result.capacity_pages, 30)
+
+
+def test_a_tensor_sent_to_flash_comes_back_from_flash():
+    """G10 on the split graph at HBM 13 with 1 ms ops and one page of host DRAM: X's idle
+    gap (8 ms) is far above the SSD rule (about 0.13 ms for 10 pages), so X goes to flash
+    whole after op 0 and is prefetched from flash, in time, before op 9: 10 pages each way
+    through flash, none through host DRAM, no stall."""
+    result = run(split_graph(), "g10", op_s=1e-3, hbm_bytes=13 * PAGE, host_bytes=1 * PAGE)
+    metrics = result.metrics
+    assert metrics["hbm_to_flash_bytes"] == metrics["flash_to_hbm_bytes"] == 10 * PAGE
+    assert metrics["hbm_to_host_bytes"] == metrics["host_to_hbm_bytes"] == 0
+    assert metrics["stall_s"] == 0
+    x = result.lifetimes.index["X"]
+    last = [e for e in result.log if e.time_s >= result.records[-1].start_s]
+    assert [(e.pages, e.host) for e in last
+            if e.kind is EventKind.FETCH_BEGIN and e.tensor == x] == [(10, 0)]
