@@ -392,11 +392,16 @@ class Executor:
         occupancy = [OccupancySample(self.now, self.used)]
         if reconcile and plan is not None:
             self.reconcile(plan)
+        barriers = set(plan.sync_at) if plan is not None else set()
         for slot in range(n):
             self._slot = slot
             self._advance(self.now)
             working = lt.working_set[slot]
             protect = set(working)
+            if slot in barriers:
+                writing = [e.done_s for e in self._events if e.kind is EventKind.EVICT_END]
+                if writing:
+                    self._wait(max(writing))
             if transfers is not None:
                 for chunk in transfers.evictions[slot]:
                     if self.alive[chunk.tensor]:

@@ -10,6 +10,7 @@ repository as it is. ``matndp tier validate-g10 G10_DIR`` prints the tables.
 from pathlib import Path
 
 from ..workload import read_g10
+from .plan import InfeasibleError
 from .presets import apply_overrides, setup_preset
 from .run import run_tier
 
@@ -21,12 +22,11 @@ __all__ = ["G10_WORKLOADS", "SYSTEMS", "g10_validation", "published_g10_times",
 G10_WORKLOADS = (("BERT", "BERT_Base", 256), ("ViT", "VIT", 1280),
                  ("Inceptionv3", "Inceptionv3", 1536), ("ResNet152", "ResNet152", 1280),
                  ("SENet154", "SENet154", 1024))
-POLICIES = ("ideal", "uvm", "deepum", "g10", "tm")
-# G10's systems (its artifact's names) and the policy that models each here; None: not
-# modelled by this project.
-SYSTEMS = (("Base UVM", "lru", "uvm"), ("FlashNeuron", "FlashNeuron", None),
-           ("DeepUM", "deepUM", "deepum"), ("G10-GDS-SSD", "G10GDSSSD", None),
-           ("G10-GDS-FULL", "G10GDSFULL", None), ("G10", "prefetch_lru", "g10"))
+POLICIES = ("ideal", "uvm", "flashneuron", "deepum", "g10_gds_ssd", "g10_gds_full", "g10", "tm")
+# G10's systems (its artifact's names) and the policy that models each here.
+SYSTEMS = (("Base UVM", "lru", "uvm"), ("FlashNeuron", "FlashNeuron", "flashneuron"),
+           ("DeepUM", "deepUM", "deepum"), ("G10-GDS-SSD", "G10GDSSSD", "g10_gds_ssd"),
+           ("G10-GDS-FULL", "G10GDSFULL", "g10_gds_full"), ("G10", "prefetch_lru", "g10"))
 _TRAFFIC = Path("example_results/overall_traffic/traffic.txt")
 # G10's simulator counts time in cycles of a 1.2 GHz GPU clock (GPU_frequency_GHz) and
 # truncates each kernel's time to whole cycles: its ideal time is below the sum of the
@@ -100,14 +100,20 @@ def g10_validation(checkout, *, progress=False):
                                     times=checkout / "results" / folder / f"cudnn{batch}.txt",
                                     name=name)
         setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
-        runs.append(run_tier(setup, graphs[name]))
+        try:
+            runs.append(run_tier(setup, graphs[name]))
+        except InfeasibleError as error:
+            runs.append({"workload": name, "policy": policy, "fails": str(error)})
     by = {(m["workload"], m["policy"]): m for m in runs}
+    failures = [(name, policy, by[(name, policy)]["fails"]) for name, _, _ in G10_WORKLOADS
+                for policy in POLICIES if "fails" in by[(name, policy)]]
     out = ["| workload (batch) | kernels | tensors | footprint GB | moved GB "
            + " / ".join(POLICIES[1:]) + " | ideal s (ours) | ideal s (G10) | ours − G10 µs (bound) |\n",
            "|---|---|---|---|---|---|---|---|\n"]
     for name, _, batch in G10_WORKLOADS:
         ideal = by[(name, "ideal")]
-        moved = " / ".join(f"{by[(name, p)]['inter_tier_bytes'] / 1e9:.0f}" for p in POLICIES[1:])
+        moved = " / ".join("fails" if "fails" in by[(name, p)] else
+                           f"{by[(name, p)]['inter_tier_bytes'] / 1e9:.0f}" for p in POLICIES[1:])
         out.append(f"| {name} ({batch}) | {ideal['ops']} | {ideal['tensors']} | "
                    f"{ideal['footprint_bytes'] / 1e9:.1f} | {moved} | "
                    f"{ideal['ideal_iteration_s']:.6f} | {published[name]['ideal']:.6f} | "
@@ -124,8 +130,8 @@ def g10_validation(checkout, *, progress=False):
         for _, design, policy in SYSTEMS:
             theirs = g10["ideal"] / g10[design] if design in g10 else None
             theirs_text = "—" if theirs is None else "fails" if theirs == 0 else f"{theirs:.3f}"
-            if policy is None:
-                cells.append(f"{theirs_text} / not modelled")
+            if "fails" in by[(name, policy)]:
+                cells.append(f"{theirs_text} / fails")
                 continue
             ours = ideal_s / by[(name, policy)]["iteration_s"]
             diff = f" / {ours - theirs:+.3f}" if theirs else ""
@@ -137,16 +143,18 @@ def g10_validation(checkout, *, progress=False):
         out += ["\n", "Inter-tier traffic per iteration, millions of 4 KiB pages (both directions, "
                       "host DRAM and SSD), G10's published figure / ours / difference:\n\n",
                 "| workload (batch) | " + " | ".join(f"{label} (`{ours}`)" for label, design, ours
-                                                   in SYSTEMS if ours) + " | `tm` |\n",
-                "|---|" + "---|" * (sum(1 for s in SYSTEMS if s[2]) + 1) + "\n"]
+                                                   in SYSTEMS) + " | `tm` |\n",
+                "|---|" + "---|" * (len(SYSTEMS) + 1) + "\n"]
         page = 4096
         for name, _, batch in G10_WORKLOADS:
             cells = []
             for _, design, policy in SYSTEMS:
-                if policy is None:
+                theirs = traffic.get(name, {}).get(design)
+                if "fails" in by[(name, policy)]:
+                    cells.append("fails / fails" if theirs == float("inf") else
+                                 f"{theirs / 1e6:.2f} / fails")
                     continue
                 ours = by[(name, policy)]["inter_tier_bytes"] / page
-                theirs = traffic.get(name, {}).get(design)
                 if theirs is None or theirs == float("inf"):
                     cells.append(f"— / {ours / 1e6:.2f}")
                 else:
@@ -154,4 +162,7 @@ def g10_validation(checkout, *, progress=False):
                     cells.append(f"{theirs / 1e6:.2f} / {ours / 1e6:.2f} / {change}")
             tm = by[(name, "tm")]["inter_tier_bytes"] / page
             out.append(f"| {name} ({batch}) | " + " | ".join(cells) + f" | {tm / 1e6:.2f} |\n")
+    if failures:
+        out += ["\n", "Runs that fail (ours), with the reason:\n\n"]
+        out += [f"- {name}, `{policy}`: {reason}\n" for name, policy, reason in failures]
     return "".join(out)

@@ -139,10 +139,14 @@ def run_run(args):
     metrics = run.metrics
     if args.plot:
         from matndp.host.tier.plot import plot_run
+        from matndp.host.tier.plan import InfeasibleError
         by_policy = {}
         for policy in TIER_POLICIES:
-            other = run if policy == args.policy else run_model(
-                args.model, policy=policy, **size, **_common(args))
+            try:
+                other = run if policy == args.policy else run_model(
+                    args.model, policy=policy, **size, **_common(args))
+            except InfeasibleError:
+                continue              # a policy that cannot run this model has no bar
             by_policy[policy] = other.metrics
         path = plot_run(run, by_policy, args.plot)
         print(f"wrote {path}", file=sys.stderr)

@@ -43,7 +43,7 @@ def test_an_unknown_name_is_refused_naming_the_known_ones(name):
 
 
 @pytest.mark.parametrize("registry, names", [
-    (TIER_POLICIES, ("ideal", "lru", "uvm", "deepum", "g10", "tm")),
+    (TIER_POLICIES, ("ideal", "lru", "uvm", "deepum", "g10", "flashneuron", "g10_gds_ssd", "g10_gds_full", "tm")),
     (OFFLOAD_POLICIES, ("auto", "all", "none")),
     (PRESETS, ("v100", "a100", "h100")),
     (FLASH_PRESETS, ("zssd", "tlc")),

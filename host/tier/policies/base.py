@@ -18,10 +18,11 @@ import numpy as np
 
 from ..executor import Executor
 from ..flash import FlashDevice
+from ..plan import InfeasibleError
 from ..plan_check import check_plan
 
 
-__all__ = ["PlanningContext", "TierPolicy", "greedy_residency"]
+__all__ = ["PlanningContext", "TierPolicy", "InfeasibleError", "greedy_residency"]
 
 
 @dataclass(frozen=True)

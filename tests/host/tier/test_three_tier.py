@@ -7,6 +7,7 @@ import pytest
 
 from matndp.host.tier import POLICIES, TierConfig, flash_preset, simulate
 from matndp.host.tier.events import EventKind
+from matndp.host.tier.plan import InfeasibleError
 from matndp.host.tier.trace_check import TraceError, check_trace
 
 from .graphs import PAGE, mlp_graph, return_graph, split_graph
@@ -31,7 +32,12 @@ CASES = [
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("make, tier", CASES)
 def test_every_policy_keeps_the_three_tier_invariants(make, tier, policy):
-    result = run(make(), policy, **tier)           # the trace check runs inside simulate
+    try:
+        result = run(make(), policy, **tier)       # the trace check runs inside simulate
+    except InfeasibleError as error:
+        # FlashNeuron pins weights and room for the largest op's tensors: no room left here.
+        assert policy == "flashneuron" and "FlashNeuron" in str(error)
+        return
     totals, metrics = result.trace_totals, result.metrics
     for key in ("to_flash_pages", "from_flash_pages", "to_host_pages", "from_host_pages"):
         assert totals[key] == sum(r.counters[key] for r in result.records), key

@@ -1,9 +1,10 @@
-"""All four policies on the zoo models at small batch: the same invariants as on the
+"""Every policy on the zoo models at small batch: the same invariants as on the
 hand-made graphs, through the same entry point the command line uses."""
 
 import pytest
 
 from matndp.host.tier import POLICIES, check_plan
+from matndp.host.tier.plan import InfeasibleError
 from matndp.host.tier.run import run_model
 
 
@@ -20,8 +21,14 @@ ZOO_CASES = [
 
 @pytest.mark.parametrize("model, batch, seq_len, fraction", ZOO_CASES)
 def test_zoo_model_under_every_policy(model, batch, seq_len, fraction):
-    results = {policy: run_model(model, policy=policy, batch=batch, seq_len=seq_len,
-                                 hbm_fraction=fraction) for policy in POLICIES}
+    results = {}
+    for policy in POLICIES:
+        try:
+            results[policy] = run_model(model, policy=policy, batch=batch, seq_len=seq_len,
+                                        hbm_fraction=fraction)
+        except InfeasibleError as error:
+            # FlashNeuron keeps all but the activations it offloads: they may not fit.
+            assert policy == "flashneuron", error
     for policy, result in results.items():
         metrics = result.metrics
         assert result.trace_totals["peak_pages"] <= result.capacity_pages

@@ -93,7 +93,7 @@ def test_choices_and_help_come_from_the_registries(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["tier", "run", "--help"])
     out = capsys.readouterr().out
-    assert "--policy {ideal,lru,uvm,deepum,g10,tm,hoard}" in out
+    assert "--policy {ideal,lru,uvm,deepum,g10,flashneuron,g10_gds_ssd,g10_gds_full,tm,hoard}" in out
     assert f"--gpu {{{','.join(PRESETS)}}}" in out
     assert build_parser().parse_args(_with(TIER_RUN, "--policy", "hoard")).policy == "hoard"
 
