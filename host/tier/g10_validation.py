@@ -10,6 +10,7 @@ repository as it is. ``matndp tier validate-g10 G10_DIR`` prints the tables.
 from pathlib import Path
 
 from ..workload import read_g10
+from .comparison import tm_against
 from .plan import InfeasibleError
 from .presets import apply_overrides, setup_preset
 from .run import run_tier
@@ -162,6 +163,7 @@ def g10_validation(checkout, *, progress=False):
                     cells.append(f"{theirs / 1e6:.2f} / {ours / 1e6:.2f} / {change}")
             tm = by[(name, "tm")]["inter_tier_bytes"] / page
             out.append(f"| {name} ({batch}) | " + " | ".join(cells) + f" | {tm / 1e6:.2f} |\n")
+    out += ["\n", "`tm` against every system on G10's traces:\n\n", tm_against(runs)]
     if failures:
         out += ["\n", "Runs that fail (ours), with the reason:\n\n"]
         out += [f"- {name}, `{policy}`: {reason}\n" for name, policy, reason in failures]

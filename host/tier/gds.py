@@ -14,7 +14,8 @@ enough).
 
 Transfers: an offload (a plan's chunk: the activation, issued at its write-out slot)
 joins the write queue, a fetch the read queue; each queue moves one tensor at a time at
-flash's bandwidth for that direction. Before the first op after the forward pass the GPU
+flash's bandwidth for that direction (a flash device that is not duplex has one queue for
+both). Before the first op after the forward pass the GPU
 waits until the write queue is empty. After every op of the backward pass the offloaded
 activations needed next are fetched, in the order of the ops that need them, while the
 longest free run exceeds the largest op's activations by the tensor's size; one still
@@ -98,7 +99,7 @@ class ContiguousMemory:
 class _Done:
     time_s: float
     seq: int
-    queue: str = field(compare=False)         # "write" or "read"
+    queue: str = field(compare=False)         # the queue whose head finishes: "write" or "read"
 
 
 class GDSExecutor:
@@ -146,7 +147,9 @@ class GDSExecutor:
         self.block_tensors = set()
         if self.block and self.memory.take_low(self.block) is None:
             raise OutOfMemory("no room for the largest write-only tensor beside the weights")
-        self.queues = {"write": deque(), "read": deque()}   # (tensor, pages, finish)
+        # (tensor, pages, finish, kind); a device that is not duplex has one queue for both.
+        self.queues = {"write": deque()}
+        self.queues["read"] = deque() if flash_config.duplex else self.queues["write"]
         self.events = []                       # heap of _Done for the queue heads
         self._seq = 0
         self.fetching = set()
@@ -169,15 +172,15 @@ class GDSExecutor:
         self.where[tensor] = None
 
     # ---- the two queues --------------------------------------------------------------
-    def _enqueue(self, queue, tensor):
+    def _enqueue(self, kind, tensor):
         pages = self.size[tensor]
-        self.queues[queue].append([tensor, pages, None])
-        if len(self.queues[queue]) == 1:
-            self._start(queue)
+        self.queues[kind].append([tensor, pages, None, kind])
+        if len(self.queues[kind]) == 1:
+            self._start(kind)
 
     def _start(self, queue):
         head = self.queues[queue][0]
-        head[2] = self.now + head[1] * self.s_per_page[queue]
+        head[2] = self.now + head[1] * self.s_per_page[head[3]]
         self._seq += 1
         heapq.heappush(self.events, _Done(head[2], self._seq, queue))
 
@@ -187,9 +190,9 @@ class GDSExecutor:
             return False
         done = heapq.heappop(self.events)
         self.now = max(self.now, done.time_s)
-        tensor, pages, _ = self.queues[done.queue].popleft()
+        tensor, pages, _, kind = self.queues[done.queue].popleft()
         nbytes = pages * self.page_bytes
-        if done.queue == "write":
+        if kind == "write":
             self.flash.program(nbytes, self.now)
             self._release(tensor)
             self.offloaded.add(tensor)

@@ -211,8 +211,11 @@ class UVMExecutor:
             out_host = np.minimum(evicted_b, to_host_total) - np.minimum(evicted_a, to_host_total)
             out_flash = (evicted_b - evicted_a) - out_host
             into, out = self._in_s(host_in, flash_in), self._out_s(out_host, out_flash)
-            per_batch = self.tier.fault_latency_s + (np.maximum(into, out) if self.tier.link_duplex
-                                                     else into + out)
+            moving = np.maximum(into, out) if self.tier.link_duplex else into + out
+            if not self.flash.duplex:
+                # Reads and programs share the flash device: its part is their sum.
+                moving = np.maximum(moving, self._in_s(0, flash_in) + self._out_s(0, out_flash))
+            per_batch = self.tier.fault_latency_s + moving
             stall += float(per_batch.sum())
             self.flash_stats["page_reads"] += int(self._flash_pages(flash_in).sum())
             self.flash_stats["read_requests"] += int((flash_in > 0).sum())
@@ -331,13 +334,18 @@ class UVMExecutor:
 
     def _transfer_s(self, in_host, in_flash, out_host, out_flash):
         """Time the batcher needs to move these pages: each direction of the link, and
-        flash reads and programs, at their bandwidths, all at once (G10's batcher)."""
+        flash reads and programs, at their bandwidths, all at once (G10's batcher); on a
+        flash device that is not duplex, reads and programs one after the other."""
         s = self.s_per_page
         link = self.page_bytes / self.tier.link_bytes_per_s
         into = max((in_host + in_flash) * link, in_host * s["host_in"], in_flash * s["flash_in"])
         out = max((out_host + out_flash) * link, out_host * s["host_out"],
                   out_flash * s["flash_out"])
-        return max(into, out) if self.tier.link_duplex else into + out
+        moving = max(into, out) if self.tier.link_duplex else into + out
+        if not self.flash.duplex:
+            # Reads and programs share the flash device: its part is their sum.
+            moving = max(moving, in_flash * s["flash_in"] + out_flash * s["flash_out"])
+        return moving
 
     def _split_bytes(self, tensors, missing, from_host, newborn_pages):
         page = self.page_bytes
@@ -379,10 +387,13 @@ class UVMExecutor:
         self.used += int(regrow.sum())
         moving = int(missing.sum())
         in_host = int(from_host.sum())
-        if moving:
+        if moving or out_host or out_flash or demoted:
+            # The write-outs that made the room take the pipes too, even when the pages
+            # allocated again need no transfer of their own.
             done = max(self.now, self.link_in_free) + self._transfer_s(
                 in_host, moving - in_host, out_host, out_flash + demoted)
             self.link_in_free = done
+        if moving:
             for tensor, pages, host in zip(wanted.tolist(), missing.tolist(), from_host.tolist()):
                 if pages:
                     self._log(EventKind.FETCH_BEGIN, tensor, pages, host=host)
@@ -417,8 +428,17 @@ class UVMExecutor:
         from_host = self.host[faulting].copy()
         total_missing = int(missing.sum())
         free = self.capacity - self.used
-        out_host, out_flash, demoted = self._evict_for(
-            max(0, new_pages + int(regrown.sum()) + total_missing - free), working)
+        need = max(0, new_pages + int(regrown.sum()) + total_missing - free)
+        if need and self.pending:
+            # Pages still arriving cannot be evicted; when the rest cannot make the room,
+            # the op first waits for the prefetches in flight to land.
+            outside = self.alive & (self.hbm > 0)
+            outside[working] = False
+            outside[list(self.pending)] = False
+            if int(self.hbm[outside].sum()) < need:
+                self._land_prefetches(self.now, set(self.pending))
+                start_faults = self.now
+        out_host, out_flash, demoted = self._evict_for(need, working)
         for tensor, pages in zip(faulting.tolist(), regrown.tolist()):
             if pages:
                 self._log(EventKind.ALLOC, tensor, pages)
@@ -459,6 +479,12 @@ class UVMExecutor:
         t = float(self.slot_times[slot])
         fault_stall = max(delay, transfer - t)
         self.link_in_free = max(self.link_in_free, start_faults) + transfer
+        if transfer and self.pending:
+            # Faults go before the prefetches in flight (G10's batcher serves them first):
+            # those not yet landed finish the fault's transfer time later.
+            for tensor, (pages, done) in list(self.pending.items()):
+                if done > start_faults:
+                    self.pending[tensor] = (pages, done + transfer)
         self.flash_stats["page_reads"] += int(self._flash_pages(in_flash))
         self.flash_stats["read_requests"] += int(in_flash > 0)
         self.flash_stats["page_programs"] += int(self._flash_pages(out_flash + demoted))

@@ -224,9 +224,13 @@ def run_sweep(args):
     rows = sweep(args.models, args.fractions, args.policies, progress=not args.no_progress,
                  **_common(args))
     if not write_result(args, rows):
+        from matndp.host.tier.comparison import tm_against
         print(_table(rows))
         print()
         print(_relative_table(rows))
+        if any(r["policy"] == "tm" for r in rows):
+            print()
+            print(tm_against(rows))
     if args.plot:
         from matndp.host.tier.plot import plot_sweep
         print(f"wrote {plot_sweep(rows, args.plot)}", file=sys.stderr)

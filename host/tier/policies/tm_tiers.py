@@ -32,7 +32,7 @@ plan's planned stall. The ratio is the timing monitor's to adjust (:mod:`.tm`): 
 is cheap enough (one pass of numpy per placed part) to be run for several ratios.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -182,9 +182,8 @@ class _TieredPlanner:
             inside = (self.lo <= at) & (at < self.hi) & (self.remaining > 0)
             candidates = np.flatnonzero(inside)
             if len(candidates) == 0:
-                raise PlanError(f"no static plan fits HBM of {self.capacity} pages at op "
-                                f"{self.lt.graph.ops[slot].name!r} "
-                                f"({int(self.occupancy[slot])} pages needed)")
+                self.reshape_in_transit(slot, over)
+                continue
             at = at[candidates]
             order = np.argsort(-(self.cum[self.hi[candidates]] - self.cum[at]), kind="stable")
             candidates, at = candidates[order], at[order]
@@ -230,9 +229,15 @@ class _TieredPlanner:
                     if best is None or cost < best[0]:
                         best = (cost, index, path, pages, at_k)
         if best is None:
-            raise PlanError(f"no static plan fits HBM of {self.capacity} pages at op "
-                            f"{self.lt.graph.ops[slot].name!r} "
-                            f"({int(self.occupancy[slot])} pages needed)")
+            # None keeps every slot feasible: the first goes anyway, read just in time; a
+            # slot it leaves over capacity is relieved in its turn.
+            index, at_k = int(candidates[0]), int(at[0])
+            pages = min(int(self.remaining[index]), over)
+            room = self.paths.host_pages - int(self.host_occupancy[np.arange(
+                self.lo[index], self.hi[index]) % self.n].max())
+            path = "host" if self.dirty[index] and room >= pages else "flash"
+            self.commit(index, path, pages, at_k, partial=True, just_in_time=True)
+            return
         _, index, path, pages, at_k = best
         self.commit(index, path, pages, at_k, partial=True)
 
@@ -251,6 +256,41 @@ class _TieredPlanner:
         if placed < pages:
             stall += (pages - placed) * self.pipe_s(key) + self.latency[key]
         return stall
+
+    def reshape_in_transit(self, slot, over):
+        """No idle tensor has pages left to give at ``slot``: the pressure there is pages in
+        transit. The largest parts read back before the slot are read just in time instead,
+        and those still being written are taken as written by it, their transfer time
+        becoming planned stall, until the slot fits."""
+        n = self.n
+        order = sorted(range(len(self.chunks)), key=lambda k: -self.chunks[k].pages)
+        for k in order:
+            if over <= 0:
+                return
+            chunk = self.chunks[k]
+            at = slot if chunk.gap_after < slot else slot + n
+            if not chunk.gap_after < at < chunk.fetch_due:
+                continue
+            path = chunk.destination
+            if chunk.fetch_at <= at:
+                key = (path, "in")
+                ring_add(self.occupancy, chunk.fetch_at, chunk.fetch_due, -chunk.pages)
+                if path == "host":
+                    ring_add(self.host_occupancy, chunk.fetch_at, chunk.fetch_due, chunk.pages)
+                self.stall[chunk.fetch_due % n] += chunk.pages * self.pipe_s(key) + self.latency[key]
+                self.chunks[k] = replace(chunk, fetch_at=chunk.fetch_due)
+            elif chunk.evict_at <= at < chunk.evict_due:
+                key = (path, "out")
+                ring_add(self.occupancy, at, chunk.evict_due, -chunk.pages)
+                self.stall[at % n] += chunk.pages * self.pipe_s(key) + self.latency[key]
+                self.chunks[k] = replace(chunk, evict_due=at)
+            else:
+                continue
+            over -= chunk.pages
+        if over > 0:
+            raise PlanError(f"no static plan fits HBM of {self.capacity} pages at op "
+                            f"{self.lt.graph.ops[slot].name!r} "
+                            f"({int(self.occupancy[slot])} pages needed)")
 
     def fits(self, path, candidates, at, *, partial=False):
         """Most pages of each candidate gap that can leave for ``path`` at slot ``at`` (in
@@ -333,7 +373,7 @@ class _TieredPlanner:
                 break
         return allowed
 
-    def commit(self, index, path, pages, at, partial=False):
+    def commit(self, index, path, pages, at, partial=False, just_in_time=False):
         """``pages`` of gap ``index`` leave HBM for ``path`` so that they are out at slot
         ``at``: written in pieces in the earliest budget after the opening use, read back in
         pieces in the latest budget before the next use; with ``partial`` what the budgets
@@ -357,7 +397,9 @@ class _TieredPlanner:
             writes.append((lo, lo, pages))        # a clean copy is in flash: dropped
         key = (path, "in")
         capacity = self.carry(key, at + 1, hi)[::-1]
-        if partial:
+        if just_in_time:
+            capacity = np.zeros(len(capacity))
+        elif partial:
             capacity = self.landing(capacity, at, hi, pages)
         per_slot, placed = _allot(capacity, pages)
         reads = [(hi - 1 - int(k), int(per_slot[k])) for k in np.flatnonzero(per_slot)]
