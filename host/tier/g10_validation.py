@@ -16,8 +16,9 @@ from .presets import apply_overrides, setup_preset
 from .run import run_tier
 
 
-__all__ = ["G10_WORKLOADS", "SYSTEMS", "g10_validation", "published_g10_times",
-           "published_g10_traffic"]
+__all__ = ["G10_WORKLOADS", "SYSTEMS", "g10_validation", "g10_batch_sizes",
+           "published_g10_times", "published_g10_traffic", "published_g10_breakdown",
+           "published_g10_batch_sizes"]
 
 # (name in G10's tables, results folder, batch): the workloads of G10's Figure 11.
 G10_WORKLOADS = (("BERT", "BERT_Base", 256), ("ViT", "VIT", 1280),
@@ -29,6 +30,11 @@ SYSTEMS = (("Base UVM", "lru", "uvm"), ("FlashNeuron", "FlashNeuron", "flashneur
            ("DeepUM", "deepUM", "deepum"), ("G10-GDS-SSD", "G10GDSSSD", "g10_gds_ssd"),
            ("G10-GDS-FULL", "G10GDSFULL", "g10_gds_full"), ("G10", "prefetch_lru", "g10"))
 _TRAFFIC = Path("example_results/overall_traffic/traffic.txt")
+_BREAKDOWN = Path("example_results/overall_breakdown")
+_BATCH_SIZES = Path("example_results/overall_batchsize")
+# G10's batch-size figure: its file per workload (name in G10's tables), and the systems.
+_BATCH_FILES = {"BERT": "bert.txt", "ViT": "vit.txt", "Inceptionv3": "inception.txt",
+                "ResNet152": "resnet.txt", "SENet154": "senet.txt"}
 # G10's simulator counts time in cycles of a 1.2 GHz GPU clock (GPU_frequency_GHz) and
 # truncates each kernel's time to whole cycles: its ideal time is below the sum of the
 # kernel times by less than one cycle per kernel (the bound the table prints).
@@ -69,6 +75,25 @@ def published_g10_traffic(checkout):
         return None
     return {name: {d: sum(v) for d, v in designs.items()}
             for name, designs in _published(path, 4).items()}
+
+
+_PARTS = ("compute", "overlap", "stall")
+
+
+def published_g10_breakdown(checkout):
+    """{part: {workload: {design: time}}} from G10's breakdown tables (compute, overlap,
+    stall; each design in its own unit), None without them."""
+    folder = Path(checkout) / _BREAKDOWN
+    if not all((folder / f"{part}.txt").is_file() for part in _PARTS):
+        return None
+    return {part: {name: {d: v[0] for d, v in designs.items()}
+                   for name, designs in _published(folder / f"{part}.txt", 1).items()}
+            for part in _PARTS}
+
+
+def _shares(values):
+    total = sum(values)
+    return " / ".join(f"{v / total * 100:.0f}" for v in values) if total else "—"
 
 
 def _kernels_config(checkout, folder, batch):
@@ -163,8 +188,100 @@ def g10_validation(checkout, *, progress=False):
                     cells.append(f"{theirs / 1e6:.2f} / {ours / 1e6:.2f} / {change}")
             tm = by[(name, "tm")]["inter_tier_bytes"] / page
             out.append(f"| {name} ({batch}) | " + " | ".join(cells) + f" | {tm / 1e6:.2f} |\n")
+    breakdown = published_g10_breakdown(checkout)
+    if breakdown is not None:
+        designs = [(label, design, ours) for label, design, ours in SYSTEMS
+                   if any(design in breakdown[part].get(name, {}) for part in _PARTS
+                          for name, _, _ in G10_WORKLOADS)]
+        out += ["\n", "Time breakdown, compute / overlap / stall in % of the iteration, "
+                      "G10's published figure; ours:\n\n",
+                "| workload (batch) | " + " | ".join(f"{label} (`{ours}`)" for label, _, ours
+                                                   in designs) + " | `tm` |\n",
+                "|---|" + "---|" * (len(designs) + 1) + "\n"]
+        for name, _, batch in G10_WORKLOADS:
+            cells = []
+            for _, design, policy in designs:
+                theirs = [breakdown[part].get(name, {}).get(design) for part in _PARTS]
+                mine = by[(name, policy)]
+                theirs_text = ("fails" if any(v in (None, float("inf")) for v in theirs)
+                               else _shares(theirs))
+                mine_text = ("fails" if "fails" in mine else
+                             _shares([mine["time_breakdown_s"][part] for part in _PARTS]))
+                cells.append(f"{theirs_text}; {mine_text}")
+            tm = by[(name, "tm")]["time_breakdown_s"]
+            out.append(f"| {name} ({batch}) | " + " | ".join(cells) + " | "
+                       + _shares([tm[part] for part in _PARTS]) + " |\n")
     out += ["\n", "`tm` against every system on G10's traces:\n\n", tm_against(runs)]
     if failures:
         out += ["\n", "Runs that fail (ours), with the reason:\n\n"]
         out += [f"- {name}, `{policy}`: {reason}\n" for name, policy, reason in failures]
+    return "".join(out)
+
+
+def published_g10_batch_sizes(checkout):
+    """{workload: {batch: {design: seconds}}} from G10's batch-size figure (designs as its
+    header names them, ``inf`` where a system fails); None without the files."""
+    folder = Path(checkout) / _BATCH_SIZES
+    table = {}
+    for name, filename in _BATCH_FILES.items():
+        path = folder / filename
+        if not path.is_file():
+            return None
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        designs = [d.strip() for d in lines[0].split("|")]
+        rows = {}
+        for number, (head, values) in enumerate(zip(lines[1::2], lines[2::2]), start=1):
+            numbers = values.split()
+            if not head.isdigit() or len(numbers) != len(designs):
+                raise ValueError(f"{path}: block {number}: expected a batch size and "
+                                 f"{len(designs)} values")
+            rows[int(head)] = {d: float(v) / G10_CLOCK_HZ for d, v in zip(designs, numbers)}
+        table[name] = rows
+    return table
+
+
+def g10_batch_sizes(checkout, *, progress=False):
+    """Markdown: ideal / iteration time of G10's systems at every batch size of G10's
+    batch-size figure, G10's figure beside ours, for every batch whose kernels.config G10's
+    front end has written (the others are listed as missing)."""
+    checkout = Path(checkout)
+    published = published_g10_batch_sizes(checkout)
+    if published is None:
+        raise ValueError(f"{checkout / _BATCH_SIZES}: missing; is {checkout} a G10 checkout?")
+    systems = [(label, design, ours) for label, design, ours in SYSTEMS
+               if design in next(iter(next(iter(published.values())).values()))]
+    folders = {name: folder for name, folder, _ in G10_WORKLOADS}
+    jobs = [(name, batch) for name, rows in published.items() for batch in rows]
+    if progress:
+        from tqdm import tqdm
+        jobs = tqdm(jobs, desc="G10 batch sizes", unit="trace")
+    out = ["| workload | batch | " + " | ".join(f"{label} (`{ours}`)" for label, _, ours in systems)
+           + " | `tm` |\n", "|---|---|" + "---|" * (len(systems) + 1) + "\n"]
+    missing = []
+    for name, batch in jobs:
+        folder = folders[name]
+        times = checkout / "results" / folder / f"cudnn{batch}.txt"
+        found = sorted((checkout / "results" / folder).glob(f"{batch}-*/statistics/kernels.config"))
+        if not found or not times.is_file():
+            missing.append(f"{name} {batch}")
+            continue
+        graph = read_g10(checkout, batch=batch, kernels=found[0], times=times, name=name)
+        ours = {}
+        for policy in ["ideal"] + [p for _, _, p in systems] + ["tm"]:
+            setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
+            try:
+                ours[policy] = run_tier(setup, graph)["iteration_s"]
+            except InfeasibleError:
+                ours[policy] = None
+        g10 = published[name][batch]
+        cells = []
+        for _, design, policy in systems:
+            theirs = g10["ideal"] / g10[design] if g10[design] != float("inf") else None
+            mine = None if ours[policy] is None else ours["ideal"] / ours[policy]
+            cells.append(f"{'fails' if theirs is None else f'{theirs:.3f}'} / "
+                         f"{'fails' if mine is None else f'{mine:.3f}'}")
+        out.append(f"| {name} | {batch} | " + " | ".join(cells)
+                   + f" | {ours['ideal'] / ours['tm']:.3f} |\n")
+    if missing:
+        out += ["\n", "No trace (G10's front end not run at that batch): " + ", ".join(missing) + "\n"]
     return "".join(out)

@@ -393,6 +393,10 @@ class UVMExecutor:
             done = max(self.now, self.link_in_free) + self._transfer_s(
                 in_host, moving - in_host, out_host, out_flash + demoted)
             self.link_in_free = done
+            self.flash_stats["page_reads"] += int(self._flash_pages(moving - in_host))
+            self.flash_stats["read_requests"] += int(moving - in_host > 0)
+            self.flash_stats["page_programs"] += int(self._flash_pages(out_flash + demoted))
+            self.flash_stats["program_requests"] += int(out_flash + demoted > 0)
         if moving:
             for tensor, pages, host in zip(wanted.tolist(), missing.tolist(), from_host.tolist()):
                 if pages:

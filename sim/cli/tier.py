@@ -162,8 +162,11 @@ def run_export(args):
 
 
 def run_validate_g10(args):
-    from matndp.host.tier.g10_validation import g10_validation
+    from matndp.host.tier.g10_validation import g10_batch_sizes, g10_validation
     text = g10_validation(args.g10_dir, progress=not args.no_progress)
+    if args.batch_sizes:
+        text += ("\nG10's batch-size figure, ideal / iteration time, G10's figure / ours:\n\n"
+                 + g10_batch_sizes(args.g10_dir, progress=not args.no_progress))
     if args.output:
         from matndp.host.output import write_text
         print(f"wrote {write_text(args.output, text)}", file=sys.stderr)
@@ -313,6 +316,9 @@ def register(subparsers):
                                "has written kernels.config for the five workloads")
     validate.add_argument("--output", help="write the Markdown tables to this file")
     validate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    validate.add_argument("--batch-sizes", action="store_true",
+                          help="also G10's batch-size figure, for every batch whose "
+                               "kernels.config G10's front end has written (minutes)")
     validate.set_defaults(func=run_validate_g10)
     sweep = commands.add_parser("sweep", help="HBM fractions × policies × models, as a table")
     sweep.add_argument("--models", default="all", type=names_in(MODELS, every="all"),

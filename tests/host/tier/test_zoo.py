@@ -40,6 +40,9 @@ def test_zoo_model_under_every_policy(model, batch, seq_len, fraction):
         flash_s = (metrics["flash_to_hbm_bytes"] / zssd.read_bytes_per_s
                    + metrics["hbm_to_flash_bytes"] / zssd.program_bytes_per_s)
         assert metrics["iteration_s"] >= flash_s * (1 - 1e-9), policy
+        # Every byte through flash is charged its page reads and programs (and energy).
+        assert metrics["flash_page_reads"] * zssd.page_bytes >= metrics["flash_to_hbm_bytes"], policy
+        assert metrics["flash_page_programs"] * zssd.page_bytes >= metrics["hbm_to_flash_bytes"], policy
     assert results["ideal"].metrics["inter_tier_bytes"] == 0
     assert results["ideal"].metrics["stall_s"] == 0
     for policy in ("lru", "g10", "tm"):

@@ -122,7 +122,7 @@ def test_number_refuses_what_is_not_finite_and_above():
 
 def test_names_are_checked_against_the_registry():
     assert name_in(PRESETS)("h100") == "h100"
-    with pytest.raises(argparse.ArgumentTypeError, match="unknown GPU preset 'H100'; known: v100, a100, h100"):
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown GPU preset 'H100'; known: v100, a100, h100, tpu-v4"):
         name_in(PRESETS)("H100")
     assert names_in(PRESETS, every="all")("all") == PRESETS.names
     with pytest.raises(argparse.ArgumentTypeError, match="unknown GPU preset 'p4'"):
