@@ -5,7 +5,8 @@ import shutil
 
 import pytest
 
-from matndp.host.tier.g10_validation import (G10_WORKLOADS, g10_validation, published_g10_times,
+from matndp.host.tier.g10_validation import (G10_WORKLOADS, g10_batch_sizes, g10_validation,
+                                             published_g10_batch_sizes, published_g10_times,
                                              published_g10_traffic)
 from matndp.host.workload.synthetic import write_synthetic_g10
 
@@ -37,6 +38,15 @@ def checkout(tmp_path_factory):
     traffic = root / "example_results" / "overall_traffic" / "traffic.txt"
     traffic.parent.mkdir(parents=True)
     traffic.write_text(TRAFFIC)
+    sizes = root / "example_results" / "overall_batchsize"
+    sizes.mkdir(parents=True)
+    for (name, _, batch), filename in zip(G10_WORKLOADS, ("bert", "vit", "inception", "resnet",
+                                                          "senet")):
+        # The batch the trace has (ideal 0.5 s, Base UVM 2 s, FlashNeuron fails, G10
+        # 0.625 s) and a batch without a trace.
+        (sizes / f"{filename}.txt").write_text(
+            "lru | FlashNeuron | prefetch_lru | ideal\n\n"
+            f"{batch}\n2.4e9 inf 7.5e8 6e8\n\n{2 * batch}\n4.8e9 inf 1.5e9 1.2e9\n")
     return root
 
 
@@ -73,3 +83,18 @@ def test_both_tables_have_a_row_per_workload(checkout, capsys):
         assert row == [f"{name} ({batch})", "2.00 / 0.00 / -100 %", "— / 0.00",
                        "1.00 / 0.00 / -100 %", "— / 0.00", "— / 0.00",
                        "0.40 / 0.00 / -100 %", "0.00"]
+
+
+def test_the_batch_size_figure_is_read_and_run_where_traces_exist(checkout):
+    published = published_g10_batch_sizes(checkout)
+    name, _, batch = G10_WORKLOADS[3]
+    assert published[name][batch] == pytest.approx(
+        {"lru": 2.0, "FlashNeuron": float("inf"), "prefetch_lru": 0.625, "ideal": 0.5})
+    text = g10_batch_sizes(checkout)
+    rows = _rows(text)
+    assert rows[0][:3] == ["workload", "batch", "Base UVM (`uvm`)"]
+    for (name, _, batch), row in zip(G10_WORKLOADS, rows[1:]):
+        # Ours: every policy as fast as ideal (the trace fits); G10's: 0.25, fails, 0.8.
+        assert row == [name, str(batch), "0.250 / 1.000", "fails / 1.000", "0.800 / 1.000", "1.000"]
+    assert "No trace (G10's front end not run at that batch): " + ", ".join(
+        f"{name} {2 * batch}" for name, _, batch in G10_WORKLOADS) in text
