@@ -257,7 +257,7 @@ def g10_batch_sizes(checkout, *, progress=False):
         jobs = tqdm(jobs, desc="G10 batch sizes", unit="trace")
     out = ["| workload | batch | " + " | ".join(f"{label} (`{ours}`)" for label, _, ours in systems)
            + " | `tm` |\n", "|---|---|" + "---|" * (len(systems) + 1) + "\n"]
-    missing = []
+    missing, too_large = [], []
     for name, batch in jobs:
         folder = folders[name]
         times = checkout / "results" / folder / f"cudnn{batch}.txt"
@@ -267,12 +267,20 @@ def g10_batch_sizes(checkout, *, progress=False):
             continue
         graph = read_g10(checkout, batch=batch, kernels=found[0], times=times, name=name)
         ours = {}
-        for policy in ["ideal"] + [p for _, _, p in systems] + ["tm"]:
-            setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
-            try:
-                ours[policy] = run_tier(setup, graph)["iteration_s"]
-            except InfeasibleError:
-                ours[policy] = None
+        try:
+            for policy in ["ideal"] + [p for _, _, p in systems] + ["tm"]:
+                setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
+                try:
+                    ours[policy] = run_tier(setup, graph)["iteration_s"]
+                except InfeasibleError:
+                    ours[policy] = None
+        except ValueError as error:
+            if "working set" not in str(error):
+                raise
+            # One op needs more than the GPU: G10's UVM faults it in while it runs, our
+            # model needs every tensor of an op resident before it starts.
+            too_large.append(f"{name} {batch}: {error}")
+            continue
         g10 = published[name][batch]
         cells = []
         for _, design, policy in systems:
@@ -284,4 +292,7 @@ def g10_batch_sizes(checkout, *, progress=False):
                    + f" | {ours['ideal'] / ours['tm']:.3f} |\n")
     if missing:
         out += ["\n", "No trace (G10's front end not run at that batch): " + ", ".join(missing) + "\n"]
+    if too_large:
+        out += ["\n", "Not run here, an op larger than the GPU:\n\n"]
+        out += [f"- {line}\n" for line in too_large]
     return "".join(out)
