@@ -20,9 +20,9 @@ from matndp.host.zoo import MODELS
 
 from matndp.host.units import format_bytes, format_joules, format_seconds
 
-from .arguments import integer, name_in, names_in, number, numbers
-from .model import add_model_options
-from .output import add_result_options, write_result
+from matndp.sim.cli.arguments import integer, name_in, names_in, number, numbers
+from matndp.sim.cli.model import add_model_options
+from matndp.sim.cli.output import add_result_options, write_result
 
 
 RUN_KEYS = ("inter_tier_bytes", "flash_read_bytes", "flash_write_bytes", "stall_s",
