@@ -136,13 +136,20 @@ def _header(metrics):
 def _plot_setup(args, setup, workload):
     """The figure of a run with a setup (a trace, a preset, a file): the chosen policy's
     occupancy and every policy's traffic, all under the same setup."""
+    from matndp.host.tier.plan import InfeasibleError
     from matndp.host.tier.plot import plot_run
     from matndp.host.tier.run import op_times
     from matndp.host.tier.simulate import simulate
     times = op_times(workload, setup.gpu)
-    runs = {policy: simulate(workload, times, setup.tier, setup.flash, policy, gpu=setup.gpu,
-                             iterations=setup.iterations)
-            for policy in TIER_POLICIES}
+    runs = {}
+    for policy in TIER_POLICIES:
+        try:
+            runs[policy] = simulate(workload, times, setup.tier, setup.flash, policy,
+                                    gpu=setup.gpu, iterations=setup.iterations)
+        except InfeasibleError:
+            if policy == setup.policy:
+                raise
+            continue                  # a policy that cannot run this workload has no bar
     run = runs[setup.policy]
     run.metrics.update({"model": workload.name, "gpu": setup.gpu, "batch": workload.batch,
                         "flash": setup.flash.name, "flash_devices": setup.flash.devices,
@@ -182,10 +189,14 @@ def run_run(args):
     metrics = run.metrics
     if args.plot:
         from matndp.host.tier.plot import plot_run
+        from matndp.host.tier.plan import InfeasibleError
         by_policy = {}
         for policy in TIER_POLICIES:
-            other = run if policy == args.policy else run_model(
-                args.model, policy=policy, **size, **_common(args))
+            try:
+                other = run if policy == args.policy else run_model(
+                    args.model, policy=policy, **size, **_common(args))
+            except InfeasibleError:
+                continue              # a policy that cannot run this model has no bar
             by_policy[policy] = other.metrics
         wrote(plot_run(run, by_policy, args.plot))
     _print_metrics(args, metrics)
@@ -199,8 +210,11 @@ def run_export(args):
 
 
 def run_validate_g10(args):
-    from matndp.host.tier.g10_validation import g10_validation
+    from matndp.host.tier.g10_validation import g10_batch_sizes, g10_validation
     text = g10_validation(args.g10_dir, progress=not args.no_progress)
+    if args.batch_sizes:
+        text += ("\nG10's batch-size figure, ideal / iteration time, G10's figure / ours:\n\n"
+                 + g10_batch_sizes(args.g10_dir, progress=not args.no_progress))
     if args.output:
         from matndp.host.output import write_text
         wrote(write_text(args.output, text))
@@ -261,9 +275,13 @@ def run_sweep(args):
     rows = sweep(args.models, args.fractions, args.policies, progress=not args.no_progress,
                  **_common(args))
     if not write_result(args, rows):
+        from matndp.host.tier.comparison import tm_against
         print(_table(rows))
         print()
         print(_relative_table(rows))
+        if any(r["policy"] == "tm" for r in rows):
+            print()
+            print(tm_against(rows))
     if args.plot:
         from matndp.host.tier.plot import plot_sweep
         wrote(plot_sweep(rows, args.plot))
@@ -346,6 +364,9 @@ def register(subparsers):
                                "has written kernels.config for the five workloads")
     validate.add_argument("--output", help="write the Markdown tables to this file")
     validate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    validate.add_argument("--batch-sizes", action="store_true",
+                          help="also G10's batch-size figure, for every batch whose "
+                               "kernels.config G10's front end has written (minutes)")
     validate.set_defaults(func=run_validate_g10)
     sweep = commands.add_parser("sweep", help="HBM fractions × policies × models, as a table")
     sweep.add_argument("--models", default="all", type=names_in(MODELS, every="all"),

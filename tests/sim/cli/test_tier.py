@@ -73,7 +73,9 @@ def test_a_trace_under_a_setup_is_plotted_like_a_zoo_run(tmp_path, capsys, monke
     assert main(["tier", "run", "--trace", f"g10:{G10_FIXTURE}", "--preset", "g10", "--policy", "lru",
                  "--plot", str(path)]) == 0
     assert path.stat().st_size > 10_000
-    assert drawn == {"policy": "lru", "policies": ["g10", "ideal", "lru", "tm"], "model": "g10"}
+    from matndp.host.tier.policies import TIER_POLICIES
+    assert (drawn["policy"], drawn["model"]) == ("lru", "g10")
+    assert {"ideal", "lru", "g10", "tm"} <= set(drawn["policies"]) <= set(TIER_POLICIES)
     captured = capsys.readouterr()
     assert captured.out.startswith("tier run: workload g10, batch 4, on A100;")
     assert captured.err == f"wrote {path}\n"
