@@ -23,8 +23,8 @@ import pathlib
 import re
 
 
-__all__ = ["top_ports", "write_save_file", "zoom_for", "visible_span", "left_edge_grid",
-           "view_for", "WINDOW_SIZE", "WAVE_PANE_PIXELS", "PIXELS_PER_ZOOM_FRAME"]
+__all__ = ["top_ports", "write_save_file", "zoom_for", "left_edge_grid", "view_for",
+           "WINDOW_SIZE", "WAVE_PANE_PIXELS", "PIXELS_PER_ZOOM_FRAME"]
 
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:wire\s+|reg\s+)?(?:\[(\d+):(\d+)\]\s+)?([\\\w$.]+)\s*;", re.M)
@@ -67,11 +67,6 @@ def zoom_for(span):
     if not span > 0:
         raise ValueError(f"a time window must be longer than 0, got {span}")
     return -math.log2(span * PIXELS_PER_ZOOM_FRAME / WAVE_PANE_PIXELS)
-
-
-def visible_span(zoom, pane_pixels=WAVE_PANE_PIXELS):
-    """The time units GTKWave shows across ``pane_pixels`` at ``zoom``."""
-    return 2 ** -zoom * pane_pixels / PIXELS_PER_ZOOM_FRAME
 
 
 def left_edge_grid(span):

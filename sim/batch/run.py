@@ -63,29 +63,30 @@ def _directory(directory, prefix):
     return directory.resolve()
 
 
-# What a traced build of the harness records: the harness, the slice's own signals, the
-# engine's and the arbiter's (the save files show no more; tracing every signal of the
-# engine makes the build half again as long).
-TRACE_SCOPES = (HARNESS_TOP, f"{HARNESS_TOP}.dut", f"{HARNESS_TOP}.dut.engine",
-                f"{HARNESS_TOP}.dut.arbiter")
+# What a traced build of the harness records unless told: the harness's and the slice's
+# own signals (tracing every signal of the engine makes the build half again as long).
+TRACE_SCOPES = (HARNESS_TOP, f"{HARNESS_TOP}.dut")
 
 
-def _harness_build(config, shape, simulator, traceable):
+def _harness_build(config, shape, simulator, traceable, trace_scopes):
     return dict(sources=harness_sources(config, simulator), toplevel=HARNESS_TOP,
                 simulator=simulator, fast=True, public=harness_ports(),
                 parameters=harness_parameters(config, shape), build_name="slice-harness",
-                traceable=traceable, trace_scopes=TRACE_SCOPES)
+                traceable=traceable, trace_scopes=trace_scopes or TRACE_SCOPES)
 
 
-def run_batch(job, *, simulator="verilator", waves=False, directory=None, traceable=False):
+def run_batch(job, *, simulator="verilator", waves=False, directory=None, traceable=False,
+              trace_scopes=None):
     """Carry out ``job`` through the batch harness; returns its :class:`BatchResult`.
     ``waves`` records ``waves.fst`` in the run's directory, from a traced build of the
-    harness, which ``traceable`` runs use without waves too (one build for both)."""
+    harness, which ``traceable`` runs use without waves too (one build for both).
+    ``trace_scopes``: the scopes a traced build records (default :data:`TRACE_SCOPES`); a
+    payload's fields are a scope of their own below it (``scope.port``)."""
     if not isinstance(job, BatchJob):
         raise TypeError(f"expected a BatchJob, not {job!r}")
     directory = _directory(directory, "harness-")
     job.write(directory)
-    run_cocotb(**_harness_build(job.config, job.shape, simulator, traceable),
+    run_cocotb(**_harness_build(job.config, job.shape, simulator, traceable, trace_scopes),
                test_module="matndp.sim.tb.slice_harness_tb", waves=waves,
                wave_file=directory / "waves.fst" if waves else None,
                extra_env={"MATNDP_BATCH_JOB": str(directory)},

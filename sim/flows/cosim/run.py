@@ -13,7 +13,7 @@ from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
 from matndp.sim.flows.cosim.report import FILES, write_iteration_report, write_report
 from matndp.sim.flows.cosim.share_run import check_runs, run_share, run_shares
 from matndp.sim.flows.cosim.setup import CosimSetup
-from matndp.sim.flows.cosim.waveform import write_window
+from matndp.sim.flows.cosim.waveform import TRACE_SCOPES, write_window
 
 
 __all__ = ["run_cosim", "run_cosim_iteration", "DEFAULT_WINDOW"]
@@ -48,7 +48,8 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
     progress(f"sim: co-simulation: {len(share.steps)} steps, {requests:,} GPU-port requests "
              f"for one of {share.slices} slices, through the batch harness under {simulator}")
     with whole_folder(output) as work:
-        run = run_share(share, simulator=simulator, directory=work / "run", traceable=bool(window))
+        run = run_share(share, simulator=simulator, directory=work / "run", traceable=bool(window),
+                        trace_scopes=TRACE_SCOPES)
         progress(f"sim: {run.result.cycles:,} cycles run in {run.result.results['wall_s']:.0f} s; "
                  f"checking every output against the golden models and the instruction-set "
                  f"simulator")

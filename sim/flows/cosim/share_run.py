@@ -264,13 +264,14 @@ def check_runs(runs, *, iss=True):
     return summary
 
 
-def run_share(share, *, simulator="verilator", directory=None, waves=False, traceable=False):
+def run_share(share, *, simulator="verilator", directory=None, waves=False, traceable=False,
+              trace_scopes=None):
     """Build and run the job of ``share``; returns a :class:`ShareRun`. ``waves`` records
-    the run's waveform; ``traceable`` runs on the traced build without recording, so that
-    a run with waves after it needs no build of its own."""
+    the run's waveform (of ``trace_scopes``); ``traceable`` runs on the traced build without
+    recording, so that a run with waves after it needs no build of its own."""
     job, keys, dump = build_job(share)
     result = run_batch(job, simulator=simulator, directory=directory, waves=waves,
-                       traceable=traceable)
+                       traceable=traceable, trace_scopes=trace_scopes)
     return ShareRun(share, job, keys, dump, result)
 
 

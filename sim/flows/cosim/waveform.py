@@ -23,8 +23,8 @@ from matndp.sim.flows.slice_waves import DECIMAL_FIELDS, ENGINE_GROUPS, PORT_GRO
 from matndp.sim.gtkwave import write_save_file
 
 
-__all__ = ["write_window", "window_view", "WINDOW_FILES", "SLICE_SCOPE", "LEAD_CYCLES",
-           "TRAIL_CYCLES"]
+__all__ = ["write_window", "save_window", "window_view", "WINDOW_FILES", "SLICE_SCOPE", "LEAD_CYCLES",
+           "TRAIL_CYCLES", "TRACE_SCOPES"]
 
 
 WINDOW_FILES = {"waveform": "window.fst", "gtkwave_save": "window.gtkw"}
@@ -32,6 +32,11 @@ WINDOW_FILES = {"waveform": "window.fst", "gtkwave_save": "window.gtkw"}
 SLICE_SCOPE = "slice_harness.dut"
 LEAD_CYCLES = 20
 TRAIL_CYCLES = 60
+# What the traced build records: the harness, the slice, the instances the save file shows
+# and the payload fields (a field is a scope of its own in the build's eyes: ``port.field``).
+TRACE_SCOPES = ("slice_harness", SLICE_SCOPE,
+                *(f"{SLICE_SCOPE}.{instance}" for _, instance, _ in ENGINE_GROUPS),
+                *(f"{SLICE_SCOPE}.{port}" for port in payload_fields(KERNEL_CONFIG)))
 
 
 def window_share(share, window):
@@ -77,17 +82,23 @@ def write_window(share, window, output, *, simulator="verilator", final=None):
     final = pathlib.Path(final or output)
     part = window_share(share, window)
     run = run_share(part, simulator=simulator, directory=output / "window_run", waves=True,
-                    traceable=True)
+                    traceable=True, trace_scopes=TRACE_SCOPES)
     run.check()
     wave = output / WINDOW_FILES["waveform"]
     (output / "window_run" / "waves.fst").replace(wave)
     view = window_view(run.result)
     span, markers = _window_and_markers(run.result, view)
-    write_save_file(output / WINDOW_FILES["gtkwave_save"], dump_file=final / WINDOW_FILES["waveform"],
-                    saved_as=final / WINDOW_FILES["gtkwave_save"],
-                    verilog_text=ndp_slice_verilog(KERNEL_CONFIG).read_text(), module="ndp_slice",
-                    scope=SLICE_SCOPE, groups=PORT_GROUPS, inner_groups=ENGINE_GROUPS,
-                    payload_fields=payload_fields(KERNEL_CONFIG), decimal_fields=DECIMAL_FIELDS,
-                    window=span, markers=markers)
+    save_window(output / WINDOW_FILES["gtkwave_save"], final, span, markers)
     return {**WINDOW_FILES, "window_steps": [step.op for step in part.steps], "window_view":
             {**view, "view_ps": list(span), "markers_ps": markers}}
+
+
+def save_window(path, folder, span, markers):
+    """The window's save file at ``path``, naming the dump and itself as they will be in
+    ``folder``, opening on ``span`` with ``markers`` (ps)."""
+    return write_save_file(path, dump_file=folder / WINDOW_FILES["waveform"],
+                           saved_as=folder / WINDOW_FILES["gtkwave_save"],
+                           verilog_text=ndp_slice_verilog(KERNEL_CONFIG).read_text(),
+                           module="ndp_slice", scope=SLICE_SCOPE, groups=PORT_GROUPS,
+                           inner_groups=ENGINE_GROUPS, payload_fields=payload_fields(KERNEL_CONFIG),
+                           decimal_fields=DECIMAL_FIELDS, window=span, markers=markers)

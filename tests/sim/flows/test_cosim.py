@@ -6,6 +6,7 @@ hand; the RTL tests run that MLP's first layer (forward, backward, optimizer) wi
 tiering model's stalls, and corrupt the run's results to see the checks fail."""
 
 import copy
+import re
 import types
 
 import numpy as np
@@ -300,3 +301,14 @@ def test_the_harness_grows_its_region_map_for_an_image_of_more_regions():
     grown = shape_for([_share_with_regions(4), _share_with_regions(default.regions + 1)])
     assert grown.regions == 2 * default.regions
     assert grown.image_sectors == default.image_sectors
+
+
+def test_the_windows_build_traces_every_signal_its_save_file_shows(tmp_path):
+    """The traced build records only chosen scopes, and the build sees a payload field
+    (``port.field``) as a scope of its own: each trace of the save file must sit in one."""
+    from matndp.sim.flows.cosim.waveform import TRACE_SCOPES, save_window
+    text = save_window(tmp_path / "window.gtkw", tmp_path, (0, 10_000), [5_000]).read_text()
+    traces = [re.sub(r"\[\d+:\d+\]$", "", line) for line in text.splitlines()
+              if line.startswith("slice_harness.")]
+    assert traces and [trace for trace in traces if trace.rsplit(".", 1)[0] not in TRACE_SCOPES] == []
+    assert any(trace.endswith("engine.events__payload.entry") for trace in traces)
