@@ -422,7 +422,8 @@ def _waveform_lines(report):
              f"`{files['waveform']}`: steps {', '.join(f'`{step}`' for step in steps)} run again "
              f"on their own (the same requests, kernels and values, from reset and without the "
              f"tiering stalls), traced and checked like the whole run. Open it with "
-             f"`gtkwave {files['gtkwave_save']}` (from any folder; docs/waveforms.md).",
+             f"`gtkwave {files.get('gtkwave_save_path', files['gtkwave_save'])}` (from any "
+             f"folder; docs/waveforms.md).",
              ""]
     if view:
         start, end = (time / 1e3 for time in view["view_ps"])

@@ -89,8 +89,9 @@ def write_window(share, window, output, *, simulator="verilator", final=None):
     view = window_view(run.result)
     span, markers = _window_and_markers(run.result, view)
     save_window(output / WINDOW_FILES["gtkwave_save"], final, span, markers)
-    return {**WINDOW_FILES, "window_steps": [step.op for step in part.steps], "window_view":
-            {**view, "view_ps": list(span), "markers_ps": markers}}
+    return {**WINDOW_FILES, "window_steps": [step.op for step in part.steps],
+            "gtkwave_save_path": str(final / WINDOW_FILES["gtkwave_save"]),
+            "window_view": {**view, "view_ps": list(span), "markers_ps": markers}}
 
 
 def save_window(path, folder, span, markers):
