@@ -1,7 +1,8 @@
 """The one configuration object of the RTL. Every width and depth comes from here.
 
 :class:`NDPConfig` holds what every block of a slice shares (the ports' address, data and id
-widths) and composes one configuration per block (:class:`TriggerConfig` today). A user
+widths) and composes one configuration per block (:class:`TriggerConfig`,
+:class:`EngineConfig`, :class:`ArbiterConfig`). A user
 builds one ``NDPConfig`` and it is validated once, block configurations included.
 """
 
