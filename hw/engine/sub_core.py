@@ -27,6 +27,7 @@ from .pipeline.fetch import Fetch
 from .pipeline.layouts import OPERAND_NAMES, SCALAR_UNITS, VECTOR_UNITS
 from .pipeline.operands import Operands
 from .pipeline.pick import Pick
+from .pipeline.scoreboard import Scoreboard
 from .pipeline.slots import SlotState
 from .pipeline.writeback import WriteBack
 
@@ -123,6 +124,7 @@ class SubCore(SubCoreComponent):
         m.submodules.operands = operands = Operands(config, self.index)
         m.submodules.dispatch = dispatch = Dispatch(config, self.index)
         m.submodules.writeback = writeback = WriteBack(config)
+        m.submodules.scoreboard = scoreboard = Scoreboard(config)
         m.submodules.alu = alu = ALU(config)
         m.submodules.multiply = multiply = Multiply(config)
 
@@ -145,6 +147,10 @@ class SubCore(SubCoreComponent):
         imem_read = imem.read_port()
         m.d.comb += [imem_read.addr.eq(pick.imem_addr), imem_read.en.eq(1),
                      fetch.word.eq(imem_read.data)]
+        if engine.in_flight > 1:
+            lookahead_read = imem.read_port()
+            m.d.comb += [lookahead_read.addr.eq(dispatch.lookahead_pc), lookahead_read.en.eq(1),
+                         scoreboard.lookahead.eq(lookahead_read.data)]
         for position in range(len(OPERAND_NAMES)):
             for memory, address, data_in in (
                     (xrf, decode.register_read, operands.scalar_read),
@@ -208,14 +214,33 @@ class SubCore(SubCoreComponent):
         connect(m, flipped(self.scratchpad_done), writeback.scratchpad)
 
         m.d.comb += [
-            writeback.dest_type.eq(slots.dest_type),
-            writeback.dest_index.eq(slots.dest_index),
+            dispatch.idle.eq(scoreboard.idle),
+            dispatch.dying.eq(slots.dying),
+            dispatch.room.eq(writeback.room),
+            scoreboard.start.eq(slots.start),
+            scoreboard.issue_valid.eq(dispatch.issue_valid),
+            scoreboard.issue.eq(dispatch.issue),
+            scoreboard.lookahead_valid.eq(dispatch.lookahead_valid),
+            scoreboard.lookahead_slot.eq(dispatch.lookahead_slot),
+            scoreboard.answer_valid.eq(writeback.answer_valid),
+            scoreboard.answer.eq(writeback.answer),
+            slots.ready.eq(scoreboard.ready),
+            writeback.update_valid.eq(dispatch.update_valid),
+            writeback.update.eq(dispatch.update),
+            writeback.memory_dest.eq(slots.memory_dest),
+            writeback.scratchpad_dest.eq(slots.scratchpad_dest),
+            writeback.last.eq(scoreboard.last),
             writeback.exit_pending.eq(slots.exit_pending),
+            writeback.dying.eq(slots.dying),
+            writeback.in_pipe.eq(slots.in_pipe),
             writeback.entry.eq(slots.entry),
             writeback.kind.eq(slots.kind),
-            writeback.inflight_pc.eq(slots.inflight_pc),
-            slots.clear.eq(dispatch.clear | writeback.clear),
+            writeback.killed.eq(dispatch.kill),
+            writeback.decided.eq(dispatch.decided),
+            slots.decided.eq(dispatch.decided),
+            slots.clear.eq(dispatch.clear | scoreboard.looked_up),
             slots.retire.eq(dispatch.end | writeback.end),
+            slots.kill.eq(dispatch.kill | writeback.kill),
         ]
         for port, stage in enumerate((dispatch, writeback)):
             m.d.comb += [

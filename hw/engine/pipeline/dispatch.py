@@ -7,7 +7,13 @@ ends the µthread with an error naming entry, pc and cause. A µthread of a stop
 ends without one. An instruction whose unit cannot take it (busy, the ordering station's
 queue of the µthread full) or that must wait for its entry's turn is *replayed*: the slot
 stays at its pc and becomes eligible again. Branches and ``exit`` complete here, as do an
-ordered entry's posted atomics (docs/engine.md, "Determinism").
+ordered entry's posted atomics (docs/engine.md, "Determinism"). A µthread that fails a check
+or is stopped while instructions of it are in flight is *dying*: its end waits for them.
+
+An instruction sent to a unit that answers it is *in flight*: the scoreboard marks what it
+writes, and with ``in_flight`` above 1 the instruction at the slot's next pc is read for
+the scoreboard to decode (*lookahead*) while the slot stays busy a cycle more; an
+instruction that completes here while nothing else is in flight frees the slot at once.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -19,8 +25,9 @@ from ..decoder import OperandClass, UnitCode
 from ..isa import Opcode
 from ..layouts import (SCALAR_BITS, ErrorCause, ThreadKind, memory_op_layout, order_bits,
                        scalar_request_layout, scratchpad_op_layout, vector_request_layout)
-from .layouts import (SCALAR_UNITS, VECTOR_UNITS, dispatch_layout, ending_members,
-                      slot_update_layout, stage_signature)
+from .layouts import (IN_ORDER_UNITS, SCALAR_UNITS, VECTOR_UNITS, dispatch_layout,
+                      ending_members, slot_update_layout, stage_signature)
+from .scoreboard import issue_layout
 
 
 __all__ = ["Dispatch"]
@@ -36,10 +43,19 @@ class Dispatch(SubCoreComponent):
     alu … convert:  requests to the sub-core's units (:data:`~.layouts.SCALAR_UNITS`,
                     :data:`~.layouts.VECTOR_UNITS`).
     memory_ops, scratchpad_ops: requests to the shared units.
+    idle:           per slot, nothing in flight (from the scoreboard).
+    dying:          per slot, the µthread ends once its instructions in flight are back;
+                    its instruction here is dropped.
+    room:           per unit of :data:`~.layouts.IN_ORDER_UNITS`, room for one more
+                    instruction in flight in write-back's record of it.
     issued:         the instruction went to its unit (or completed here).
-    update_valid / update: the slot's new pc and what its instruction in flight writes.
+    update_valid / update: the slot's new pc and what its instruction writes.
+    issue_valid / issue: the instruction is in flight (for the scoreboard).
+    lookahead_valid / lookahead_slot / lookahead_pc: the slot's next instruction to read.
     clear:          the slot may be picked again (completed here, or replayed).
-    end:            the slot's µthread ended here.
+    decided:        the slot whose instruction left the pipeline this cycle.
+    end:            the slot's µthread ended here; ``kill``: it ends once its
+                    instructions in flight are written back.
     release:        per entry, an ordered µthread that ends here hands the turn on.
     retire_valid / retire, error_valid / error: the µthread that ended, and its error.
     """
@@ -65,6 +81,9 @@ class Dispatch(SubCoreComponent):
             "turn":           In(data.ArrayLayout(unsigned(order_bits(config)), entries)),
             "holding":        In(slots),
             "stopped":        In(entries),
+            "idle":           In(slots),
+            "dying":          In(slots),
+            "room":           In(len(IN_ORDER_UNITS)),
         }
         for name in SCALAR_UNITS.values():
             members[name] = Out(stream.Signature(scalar_request_layout(config)))
@@ -76,6 +95,13 @@ class Dispatch(SubCoreComponent):
             "issued":         Out(1),
             "update_valid":   Out(1),
             "update":         Out(slot_update_layout(config)),
+            "issue_valid":    Out(1),
+            "issue":          Out(issue_layout(config)),
+            "lookahead_valid": Out(1),
+            "lookahead_slot": Out(engine.slot_bits),
+            "lookahead_pc":   Out(engine.pc_bits),
+            "clear":          Out(slots),
+            "decided":        Out(slots),
             "release":        Out(entries),
             **ending_members(config),
         })
@@ -136,7 +162,7 @@ class Dispatch(SubCoreComponent):
         posted = ordered_atomic & ~ctl.release & ~ends
         my_turn = (self.turn[entry] == seq) & ~self.holding.bit_select(slot, 1)
         turn_ok = ~(needs_turn & ~ctl.atomic) | my_turn
-        stopped = self.stopped.bit_select(entry, 1)
+        stopped = self.stopped.bit_select(entry, 1) | self.dying.bit_select(slot, 1)
 
         taken = Signal()
         with m.Switch(opcode):
@@ -193,10 +219,12 @@ class Dispatch(SubCoreComponent):
 
         proceed = valid & ~stopped & (cause == ErrorCause.NONE) & turn_ok
         unit_ready = Signal()
+        in_order = {**scalar_units, **vector_units}
         with m.Switch(ctl.unit):
-            for code, request in {**scalar_units, **vector_units}.items():
+            for position, (code, request) in enumerate(in_order.items()):
                 with m.Case(code):
-                    m.d.comb += [request.valid.eq(proceed), unit_ready.eq(request.ready)]
+                    m.d.comb += [request.valid.eq(proceed & self.room[position]),
+                                 unit_ready.eq(request.ready & self.room[position])]
             with m.Case(UnitCode.MEMORY):
                 m.d.comb += [self.memory_ops.valid.eq(proceed),
                              unit_ready.eq(self.memory_ops.ready)]
@@ -211,25 +239,47 @@ class Dispatch(SubCoreComponent):
         killed = valid & stopped
         m.d.comb += self.issued.eq(dispatched)
 
+        answered = ~completes_here
+        idle = self.idle.bit_select(slot, 1)
         m.d.comb += [
             self.update_valid.eq(dispatched),
             self.update.slot.eq(slot),
             self.update.next_pc.eq(next_pc),
             self.update.pc.eq(record.pc),
+            self.update.unit.eq(ctl.unit),
             self.update.rd_type.eq(ctl.rd_type),
             self.update.rd.eq(ctl.rd),
+            self.update.answered.eq(answered),
             self.update.ends.eq(ends),
             self.update.releases.eq(needs_turn & (ctl.release | ends)),
+            self.issue_valid.eq(dispatched & answered),
+            self.issue.slot.eq(slot),
+            self.issue.rd_type.eq(ctl.rd_type),
+            self.issue.rd.eq(ctl.rd),
+            self.issue.memory.eq(ctl.unit == UnitCode.MEMORY),
+            self.issue.scratchpad.eq(ctl.unit == UnitCode.SCRATCHPAD),
+            self.lookahead_slot.eq(slot),
+            self.lookahead_pc.eq(next_pc),
         ]
+        # With a scoreboard, a slot whose instruction goes on stays busy while its next
+        # instruction is looked up, unless nothing is in flight after this one.
+        looks_ahead = engine.in_flight > 1
+        frees_now = completes_here & idle if looks_ahead else 1
         slot_bit = Const(1, slots) << slot
+        with m.If(valid):
+            m.d.comb += self.decided.eq(slot_bit)
         with m.If(dispatched):
-            with m.If(completes_here):
-                with m.If(ends):
-                    m.d.comb += self.end.eq(slot_bit)
-                with m.Else():
-                    m.d.comb += self.clear.eq(slot_bit)
+            with m.If(completes_here & ends):
+                m.d.comb += self.end.eq(slot_bit)
+            with m.Elif(frees_now):
+                m.d.comb += self.clear.eq(slot_bit)
+            with m.Elif(~ends):
+                m.d.comb += self.lookahead_valid.eq(1)
         with m.Elif(failed | killed):
-            m.d.comb += self.end.eq(slot_bit)
+            with m.If(idle):
+                m.d.comb += self.end.eq(slot_bit)
+            with m.Else():
+                m.d.comb += self.kill.eq(slot_bit)
         with m.Elif(valid):        # replay
             m.d.comb += self.clear.eq(slot_bit)
 

@@ -16,7 +16,8 @@ from ..layouts import SCALAR_BITS, error_layout, retire_layout, vector_layout
 
 
 __all__ = [
-    "OPERAND_NAMES", "SCALAR_UNITS", "VECTOR_UNITS", "SHARED_UNITS", "RESULT_SOURCES",
+    "OPERAND_NAMES", "SCALAR_UNITS", "VECTOR_UNITS", "SHARED_UNITS", "IN_ORDER_UNITS",
+    "RESULT_SOURCES", "destination_layout",
     "register_bits", "argument_block_bits", "fetch_layout", "decode_layout", "operands_layout",
     "dispatch_layout", "stage_signature", "thread_info_layout", "register_write_layout",
     "slot_update_layout", "ending_members",
@@ -31,6 +32,9 @@ SCALAR_UNITS = {UnitCode.ALU: "alu", UnitCode.MULTIPLY: "multiply"}
 VECTOR_UNITS = {UnitCode.FMA: "fma", UnitCode.VECTOR: "vector", UnitCode.DIVIDE: "divide",
                 UnitCode.REDUCE: "reduce", UnitCode.CONVERT: "convert"}
 SHARED_UNITS = {UnitCode.MEMORY: "memory", UnitCode.SCRATCHPAD: "scratchpad"}
+# The units that answer in the order they were given instructions (the shared units answer
+# in any order, but each µthread has at most one access in each).
+IN_ORDER_UNITS = {**SCALAR_UNITS, **VECTOR_UNITS}
 # The answers write-back merges, in the merge's order (its round robin starts with the first).
 RESULT_SOURCES = (*SCALAR_UNITS.values(), *VECTOR_UNITS.values(), *SHARED_UNITS.values())
 
@@ -100,27 +104,39 @@ def register_write_layout(config, shape):
 
 
 def slot_update_layout(config):
-    """What DISPATCH changes in a slot when its instruction goes to its unit: the next pc,
-    and what write-back needs of the instruction in flight."""
+    """What DISPATCH changes when it sends a slot's instruction on: the slot's next pc, and
+    what the instruction writes when a unit answers it (``answered``) and to which."""
     return data.StructLayout({
         "slot":      unsigned(config.engine.slot_bits),
         "next_pc":   unsigned(config.engine.pc_bits),
         "pc":        unsigned(config.engine.pc_bits),
+        "unit":      UnitCode,
         "rd_type":   OperandClass,
         "rd":        unsigned(register_bits()),
+        "answered":  unsigned(1),
         "ends":      unsigned(1),
         "releases":  unsigned(1),
     })
 
 
+def destination_layout(config):
+    """Where an instruction in flight writes its answer, and its pc (for an error)."""
+    return data.StructLayout({
+        "rd_type": OperandClass,
+        "rd":      unsigned(register_bits()),
+        "pc":      unsigned(config.engine.pc_bits),
+    })
+
+
 def ending_members(config):
     """The ports of a stage that decides an instruction's outcome (DISPATCH, WRITE-BACK):
-    the slots picked again (``clear``) and ended (``end``), and the µthread that ended with
-    its error, if any."""
+    the slots whose µthread ended (``end``) or ends once its instructions in flight are
+    written back (``kill``: it is dying), and the µthread that ended with its error, if
+    any."""
     slots = config.engine.slots
     return {
-        "clear":        Out(slots),
         "end":          Out(slots),
+        "kill":         Out(slots),
         "retire_valid": Out(1),
         "retire":       Out(retire_layout(config)),
         "error_valid":  Out(1),

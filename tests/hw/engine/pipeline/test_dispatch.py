@@ -59,7 +59,8 @@ def run_cases(cases):
 
 
 def _drive(ctx, bench, word, scalars=(0, 0, 0), *, age=0, stopped=False, ready=True,
-           ordered=False, released=False, turn=SEQ, holding=False):
+           ordered=False, released=False, turn=SEQ, holding=False, idle=True, dying=False,
+           room=True):
     dut = bench.dispatch
     ctx.set(bench.decoder.instruction.as_value(), word)
     ctx.set(dut.i.valid, 1)
@@ -78,11 +79,15 @@ def _drive(ctx, bench, word, scalars=(0, 0, 0), *, age=0, stopped=False, ready=T
     ctx.set(dut.turn[ENTRY], turn % (1 << order_bits(CONFIG)))
     ctx.set(dut.holding, int(holding) << SLOT)
     ctx.set(dut.stopped, int(stopped) << ENTRY)
+    ctx.set(dut.idle, ~(int(not idle) << SLOT) & ((1 << CONFIG.engine.slots) - 1))
+    ctx.set(dut.dying, int(dying) << SLOT)
+    ctx.set(dut.room, (1 << len(dut.room)) - 1 if room else 0)
     for name in UNITS:
         ctx.set(getattr(dut, name).ready, ready)
     out = {name: ctx.get(getattr(dut, name)) for name in (
-        "issued", "update_valid", "clear", "end", "release", "retire_valid", "error_valid",
-        "update", "retire", "error")}
+        "issued", "update_valid", "clear", "end", "kill", "decided", "release", "retire_valid",
+        "error_valid", "update", "retire", "error", "issue_valid", "issue", "lookahead_valid",
+        "lookahead_slot", "lookahead_pc")}
     out["requests"] = {name: ctx.get(getattr(dut, name).valid) for name in UNITS}
     out["memory_op"] = ctx.get(dut.memory_ops.payload)
     out["scratchpad_op"] = ctx.get(dut.scratchpad_ops.payload)
@@ -125,6 +130,12 @@ CASES = {
     **{name: arguments for name, (arguments, _) in FAILED_CHECKS.items()},
     **{name: arguments for name, (arguments, _) in BRANCHES.items()},
     "stopped": dict(word=I(Opcode.ADD, 1, x(1), x(2)), stopped=True),
+    "stopped in flight": dict(word=I(Opcode.ADD, 1, x(1), x(2)), stopped=True, idle=False),
+    "dying": dict(word=I(Opcode.ADD, 1, x(1), x(2)), dying=True),
+    "failed in flight": dict(word=0, idle=False),
+    "no room": dict(word=I(Opcode.VADD, 1, x(1), x(2)), room=False),
+    "jump in flight": dict(word=I(Opcode.JUMP, immediate=3), idle=False),
+    "vld": dict(word=I(VLD, 4, x(1), x(2)), scalars=(0, 0x2000)),
     "busy unit": dict(word=I(Opcode.VADD, 1, x(1), x(2)), ready=False),
     "vfma": dict(word=I(Opcode.VFMA, 7, x(1), x(2), x(3))),
     "add": dict(word=I(Opcode.ADD, 1, x(1), imm(), immediate=5)),
@@ -221,6 +232,46 @@ def test_memory_requests_name_the_thread_and_the_address(outcomes):
     op = outcomes["sw"]["memory_op"]
     assert op.thread == CONFIG.engine.slots + SLOT and op.addr == 0x2104
     assert [op.data[lane] for lane in range(CONFIG.lanes)] == [0x9ABC_DEF0] * CONFIG.lanes
+
+
+def test_every_instruction_leaves_the_pipeline(outcomes):
+    for name, out in outcomes.items():
+        assert out["decided"] == BIT, name
+
+
+def test_stopped_or_failed_with_instructions_in_flight(outcomes):
+    out = outcomes["stopped in flight"]
+    assert out["kill"] == BIT and out["end"] == 0 and not out["retire_valid"]
+    assert not out["error_valid"] and not any(out["requests"].values())
+    out = outcomes["failed in flight"]
+    assert out["kill"] == BIT and out["end"] == 0 and not out["retire_valid"]
+    assert out["error_valid"] and ErrorCause(out["error"].cause) is ErrorCause.ILLEGAL_INSTRUCTION
+
+
+def test_a_dying_thread_s_instruction_is_dropped(outcomes):
+    out = outcomes["dying"]
+    assert out["end"] == BIT and out["retire"].error and not out["error_valid"]
+    assert not any(out["requests"].values()) and not out["issued"]
+
+
+def test_without_room_to_note_its_destination_an_instruction_is_replayed(outcomes):
+    out = outcomes["no room"]
+    assert not out["requests"]["fma"] and not out["issued"] and out["clear"] == BIT
+
+
+def test_an_instruction_in_flight_goes_to_the_scoreboard_and_the_next_is_looked_up(outcomes):
+    out = outcomes["vld"]
+    assert out["issue_valid"] and out["lookahead_valid"] and out["clear"] == 0
+    issue = out["issue"]
+    assert (issue.slot, issue.rd, issue.memory, issue.scratchpad) == (SLOT, 4, 1, 0)
+    assert (out["lookahead_slot"], out["lookahead_pc"]) == (SLOT, PC + 1)
+    assert out["update"].answered
+    # Completing here with nothing in flight frees the slot at once; with something in
+    # flight its next instruction is looked up first.
+    out = outcomes["jump"]
+    assert not out["issue_valid"] and not out["lookahead_valid"] and out["clear"] == BIT
+    out = outcomes["jump in flight"]
+    assert out["lookahead_valid"] and out["clear"] == 0 and out["lookahead_pc"] == PC + 3
 
 
 @pytest.mark.parametrize("config, index, error, message", [
