@@ -31,7 +31,7 @@ MAX_TARGET_MHZ = 1000
 # memories; the GPU port (sector and address widths) as by default.
 FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
     sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
-    divide_units=1))
+    divide_units=1, in_flight=1))
 
 
 # nextpnr's placer and router for a design: its defaults (HeAP, router1) for the FP units;
@@ -63,7 +63,7 @@ DESIGNS = {
         PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
     "ndp_slice_engine": _slice_design(
         FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
-                           "4 argument blocks, 4 KiB scratchpad"),
+                           "4 argument blocks, 4 KiB scratchpad, 1 instruction in flight"),
     # The memory-side arbiter of a slice with an engine, alone.
     "memory_arbiter": {"build": lambda: MemoryArbiter(NDPConfig()),
                        "design": "MemoryArbiter(NDPConfig())", "timing": "-", **WIDE_DESIGN_PNR},
