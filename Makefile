@@ -57,9 +57,7 @@ bench: $(STAMP)
 	$(MATNDP) bench --output build/bench
 
 docs: $(STAMP)
-	$(MATNDP) csr doc --output docs/csr.md
-	$(MATNDP) kernel doc --output docs/isa.md
-	$(MATNDP) fp doc --file docs/fp.md
+	$(MATNDP) docs
 
 clean:
 	rm -rf build .pytest_cache

@@ -2,7 +2,7 @@
 
 Implementations: :class:`RegisterModelBus` (a behavioural model of the register map and its
 windows, for host-only tests and dry runs), the co-simulation adapter in
-``sim/csr_adapter.py`` and, on an FPGA, a memory-mapped window.
+``sim/drivers/csr_adapter.py`` and, on an FPGA, a memory-mapped window.
 """
 
 from abc import ABC, abstractmethod

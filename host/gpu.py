@@ -67,6 +67,9 @@ class GPUPreset:
     tdp_w: float
     launch_overhead_s: float = 4e-6
     efficiency: Efficiency = field(default_factory=Efficiency)
+    # "gpu", or "npu" for an accelerator without GPU memory controllers to put matNDP
+    # beside (it times ops and tiers like a GPU; matNDP's own comparisons leave it out).
+    kind: str = "gpu"
 
     def __post_init__(self):
         for name in ("fp32_tflops", "tensor_tflops", "memory_gbs", "capacity_gb", "tdp_w",
@@ -75,6 +78,8 @@ class GPUPreset:
                 raise ValueError(f"GPU preset {self.name!r}: {name} must be positive")
         if self.memory_controllers < 1 or self.launch_overhead_s < 0:
             raise ValueError(f"GPU preset {self.name!r}: bad controllers or launch overhead")
+        if self.kind not in ("gpu", "npu"):
+            raise ValueError(f"GPU preset {self.name!r}: kind must be gpu or npu, got {self.kind!r}")
 
     @property
     def bandwidth_bps(self):
@@ -93,10 +98,17 @@ class GPUPreset:
 
 # V100 SXM2 32 GB, A100 SXM 40 GB, H100 SXM 80 GB (NVIDIA's whitepapers and datasheets,
 # docs/host-model.md). TDPs: 300 W, 400 W, 700 W from the same datasheets.
+# tpu-v4: a TPU-v4-class NPU (Jouppi et al., ISCA 2023; Google Cloud's TPU v4 page):
+# 275 TFLOPS BF16 on its matrix units, 32 GiB of HBM2 in four stacks at 1200 GB/s, 128 MiB
+# of common memory (CMEM, in the L2 column), 192 W at most, PCIe Gen3 x16 to its host. Its
+# FP32 vector peak is not published: 4.3 TFLOPS is derived (2 cores x 128 x 8 lanes x 2
+# FLOPs x 1.05 GHz, the vector unit of TPU v2/v3, Norrie et al., IEEE Micro 2021) and an
+# assumption. Inter-chip links: six at 50 GB/s each way, 600 GB/s in all (secondary).
 PRESETS = Registry("GPU preset", (
     GPUPreset("v100", 15.7, 125.0, 900.0, 32.0, 8, 6.0, 300.0, 300.0),
     GPUPreset("a100", 19.5, 312.0, 1555.0, 40.0, 10, 40.0, 600.0, 400.0),
     GPUPreset("h100", 66.9, 989.4, 3350.0, 80.0, 10, 50.0, 900.0, 700.0),
+    GPUPreset("tpu-v4", 4.3, 275.0, 1200.0, 32.0, 4, 128.0, 600.0, 192.0, kind="npu"),
 ))
 
 

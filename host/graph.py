@@ -84,6 +84,9 @@ class Op:
     deps:   names of ops that must finish first (data dependencies at least).
     attrs:  free-form details (e.g. the elementwise function, the layer it belongs to).
     duration_s: a measured run time, which replaces the GPU model's estimate.
+    fault_duration_s: its run time when every page of its inputs and outputs faults
+        (demand paging), measured or modelled; None when unknown.
+    output_fault_duration_s: its run time when only its outputs' pages fault.
     """
 
     name: str
@@ -95,6 +98,8 @@ class Op:
     deps: tuple = ()
     attrs: dict = field(default_factory=dict, compare=False, hash=False)
     duration_s: float | None = None
+    fault_duration_s: float | None = None
+    output_fault_duration_s: float | None = None
 
     def __post_init__(self):
         if self.phase not in PHASES:
@@ -104,6 +109,10 @@ class Op:
         if self.duration_s is not None and not (self.duration_s >= 0
                                                 and self.duration_s != float("inf")):
             raise GraphError(f"op {self.name!r}: bad duration {self.duration_s!r} s")
+        for name in ("fault_duration_s", "output_fault_duration_s"):
+            value = getattr(self, name)
+            if value is not None and not (value >= 0 and value != float("inf")):
+                raise GraphError(f"op {self.name!r}: bad {name} {value!r} s")
 
 
 class IterationGraph:

@@ -23,7 +23,7 @@ import subprocess
 
 from cocotb_tools.runner import Verilator, get_runner, get_results
 
-from .environment import put_environment_tools_on_path
+from matndp.sim.environment import put_environment_tools_on_path
 
 
 __all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZATION",

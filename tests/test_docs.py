@@ -23,7 +23,7 @@ API_MODULES = [
     "matndp.host.tier.flash", "matndp.host.units", "matndp.host.output", "matndp.host.access_stream",
     "matndp.host.registry", "matndp.host.plots", "matndp.host.tier.plot",
     "matndp.hw.ndp_slice", "matndp.hw.config", "matndp.hw.export",
-    "matndp.sim.runner", "matndp.sim.flagship", "matndp.sim.designs",
+    "matndp.sim.runner", "matndp.sim.flows.trigger_layer", "matndp.sim.designs",
 ]
 METHODS_OF = ["matndp.host.zoo.builder:GraphBuilder", "matndp.host.graph:IterationGraph",
               "matndp.host.graph:Tensor", "matndp.host.runtime:NDPRuntime"]

@@ -3,6 +3,8 @@
 ``sim`` may import both. Every import counts, those inside functions included."""
 
 import ast
+import fnmatch
+import subprocess
 import tomllib
 
 import pytest
@@ -111,3 +113,24 @@ def test_every_package_folder_is_packaged():
 def test_a_bare_folder_import_is_refused(package):
     with pytest.raises(ImportError, match=f"import matndp.{package}"):
         __import__(package)
+
+
+def test_every_data_file_of_a_package_is_packaged():
+    """Every file of a package folder that is not Python (kernel sources, templates,
+    harnesses) matches its package's package-data, so that a wheel carries it."""
+    setuptools = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
+                             *PACKAGES], cwd=REPOSITORY, check=True, capture_output=True,
+                            text=True).stdout.split()
+    for name in listed:
+        path = REPOSITORY / name
+        if path.suffix == ".py" or not path.exists():
+            continue
+        folder = path.parent
+        while not (folder / "__init__.py").exists():
+            folder = folder.parent
+        package = _module_name(folder / "__init__.py")
+        patterns = setuptools["package-data"].get(package, [])
+        relative = path.relative_to(folder).as_posix()
+        assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), (
+            f"{name} is not in the package-data of {package} ({patterns})")

@@ -9,18 +9,21 @@ The language is described in docs/isa.md ("Assembly language"); in short::
         add    x1, OFFSET, OUT
         vst.x  [x1], v1       ; .x: exit after this instruction
 
-Every error is an :class:`AssemblyError` naming the file, line and column.
+Every error is an :class:`AssemblyError` naming the file, line and column, and where an
+included file was included or a macro used (``.include`` and ``.macro``: see
+:mod:`~matndp.host.kernels.source`).
 """
 
 import difflib
 import pathlib
-import re
 from dataclasses import dataclass
 
 from matndp.hw.engine.isa import (ARGUMENT_WORDS, REGISTER_COUNT, SPEC_BY_MNEMONIC, SPECIALS,
                                   Element, ImmediateUse, Instruction, Opcode, Operand,
                                   OperandKind, OperandType, ScalarSpecial, VectorSpecial)
 from matndp.host.kernels.image import InvalidImage, KernelImage, Section, validate_image
+from matndp.host.kernels.source import (AssemblyError, Place, expand, file_reader,
+                                        split_operands, strip_comment, tokens)
 from matndp.host.kernels.syntax import (EXIT_FLAG, FLOAT_WORDS, LANE_INTEGER_RANGE, NAME,
                                         RELEASE_FLAG, RESERVED_NAMES, SCALAR_IMMEDIATE_RANGE,
                                         LiteralError, is_float_text, operand_slots,
@@ -34,39 +37,6 @@ __all__ = ["AssemblyError", "assemble", "assemble_file", "assemble_instruction",
 # The RTL engine's default instruction-memory depth. Callers that target another engine
 # configuration pass that configuration's depth.
 DEFAULT_INSTRUCTION_WORDS = 1024
-
-
-class AssemblyError(ValueError):
-    """A problem in kernel source, at ``filename:line:column`` (1-based)."""
-
-    def __init__(self, filename, line, column, problem):
-        super().__init__(f"{filename}:{line}:{column}: {problem}")
-        self.filename, self.line, self.column, self.problem = filename, line, column, problem
-
-
-# Lexing ----------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"""
-    (?P<space>\s+)
-  | (?P<number>(?:0[xXbBoO][0-9A-Za-z_]*|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?)
-               [\w.]*)
-  | (?P<name>[A-Za-z_]\w*(?:\.\w+)*)
-  | (?P<directive>\.[A-Za-z_]\w*)
-  | (?P<punct>[,\[\]+\-:.])
-  | (?P<other>.)
-""", re.VERBOSE)
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: str
-    text: str
-    column: int
-
-
-def _strip_comment(text):
-    positions = [text.find(mark) for mark in ";#" if mark in text]
-    return text[:min(positions)] if positions else text
 
 
 # Parsed operands -------------------------------------------------------------------------
@@ -90,7 +60,7 @@ class _Memory:
 
 @dataclass
 class _Line:
-    number: int
+    place: Place
     column: int
     mnemonic: str
     flags: tuple
@@ -99,51 +69,7 @@ class _Line:
     index: int = 0
 
 
-class _Source:
-    """Errors at positions of one file."""
-
-    def __init__(self, filename):
-        self.filename = filename
-
-    def error(self, line, column, problem):
-        return AssemblyError(self.filename, line, column, problem)
-
-
-def _tokens(source, number, text):
-    tokens = []
-    for match in _TOKEN.finditer(text):
-        kind = match.lastgroup
-        if kind == "space":
-            continue
-        if kind == "other":
-            raise source.error(number, match.start() + 1, f"unexpected character {match.group()!r}")
-        tokens.append(_Token(kind, match.group(), match.start() + 1))
-    return tokens
-
-
-def _split_operands(source, number, tokens):
-    """Operand token lists separated by top-level commas."""
-    groups, current, depth = [], [], 0
-    for token in tokens:
-        if token.text == "[":
-            depth += 1
-        elif token.text == "]":
-            depth -= 1
-        if token.text == "," and depth == 0:
-            if not current:
-                raise source.error(number, token.column, "missing operand before ','")
-            groups.append(current)
-            current = []
-        else:
-            current.append(token)
-    if current:
-        groups.append(current)
-    elif groups:
-        raise source.error(number, tokens[-1].column, "missing operand after ','")
-    return groups
-
-
-def _parse_signed_number(source, number, tokens, what):
+def _parse_signed_number(place, tokens, what):
     """A literal with an optional leading sign, as one text."""
     if tokens[0].text in "+-" and len(tokens) == 2 and (
             tokens[1].kind == "number" or tokens[1].text in FLOAT_WORDS):
@@ -151,82 +77,81 @@ def _parse_signed_number(source, number, tokens, what):
     if len(tokens) == 1 and tokens[0].kind in ("number", "name"):
         kind = "number" if tokens[0].kind == "number" or tokens[0].text in FLOAT_WORDS else "name"
         return _Term(kind, tokens[0].text, tokens[0].column)
-    raise source.error(number, tokens[0].column, f"cannot read {what} "
+    raise place.error(tokens[0].column, f"cannot read {what} "
                        f"{' '.join(token.text for token in tokens)!r}")
 
 
-def _parse_memory(source, number, tokens):
+def _parse_memory(place, tokens):
     if tokens[-1].text != "]":
-        raise source.error(number, tokens[0].column, "missing ']' after the address")
+        raise place.error(tokens[0].column, "missing ']' after the address")
     inner = tokens[1:-1]
     if not inner:
-        raise source.error(number, tokens[0].column, "empty address '[]'")
+        raise place.error(tokens[0].column, "empty address '[]'")
     terms, offset, offset_column = [], 0, 0
     position, sign = 0, "+"
     while position < len(inner):
         token = inner[position]
         if token.text in "+-" and token.kind == "punct":
             if position + 1 >= len(inner) or inner[position + 1].kind not in ("number", "name"):
-                raise source.error(number, token.column, f"'{token.text}' needs a term after it")
+                raise place.error(token.column, f"'{token.text}' needs a term after it")
             sign, position = token.text, position + 1
             token = inner[position]
         if token.kind == "number":
             if offset_column:
-                raise source.error(number, token.column, f"a second offset in one address "
+                raise place.error(token.column, f"a second offset in one address "
                                    f"(the first is at column {offset_column}); add them up")
-            value = _integer(source, number, token.column, token.text)
+            value = _integer(place, token.column, token.text)
             offset, offset_column = (-value if sign == "-" else value), token.column
         elif token.kind == "name":
             if sign == "-":
-                raise source.error(number, token.column, f"only the offset may be subtracted, "
+                raise place.error(token.column, f"only the offset may be subtracted, "
                                    f"not {token.text}")
             terms.append(_Term("name", token.text, token.column))
         else:
-            raise source.error(number, token.column, f"unexpected {token.text!r} in an address")
+            raise place.error(token.column, f"unexpected {token.text!r} in an address")
         position += 1
         if position < len(inner) and not (inner[position].text in "+-"
                                           and inner[position].kind == "punct"):
-            raise source.error(number, inner[position].column,
+            raise place.error(inner[position].column,
                                f"expected '+' or '-' before {inner[position].text!r}")
         sign = "+"
     return _Memory(tuple(terms), offset, offset_column, tokens[0].column)
 
 
-def _integer(source, number, column, text):
+def _integer(place, column, text):
     if is_float_text(text):
-        raise source.error(number, column, f"{text} is not an integer")
+        raise place.error(column, f"{text} is not an integer")
     try:
         return parse_integer(text)
     except LiteralError as error:
-        raise source.error(number, column, str(error)) from None
+        raise place.error(column, str(error)) from None
 
 
-def _parse_operand(source, number, tokens):
+def _parse_operand(place, tokens):
     first = tokens[0]
     if first.text == "[":
-        return _parse_memory(source, number, tokens)
+        return _parse_memory(place, tokens)
     if first.text == "." and first.kind == "punct":
         if len(tokens) == 1:
             return _Term("relative", ".", first.column, 0)
         if len(tokens) == 3 and tokens[1].text in "+-" and tokens[2].kind == "number":
-            value = _integer(source, number, tokens[2].column, tokens[2].text)
+            value = _integer(place, tokens[2].column, tokens[2].text)
             return _Term("relative", "." + tokens[1].text + tokens[2].text, first.column,
                          -value if tokens[1].text == "-" else value)
-        raise source.error(number, first.column, "a relative target is written '.+N' or '.-N'")
-    return _parse_signed_number(source, number, tokens, "operand")
+        raise place.error(first.column, "a relative target is written '.+N' or '.-N'")
+    return _parse_signed_number(place, tokens, "operand")
 
 
 # Resolution of operands against an instruction's spec ------------------------------------
 
 class _Resolver:
-    def __init__(self, source, arguments, labels, label_sections):
-        self.source = source
+    def __init__(self, arguments, labels, label_sections):
         self.arguments = arguments            # name -> index
         self.labels = labels                  # name -> instruction index
         self.label_sections = label_sections  # name -> Section
 
     def fail(self, line, column, problem):
-        raise self.source.error(line.number, column, problem)
+        raise line.place.error(column, problem)
 
     def name_operand(self, line, term, kind, role):
         """Operand for a register, special or argument name in an operand of ``kind``."""
@@ -272,7 +197,7 @@ class _Resolver:
         if kind is OperandType.SCALAR:
             if is_float_text(text):
                 self.fail(line, term.column, f"{text}: a scalar immediate is an integer")
-            value = _integer(self.source, line.number, term.column, text)
+            value = _integer(line.place, term.column, text)
             low, high = SCALAR_IMMEDIATE_RANGE
             if not low <= value <= high:
                 self.fail(line, term.column, f"immediate {text} is out of range: a scalar "
@@ -291,7 +216,7 @@ class _Resolver:
                 return parse_float(text)
             except LiteralError as error:
                 self.fail(line, term.column, str(error))
-        value = _integer(self.source, line.number, term.column, text)
+        value = _integer(line.place, term.column, text)
         if hexadecimal and element is Element.FP32 and value < 0:
             self.fail(line, term.column, f"{text}: raw FP32 bits are not negative")
         low, high = LANE_INTEGER_RANGE
@@ -386,157 +311,172 @@ class _Resolver:
 
 # The two passes ---------------------------------------------------------------------------
 
-def _check_flags(source, line_number, column, mnemonic_text, section):
+def _check_flags(place, column, mnemonic_text, section, macros=None):
     """The mnemonic and its flags from ``vst.x``-style text."""
     base, *flags = mnemonic_text.split(".")
     if base not in SPEC_BY_MNEMONIC:
+        if macros and base in macros:
+            raise place.error(column, f"macro {base} is used before its definition at "
+                              f"{macros[base].describe(place)}")
         hint = ""
         if base.lower() in SPEC_BY_MNEMONIC:
             hint = f" (mnemonics are lower case: {base.lower()})"
         else:
-            close = difflib.get_close_matches(base, SPEC_BY_MNEMONIC, n=1)
+            close = difflib.get_close_matches(base, [*SPEC_BY_MNEMONIC, *(macros or ())], n=1)
             if close:
                 hint = f" (did you mean {close[0]}?)"
-        raise source.error(line_number, column, f"unknown mnemonic {base!r}{hint}")
+        what = "mnemonic or macro" if macros else "mnemonic"
+        raise place.error(column, f"unknown {what} {base!r}{hint}")
     spec = SPEC_BY_MNEMONIC[base]
     flag_column = column + len(base)
     seen = []
     for flag in flags:
         if flag not in (EXIT_FLAG, RELEASE_FLAG):
-            raise source.error(line_number, flag_column, f"unknown flag .{flag}: flags are "
-                               f".{EXIT_FLAG} (exit after) and .{RELEASE_FLAG} (release the ordering ticket)")
+            raise place.error(flag_column, f"unknown flag .{flag}: flags are "
+                              f".{EXIT_FLAG} (exit after) and .{RELEASE_FLAG} (release the ordering ticket)")
         if flag in seen:
-            raise source.error(line_number, flag_column, f"flag .{flag} given twice")
+            raise place.error(flag_column, f"flag .{flag} given twice")
         if flag == RELEASE_FLAG and not spec.is_atomic:
-            raise source.error(line_number, flag_column, f".{RELEASE_FLAG} (release) is only "
-                               f"for scratchpad atomics, not {base}")
+            raise place.error(flag_column, f".{RELEASE_FLAG} (release) is only "
+                              f"for scratchpad atomics, not {base}")
         if flag == RELEASE_FLAG and section is not Section.MAIN:
-            raise source.error(line_number, flag_column, f".{RELEASE_FLAG} in .{section.value}: "
-                               f"only .main µthreads hold an ordering ticket")
+            raise place.error(flag_column, f".{RELEASE_FLAG} in .{section.value}: "
+                              f"only .main µthreads hold an ordering ticket")
         if flag == EXIT_FLAG and spec.opcode is Opcode.EXIT:
-            raise source.error(line_number, flag_column, "exit already ends the µthread; drop .x")
+            raise place.error(flag_column, "exit already ends the µthread; drop .x")
         if flag == EXIT_FLAG and spec.is_branch:
-            raise source.error(line_number, flag_column, f"{base} is a branch: it cannot also exit")
+            raise place.error(flag_column, f"{base} is a branch: it cannot also exit")
         seen.append(flag)
         flag_column += len(flag) + 1
     return base, tuple(seen)
 
 
-def _check_new_name(source, number, column, name, what, taken):
+def _check_new_name(place, column, name, what, taken):
     if not NAME.match(name):
-        raise source.error(number, column, f"{name!r} is not a valid {what} name")
+        raise place.error(column, f"{name!r} is not a valid {what} name")
     if name in RESERVED_NAMES:
-        raise source.error(number, column, f"{name!r} is reserved (a register, argument word, "
-                           f"special register or float word); choose another {what} name")
+        raise place.error(column, f"{name!r} is reserved (a register, argument word, "
+                          f"special register or float word); choose another {what} name")
     if name in taken:
-        raise source.error(number, column, f"{name!r} is already {taken[name]}")
+        kind, where = taken[name]
+        raise place.error(column, f"{name!r} is already {kind} {where.describe(place)}")
 
 
-def _parse(source, text):
+# Names a macro may not take, and what they are.
+_NOT_MACRO_NAMES = {**{name: "reserved (a register, argument word, special register or float word)"
+                       for name in RESERVED_NAMES},
+                    **{mnemonic: "a mnemonic" for mnemonic in SPEC_BY_MNEMONIC}}
+
+
+def _parse(filename, lines, macros):
     """Pass one: directives, labels and instruction lines, laid out in source order."""
     kernel_name = None
-    arguments, argument_lines = {}, {}
+    arguments, argument_places = {}, {}
     labels, label_sections, names = {}, {}, {}
-    section, sections, section_lines = None, {}, {}
-    lines = []
+    section, sections, section_places = None, {}, {}
+    parsed = []
     pending_labels = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        tokens = _tokens(source, number, _strip_comment(raw))
-        while len(tokens) >= 2 and tokens[0].kind == "name" and tokens[1].text == ":":
-            label = tokens[0]
+    for source_line in lines:
+        place = source_line.place
+        found = tokens(place, source_line.text)
+        while len(found) >= 2 and found[0].kind == "name" and found[1].text == ":":
+            label = found[0]
             if section is None:
-                raise source.error(number, label.column, f"label {label.text!r} before the first section")
-            _check_new_name(source, number, label.column, label.text, "label", names)
-            names[label.text] = f"defined at line {number}"
-            pending_labels.append(label.text)
+                raise place.error(label.column, f"label {label.text!r} before the first section")
+            _check_new_name(place, label.column, label.text, "label", names)
+            names[label.text] = ("defined at", place)
+            pending_labels.append((label.text, place, label.column))
             label_sections[label.text] = section
-            labels[label.text] = len(lines)
-            tokens = tokens[2:]
-        if not tokens:
+            labels[label.text] = len(parsed)
+            found = found[2:]
+        if not found:
             continue
-        head = tokens[0]
+        head = found[0]
         if head.kind == "directive":
-            directive, rest = head.text[1:], tokens[1:]
+            directive, rest = head.text[1:], found[1:]
             if directive == "kernel":
                 if kernel_name is not None:
-                    raise source.error(number, head.column, "one .kernel per file")
+                    raise place.error(head.column, "one .kernel per file")
                 if len(rest) != 1 or not NAME.match(rest[0].text):
-                    raise source.error(number, head.column, ".kernel takes one name: .kernel NAME")
+                    raise place.error(head.column, ".kernel takes one name: .kernel NAME")
                 kernel_name = rest[0].text
             elif directive == "arg":
                 if kernel_name is None:
-                    raise source.error(number, head.column, ".kernel NAME comes first")
+                    raise place.error(head.column, ".kernel NAME comes first")
                 if section is not None:
-                    raise source.error(number, head.column, "declare arguments before the first section")
+                    raise place.error(head.column, "declare arguments before the first section")
                 if len(rest) != 2:
-                    raise source.error(number, head.column, ".arg takes a name and an index: .arg NAME INDEX")
+                    raise place.error(head.column, ".arg takes a name and an index: .arg NAME INDEX")
                 name_token, index_token = rest
-                _check_new_name(source, number, name_token.column, name_token.text, "argument", names)
-                index = _integer(source, number, index_token.column, index_token.text)
+                _check_new_name(place, name_token.column, name_token.text, "argument", names)
+                index = _integer(place, index_token.column, index_token.text)
                 if not 0 <= index < ARGUMENT_WORDS:
-                    raise source.error(number, index_token.column, f"argument index {index} is "
-                                       f"out of range (0 … {ARGUMENT_WORDS - 1})")
-                if index in argument_lines:
-                    raise source.error(number, index_token.column, f"argument word {index} is "
-                                       f"already named at line {argument_lines[index]}")
+                    raise place.error(index_token.column, f"argument index {index} is "
+                                      f"out of range (0 … {ARGUMENT_WORDS - 1})")
+                if index in argument_places:
+                    raise place.error(index_token.column, f"argument word {index} is "
+                                      f"already named at {argument_places[index].describe(place)}")
                 arguments[name_token.text] = index
-                argument_lines[index] = number
-                names[name_token.text] = f"an argument (line {number})"
+                argument_places[index] = place
+                names[name_token.text] = ("an argument, declared at", place)
             elif directive in (s.value for s in Section):
                 if kernel_name is None:
-                    raise source.error(number, head.column, ".kernel NAME comes first")
+                    raise place.error(head.column, ".kernel NAME comes first")
                 if rest:
-                    raise source.error(number, rest[0].column, f".{directive} takes no operands")
+                    raise place.error(rest[0].column, f".{directive} takes no operands")
                 new = Section(directive)
                 if new in sections:
-                    raise source.error(number, head.column, f".{directive} appears twice "
-                                       f"(first at line {section_lines[new]})")
-                if section is not None and sections[section] == len(lines):
-                    raise source.error(section_lines[section], 1, f".{section.value} has no instructions")
+                    raise place.error(head.column, f".{directive} appears twice "
+                                      f"(first at {section_places[new].describe(place)})")
+                if section is not None and sections[section] == len(parsed):
+                    raise section_places[section].error(1, f".{section.value} has no instructions")
                 section = new
-                sections[new] = len(lines)
-                section_lines[new] = number
+                sections[new] = len(parsed)
+                section_places[new] = place
             else:
-                raise source.error(number, head.column, f"unknown directive .{directive}; "
-                                   f"directives are .kernel, .arg, .init, .main, .final")
+                raise place.error(head.column, f"unknown directive .{directive}; directives "
+                                  f"are .kernel, .arg, .init, .main, .final, .include, .macro")
             if pending_labels and directive in (s.value for s in Section):
-                raise source.error(number, head.column, f"label {pending_labels[-1]!r} must "
-                                   f"label an instruction of its section")
+                raise place.error(head.column, f"label {pending_labels[-1][0]!r} must "
+                                  f"label an instruction of its section")
             continue
         if head.kind != "name":
-            raise source.error(number, head.column, f"expected an instruction, not {head.text!r}")
+            raise place.error(head.column, f"expected an instruction, not {head.text!r}")
         if section is None:
-            raise source.error(number, head.column, "instruction outside a section "
-                               "(start one with .init, .main or .final)")
-        mnemonic, flags = _check_flags(source, number, head.column, head.text, section)
-        operands = [_parse_operand(source, number, group)
-                    for group in _split_operands(source, number, tokens[1:])]
-        lines.append(_Line(number, head.column, mnemonic, flags, operands, section, len(lines)))
+            raise place.error(head.column, "instruction outside a section "
+                              "(start one with .init, .main or .final)")
+        mnemonic, flags = _check_flags(place, head.column, head.text, section, macros)
+        operands = [_parse_operand(place, group) for group in split_operands(place, found[1:])]
+        parsed.append(_Line(place, head.column, mnemonic, flags, operands, section, len(parsed)))
         pending_labels = []
+    start = Place(filename, 1)
     if kernel_name is None:
-        raise source.error(1, 1, "no .kernel NAME")
+        raise start.error(1, "no .kernel NAME")
     if Section.MAIN not in sections:
-        raise source.error(1, 1, "no .main section")
+        raise start.error(1, "no .main section")
     if pending_labels:
-        raise source.error(len(text.splitlines()), 1, f"label {pending_labels[-1]!r} labels no instruction")
-    if section is not None and sections[section] == len(lines):
-        raise source.error(section_lines[section], 1, f".{section.value} has no instructions")
-    return kernel_name, arguments, labels, label_sections, sections, lines
+        label, place, column = pending_labels[-1]
+        raise place.error(column, f"label {label!r} labels no instruction")
+    if section is not None and sections[section] == len(parsed):
+        raise section_places[section].error(1, f".{section.value} has no instructions")
+    return kernel_name, arguments, labels, label_sections, sections, parsed
 
 
-def assemble(text, filename="<kernel>", instruction_words=DEFAULT_INSTRUCTION_WORDS):
+def assemble(text, filename="<kernel>", instruction_words=DEFAULT_INSTRUCTION_WORDS, include=None):
     """Assemble kernel source ``text``; ``instruction_words`` is the depth of the
-    instruction memory the kernel must fit."""
-    source = _Source(filename)
-    kernel_name, arguments, labels, label_sections, sections, lines = _parse(source, text)
-    if len(lines) > instruction_words:
-        line = lines[instruction_words]
-        raise source.error(line.number, line.column, f"kernel too large: {len(lines)} "
-                           f"instructions, the instruction memory holds {instruction_words}")
-    resolver = _Resolver(source, arguments, labels, label_sections)
-    instructions = [resolver.instruction(line) for line in lines]
+    instruction memory the kernel must fit. ``include`` reads the files ``.include``
+    names (a reader as :func:`~matndp.host.kernels.source.file_reader` makes; by default
+    files relative to ``filename``'s folder)."""
+    lines, macros = expand(text, filename, include or file_reader(), _NOT_MACRO_NAMES)
+    kernel_name, arguments, labels, label_sections, sections, parsed = _parse(filename, lines, macros)
+    if len(parsed) > instruction_words:
+        line = parsed[instruction_words]
+        raise line.place.error(line.column, f"kernel too large: {len(parsed)} instructions, "
+                               f"the instruction memory holds {instruction_words}")
+    resolver = _Resolver(arguments, labels, label_sections)
+    instructions = [resolver.instruction(line) for line in parsed]
     main_start = sections[Section.MAIN]
-    main_end = min([start for start in sections.values() if start > main_start] + [len(lines)])
+    main_end = min([start for start in sections.values() if start > main_start] + [len(parsed)])
     image = KernelImage(
         kernel_name, tuple(instruction.encode() for instruction in instructions), dict(sections),
         dict(arguments),
@@ -544,8 +484,8 @@ def assemble(text, filename="<kernel>", instruction_words=DEFAULT_INSTRUCTION_WO
     try:
         validate_image(image, instruction_words)
     except InvalidImage as error:
-        line = lines[error.index] if error.index is not None and error.index < len(lines) else lines[-1]
-        raise source.error(line.number, line.column, _image_problem(error, line)) from None
+        line = parsed[error.index] if error.index is not None and error.index < len(parsed) else parsed[-1]
+        raise line.place.error(line.column, _image_problem(error, line)) from None
     return image
 
 
@@ -560,22 +500,24 @@ def _image_problem(error, line):
     return text
 
 
-def assemble_file(path, instruction_words=DEFAULT_INSTRUCTION_WORDS):
+def assemble_file(path, instruction_words=DEFAULT_INSTRUCTION_WORDS, include_folders=()):
+    """Assemble the file at ``path``; ``.include`` reads files relative to the including
+    file's folder, then in ``include_folders`` in turn."""
     path = pathlib.Path(path)
     try:
         text = path.read_text()
     except UnicodeDecodeError:
         raise AssemblyError(str(path), 1, 1, "not a UTF-8 text file") from None
-    return assemble(text, str(path), instruction_words)
+    return assemble(text, str(path), instruction_words, include=file_reader(include_folders))
 
 
 def assemble_instruction(text, arguments=None, filename="<instruction>"):
     """One instruction (no labels; branch targets as ``.+N``) to its 64-bit word."""
-    source = _Source(filename)
-    tokens = _tokens(source, 1, _strip_comment(text))
-    if not tokens or tokens[0].kind != "name":
-        raise source.error(1, tokens[0].column if tokens else 1, "expected an instruction")
-    mnemonic, flags = _check_flags(source, 1, tokens[0].column, tokens[0].text, Section.MAIN)
-    operands = [_parse_operand(source, 1, group) for group in _split_operands(source, 1, tokens[1:])]
-    line = _Line(1, tokens[0].column, mnemonic, flags, operands, Section.MAIN, 0)
-    return _Resolver(source, dict(arguments or {}), {}, {}).instruction(line).encode()
+    place = Place(filename, 1)
+    found = tokens(place, strip_comment(text))
+    if not found or found[0].kind != "name":
+        raise place.error(found[0].column if found else 1, "expected an instruction")
+    mnemonic, flags = _check_flags(place, found[0].column, found[0].text, Section.MAIN)
+    operands = [_parse_operand(place, group) for group in split_operands(place, found[1:])]
+    line = _Line(place, found[0].column, mnemonic, flags, operands, Section.MAIN, 0)
+    return _Resolver(dict(arguments or {}), {}, {}).instruction(line).encode()

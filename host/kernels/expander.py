@@ -25,11 +25,14 @@ import re
 
 import numpy as np
 
-from matndp.hw.engine.isa import ARGUMENT_WORDS
+from matndp.hw.engine.isa import ARGUMENT_WORDS, Instruction, OperandKind, OperandType
 from matndp.host.kernels.assembler import assemble
-from matndp.host.kernels.catalog import SECTOR_BYTES, LibraryError, kernel as library_kernel, library_source
+from matndp.host.kernels.image import Section, section_ranges
 from matndp.host.kernels.divisor import divisor_descriptor
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library import (LANES, SECTOR_BYTES, LibraryError, kernel as library_kernel,
+                                         library_source)
+from matndp.host.kernels.library.inputs import random_inputs
+from matndp.host.kernels.library.sources import read_include
 
 
 __all__ = ["OPTIMIZERS", "SUM_KERNEL", "KERNELS", "reduction_source", "reduction_image",
@@ -43,15 +46,17 @@ SUM_KERNEL = "sum"
 KERNELS = (SUM_KERNEL, *OPTIMIZERS)
 _SUM_SOURCE = "expander_sum.s"
 _SUM_STORE = re.compile(r"^\s*vstm\.x\s+\[x2 \+ SUM\], v12\s*$")
-# Registers the reduction keeps live into the optimizer: the sum and the offset in a copy.
+# Registers the reduction keeps live into the optimizer: the sum and the offset in a copy,
+# and its other scalars and vectors.
 _SUM_REGISTER, _OFFSET_REGISTER = "v12", "x2"
-_LANES = SECTOR_BYTES // 4
-_REDUCTION_REGISTERS = re.compile(r"\b(x[1-9]|v1[0-4])\b")
+_REDUCTION_REGISTERS = {(OperandType.SCALAR, index) for index in range(1, 10)} | {
+    (OperandType.VECTOR, index) for index in range(10, 15)}
 
 
 def _split(text):
-    """(comment lines of the header, .arg lines, .main lines) of a library source."""
-    comments, arguments, main, in_main = [], [], [], False
+    """(comment lines of the header, the declarations — the lines between .kernel and
+    .main: arguments, included files, macro uses —, .main lines) of a library source."""
+    comments, declarations, main, in_main = [], [], [], False
     for line in text.splitlines():
         code = line.split(";", 1)[0].strip()
         if code.startswith(".main"):
@@ -61,11 +66,11 @@ def _split(text):
                 raise ValueError(f"{code}: a section after .main")
             if line.strip():
                 main.append(line.rstrip())
-        elif code.startswith(".arg"):
-            arguments.append(line.strip())
+        elif code and not code.startswith(".kernel"):
+            declarations.append(line.rstrip())
         elif not code and line.strip().startswith(";"):
             comments.append(line.strip())
-    return comments, arguments, main
+    return comments, declarations, main
 
 
 def _argument(line, index):
@@ -74,6 +79,22 @@ def _argument(line, index):
     name = code.split()[1]
     text = f".arg {name} {index}"
     return f"{text:<25}; {comment.strip()}" if comment.strip() else text
+
+
+def _registers(image, section):
+    """(type, index) of every register the instructions of ``section`` of ``image`` name."""
+    start, end = section_ranges(image)[section]
+    found = set()
+    for word in image.words[start:end]:
+        instruction = Instruction.decode(word)
+        spec = instruction.spec
+        if spec.writes:
+            found.add((spec.rd, instruction.rd))
+        for name in ("a", "b", "c"):
+            operand = instruction.operand(name)
+            if getattr(spec, name) is not OperandType.NONE and operand.kind is OperandKind.REGISTER:
+                found.add((getattr(spec, name), operand.index))
+    return found
 
 
 def reduction_source(optimizer):
@@ -87,14 +108,17 @@ def reduction_source(optimizer):
     if optimizer == SUM_KERNEL:
         return reduction
     _, own_arguments, reduction_main = _split(reduction)
-    comments, arguments, body = _split(library_source(f"{optimizer}.s"))
+    spec = library_kernel(optimizer)
+    comments, declarations, body = _split(library_source(spec.source))
+    words = len(spec.image.arguments)
     kept = [line for line in own_arguments if line.split()[1] != "SUM"]
-    if len(arguments) + len(kept) > ARGUMENT_WORDS:
-        raise ValueError(f"{optimizer} takes {len(arguments)} argument words; with the "
+    if words + len(kept) > ARGUMENT_WORDS:
+        raise ValueError(f"{optimizer} takes {words} argument words; with the "
                          f"reduction's {len(kept)} they exceed the block's {ARGUMENT_WORDS}")
-    for line in body:
-        if _REDUCTION_REGISTERS.search(line.split(";", 1)[0]):
-            raise ValueError(f"{optimizer}'s .main uses a register the reduction keeps: {line.strip()}")
+    clash = _registers(spec.image, Section.MAIN) & _REDUCTION_REGISTERS
+    if clash:
+        raise ValueError(f"{optimizer}'s .main uses registers the reduction keeps: "
+                         f"{', '.join(sorted(f'{kind.value}{index}' for kind, index in clash))}")
     body = [re.sub(r"\bOFFSET\b", _OFFSET_REGISTER, re.sub(r"\bDATA\b", _SUM_REGISTER, line))
             for line in body]
     stores = [n for n, line in enumerate(reduction_main) if _SUM_STORE.match(line.split(";", 1)[0])]
@@ -102,10 +126,10 @@ def reduction_source(optimizer):
         raise ValueError(f"{_SUM_SOURCE} must store the sum once, as `vstm.x [x2 + SUM], v12`")
     main = reduction_main[:stores[0]] + body + reduction_main[stores[0] + 1:]
     lines = [f".kernel expander_{optimizer}",
-             f"; Built from library/{_SUM_SOURCE} and library/{optimizer}.s (host/kernels/expander.py):",
+             f"; Built from library/{_SUM_SOURCE} and library/{spec.source} (host/kernels/expander.py):",
              f"; the K gradients reduced as they arrive, then {optimizer}'s step on their sum:",
-             *comments, *arguments,
-             *(_argument(line, index) for index, line in enumerate(kept, start=len(arguments))),
+             *comments, *declarations,
+             *(_argument(line, index) for index, line in enumerate(kept, start=words)),
              "", ".main", *main]
     return "\n".join(lines) + "\n"
 
@@ -113,13 +137,13 @@ def reduction_source(optimizer):
 @functools.cache
 def reduction_image(optimizer):
     """The assembled expander kernel of ``optimizer``."""
-    return assemble(reduction_source(optimizer), filename=f"expander_{optimizer}")
+    return assemble(reduction_source(optimizer), filename=f"expander_{optimizer}", include=read_include)
 
 
 def counter_bytes(copy_bytes):
     """Scratchpad bytes of the arrival counters of a tensor of ``copy_bytes`` per copy."""
     sectors = -(-copy_bytes // SECTOR_BYTES)
-    return -(-sectors // _LANES) * SECTOR_BYTES
+    return -(-sectors // LANES) * SECTOR_BYTES
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ __all__ = ["IssConfig", "FilterEntry", "TriggerEvent", "TriggerEvents", "KernelF
 
 
 _MASK64 = (1 << 64) - 1
+# The default slice: the simulated engine's parameters unless a caller gives others.
+_SLICE = NDPConfig()
 
 
 @dataclass(frozen=True)
@@ -50,15 +52,16 @@ class IssConfig:
     scratchpad_bytes: scratchpad size.
     watchdog:         instructions a µthread may execute; one more faults it.
     slots:            µthread slots (only what SLOT reads depends on it).
+    The defaults are the default slice's (``NDPConfig()`` and its engine).
     window:           (base, size) of the memory the engine may access; ``None``: the
                       whole memory image.
     batch:            µthreads run together (speed only; results do not depend on it).
     """
-    sector_bytes: int = 32
-    addr_width: int = 40
-    scratchpad_bytes: int = 16384
+    sector_bytes: int = _SLICE.sector_bytes
+    addr_width: int = _SLICE.addr_width
+    scratchpad_bytes: int = _SLICE.engine.scratchpad_bytes
     watchdog: int = 4096
-    slots: int = 16
+    slots: int = _SLICE.engine.slots
     window: tuple = None
     batch: int = 16384
 
@@ -150,7 +153,7 @@ class TriggerEvents:
         return self.data.shape[1]
 
     @classmethod
-    def of(cls, events, sector_bytes=32):
+    def of(cls, events, sector_bytes=_SLICE.sector_bytes):
         events = list(events)
         data = np.zeros((len(events), sector_bytes), dtype=np.uint8)
         mask = np.ones((len(events), sector_bytes), dtype=bool)
@@ -165,7 +168,7 @@ class TriggerEvents:
                    [e.write for e in events])
 
     @classmethod
-    def sectors(cls, entry, address, values, write=True, sector_bytes=32, order=None):
+    def sectors(cls, entry, address, values, write=True, sector_bytes=_SLICE.sector_bytes, order=None):
         """One full-sector event per sector of ``values``' bytes at ``address`` (a GPU
         writing, or reading, a whole tensor), in ``order`` (sector indices) if given."""
         raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)

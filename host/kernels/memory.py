@@ -7,6 +7,8 @@ Bytes are little-endian, as the GPU's and the engine's sectors are.
 
 import numpy as np
 
+from matndp.hw.config import NDPConfig
+
 
 __all__ = ["Memory", "MemoryImageError"]
 
@@ -18,7 +20,7 @@ class MemoryImageError(ValueError):
 class Memory:
     """``size`` bytes at ``base`` (both multiples of ``sector_bytes``)."""
 
-    def __init__(self, size, base=0, sector_bytes=32):
+    def __init__(self, size, base=0, sector_bytes=NDPConfig().sector_bytes):
         for name, value in (("size", size), ("base", base), ("sector_bytes", sector_bytes)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise MemoryImageError(f"Memory {name} must be a non-negative int, not {value!r}")

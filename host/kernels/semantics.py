@@ -11,7 +11,7 @@ of the selected µthreads take the branch.
 
 import numpy as np
 
-from matndp.hw.engine.isa import (ErrorCause, OperandKind, Opcode, ScalarSpecial,
+from matndp.hw.engine.isa import (REGISTER_COUNT, ErrorCause, OperandKind, Opcode, ScalarSpecial,
                                   VectorSpecial)
 from matndp.host.kernels import fp32
 
@@ -20,7 +20,6 @@ __all__ = ["Threads", "EXECUTE", "OrderViolation"]
 
 
 _MASK32 = np.uint64(0xFFFFFFFF)
-_REGISTERS = 16
 
 
 class OrderViolation(Exception):
@@ -44,8 +43,8 @@ class Threads:
         self.mask_bytes = mask_bytes         # (n, sector_bytes) bool
         self.lanemask = np.where(mask_bytes.reshape(n, lanes, 4).all(axis=2),
                                  np.uint32(0xFFFFFFFF), np.uint32(0))
-        self.x = np.zeros((_REGISTERS, n), dtype=np.uint64)
-        self.v = np.zeros((_REGISTERS, n, lanes), dtype=np.uint32)
+        self.x = np.zeros((REGISTER_COUNT, n), dtype=np.uint64)
+        self.v = np.zeros((REGISTER_COUNT, n, lanes), dtype=np.uint32)
         self.active = np.ones(n, dtype=bool)
         self.finished = np.zeros(n, dtype=bool)
         self.executed = np.zeros(n, dtype=np.int64)

@@ -7,6 +7,7 @@ from .config import TierConfig
 from .costs import TransferCosts
 from .flash import flash_preset
 from .lifetime import Lifetimes
+from .plan import InfeasibleError
 from .policies import POLICIES, PlanningContext, tier_policy
 from .run import model_graph_and_times
 from .simulate import simulate
@@ -32,12 +33,17 @@ def bench_tiering(quick=False, fraction=0.5):
         for policy in POLICIES:
             planner = tier_policy(policy)
             context = PlanningContext(lifetimes, times, planner.capacity_pages(lifetimes, tier),
-                                      costs, check=False)
+                                      costs, check=False, tier=tier, flash=flash)
             started = time.perf_counter()
-            planned = planner.plan(context)
-            plan_s = None if planned is None else time.perf_counter() - started
-            started = time.perf_counter()
-            run = simulate(graph, times, tier, flash, policy, iterations=3, check=False)
+            try:
+                planned = planner.plan(context)
+                plan_s = None if planned is None else time.perf_counter() - started
+                started = time.perf_counter()
+                run = simulate(graph, times, tier, flash, policy, iterations=3, check=False)
+            except InfeasibleError as error:
+                results.append({"model": model, "batch": batch, "policy": policy,
+                                "hbm_fraction": fraction, "fails": str(error)})
+                continue
             simulate_s = time.perf_counter() - started
             results.append({
                 "model": model, "batch": batch, "policy": policy, "hbm_fraction": fraction,
@@ -91,7 +97,11 @@ def bench_tier_traces(quick=False):
             graph = read_g10(scratch, **files)
             imported = time.perf_counter() - started
             setup = apply_overrides(setup_preset("g10"), [f'run.policy="{policy}"'])
-            metrics = run_tier(setup, graph, check=False)
+            try:
+                metrics = run_tier(setup, graph, check=False)
+            except InfeasibleError as error:
+                results.append({"workload": source, "policy": policy, "fails": str(error)})
+                continue
             total = time.perf_counter() - started
             results.append({
                 "workload": source, "policy": policy, "kernels": len(graph.ops),

@@ -45,6 +45,10 @@ class TierConfig:
     link_duplex: bool = True
     # UVM services faults in batches (G10's setup: 50 pages).
     fault_batch_pages: int = 50
+    # A full host DRAM moves its least recently used pages on to flash to take new
+    # evictions (demand-paging policies); false: evictions go straight to flash instead,
+    # as G10's simulator does once host memory is full.
+    host_demotes: bool = True
 
     def __post_init__(self):
         if (self.hbm_bytes is None) == (self.hbm_fraction is None):
@@ -63,6 +67,8 @@ class TierConfig:
         if not isinstance(self.fault_batch_pages, int) or self.fault_batch_pages < 1:
             raise ValueError("tier: fault_batch_pages must be an integer >= 1, got "
                              f"{self.fault_batch_pages!r}")
+        if not isinstance(self.host_demotes, bool):
+            raise ValueError(f"tier: host_demotes must be true or false, got {self.host_demotes!r}")
         if not isinstance(self.link_duplex, bool):
             raise ValueError(f"tier: link_duplex must be true or false, got {self.link_duplex!r}")
         for name in ("request_overhead_s", "fault_latency_s", "link_j_per_byte",

@@ -10,12 +10,14 @@ __all__ = ["EventKind", "TraceEvent"]
 
 class EventKind(Enum):
     INIT = "init"                  # weights and optimizer state present at start
-    ALLOC = "alloc"                # a tensor is born (all its pages, in HBM)
+    ALLOC = "alloc"                # a tensor is born (all its pages, in HBM), or its dropped pages are again
     FREE = "free"                  # a tensor dies (its resident pages leave)
     EVICT_BEGIN = "evict_begin"    # pages stop being usable; dirty ones are written out
     EVICT_END = "evict_end"        # their HBM space is free
     FETCH_BEGIN = "fetch_begin"    # space is taken for pages read from flash
     FETCH_END = "fetch_end"        # the pages are usable
+    DROP = "drop"                  # pages of a dead tensor leave HBM unwritten (DeepUM)
+    DEMOTE = "demote"              # pages move from host DRAM on to flash
     OP = "op"                      # an op starts
 
 

@@ -185,12 +185,12 @@ class Executor:
         self.link_free[direction] = done
         return done
 
-    def evict(self, tensor, pages, *, demand):
+    def evict(self, tensor, pages, *, demand, destination=None):
         pages = min(pages, self.resident[tensor])
         if pages <= 0:
             return self.now
         if self.host_capacity:
-            return self._evict_with_host(tensor, pages, demand=demand)
+            return self._evict_with_host(tensor, pages, demand=demand, destination=destination)
         size, resident = self.size[tensor], self.resident[tensor]
         # Pages [resident - pages, resident) leave; those below the clean tail need writing.
         dirty = max(0, min(resident, size - self.clean[tensor]) - (resident - pages))
@@ -213,14 +213,14 @@ class Executor:
         self._push(done, EventKind.EVICT_END, tensor, pages)
         return done
 
-    def fetch(self, tensor, pages, *, demand, protect):
+    def fetch(self, tensor, pages, *, demand, protect, source=None):
         absent = self.size[tensor] - self.resident[tensor] - self.inbound[tensor] - self.outbound[tensor]
         pages = min(pages, absent)
         if pages <= 0:
             return self.now
         self.make_space(pages, protect)
         if self.host_capacity:
-            return self._fetch_with_host(tensor, pages, demand=demand)
+            return self._fetch_with_host(tensor, pages, demand=demand, source=source)
         self.used += pages
         self._note_peak()
         self.inbound[tensor] += pages
@@ -238,14 +238,20 @@ class Executor:
         self._push(done, EventKind.FETCH_END, tensor, pages)
         return done
 
-    def _evict_with_host(self, tensor, pages, *, demand):
+    def _evict_with_host(self, tensor, pages, *, demand, destination=None):
         size, resident = self.size[tensor], self.resident[tensor]
         # Pages of the tensor with a valid flash copy that are in HBM now (clean counts
         # every page with a valid flash copy; host pages have none).
         clean_here = max(0, self.clean[tensor] - (size - resident) + self.host[tensor]
                          + self.inbound_host[tensor])
         dirty = max(0, pages - clean_here)
-        to_host = min(dirty, self.host_capacity - self.host_used)
+        if destination == "host" and dirty < pages:
+            # The plan keeps these pages in host DRAM, to come back over the link: clean
+            # pages move there too (and no longer count as having a flash copy) rather than
+            # being dropped and read back from flash.
+            self.clean[tensor] -= pages - dirty
+            dirty = pages
+        to_host = 0 if destination == "flash" else min(dirty, self.host_capacity - self.host_used)
         to_flash = dirty - to_host
         self.resident[tensor] -= pages
         self.clean[tensor] += to_flash
@@ -274,8 +280,15 @@ class Executor:
         self._push(done, EventKind.EVICT_END, tensor, pages)
         return done
 
-    def _fetch_with_host(self, tensor, pages, *, demand):
-        from_host = min(pages, self.host[tensor])
+    def _fetch_with_host(self, tensor, pages, *, demand, source=None):
+        # A planned fetch takes its pages from where its plan put them ("flash": flash
+        # first); otherwise host DRAM first.
+        in_flash = (self.size[tensor] - self.resident[tensor] - self.inbound[tensor]
+                    - self.outbound[tensor] - self.host[tensor])
+        if source == "flash":
+            from_host = max(0, pages - in_flash)
+        else:
+            from_host = min(pages, self.host[tensor])
         from_flash = pages - from_host
         self.used += pages
         self._note_peak()
@@ -379,21 +392,28 @@ class Executor:
         occupancy = [OccupancySample(self.now, self.used)]
         if reconcile and plan is not None:
             self.reconcile(plan)
+        barriers = set(plan.sync_at) if plan is not None else set()
         for slot in range(n):
             self._slot = slot
             self._advance(self.now)
             working = lt.working_set[slot]
             protect = set(working)
+            if slot in barriers:
+                writing = [e.done_s for e in self._events if e.kind is EventKind.EVICT_END]
+                if writing:
+                    self._wait(max(writing))
             if transfers is not None:
                 for chunk in transfers.evictions[slot]:
                     if self.alive[chunk.tensor]:
-                        self.evict(chunk.tensor, chunk.pages, demand=False)
+                        self.evict(chunk.tensor, chunk.pages, demand=False,
+                                   destination=chunk.destination)
                 for chunk in transfers.fetches[slot]:
                     tensor = chunk.tensor
                     if self.alive[tensor]:
                         if self.outbound[tensor]:
                             self._wait(self.outbound_done[tensor])
-                        self.fetch(tensor, chunk.pages, demand=False, protect=protect | {tensor})
+                        self.fetch(tensor, chunk.pages, demand=False, protect=protect | {tensor},
+                                   source=chunk.destination)
             for tensor in lt.born_at[slot]:
                 if not self.alive[tensor]:
                     self.make_space(self.size[tensor], protect)

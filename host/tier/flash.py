@@ -9,6 +9,9 @@ Reads: the die senses ``planes`` pages per array read (multi-plane), then the pa
 the channel bus; a die's array reads overlap the bus transfers of earlier pages (cache
 read), so a channel finishes at the later of its bus-bound and die-bound times.
 Programs: pages cross the bus first, then each die programs ``planes`` pages at a time.
+A ``duplex`` device gives reads and programs separate dies and buses (the two directions of
+an SSD that never make each other wait, as G10's simulator models its SSD: a read and a
+write stream at full bandwidth each); otherwise they share them.
 
 This is a throughput-and-queueing model at request granularity, not a per-page event
 simulation: a few hundred arithmetic operations per request whatever its size, so a
@@ -41,6 +44,8 @@ class FlashConfig:
     bus_energy_j_per_byte: float   # NAND interface I/O
     cost_usd_per_gb: float
     devices: int = 1
+    # Reads and programs on separate resources (no read ever waits for a program).
+    duplex: bool = False
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -48,6 +53,8 @@ class FlashConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"flash {self.name!r}: {name} must be a positive integer, got {value!r}")
+        if not isinstance(self.duplex, bool):
+            raise ValueError(f"flash {self.name!r}: duplex must be true or false, got {self.duplex!r}")
         for name in ("read_latency_s", "program_latency_s", "channel_bytes_per_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"flash {self.name!r}: {name} must be positive")
@@ -117,6 +124,10 @@ class FlashDevice:
         self.config = config
         self.die_free = [0.0] * config.dies
         self.channel_free = [0.0] * config.total_channels
+        # Programs' own dies and buses when the device is duplex (else the same lists).
+        self.program_die_free = [0.0] * config.dies if config.duplex else self.die_free
+        self.program_channel_free = ([0.0] * config.total_channels if config.duplex
+                                     else self.channel_free)
         self._next_die = 0
         self.stats = {"page_reads": 0, "page_programs": 0, "read_requests": 0,
                       "program_requests": 0, "bus_bytes": 0, "energy_j": 0.0}
@@ -179,9 +190,10 @@ class FlashDevice:
             return at
         counts = self._stripe(pages)
         transfer = config.page_bytes / config.channel_bytes_per_s
+        die_free, channel_free = self.program_die_free, self.program_channel_free
         done = at
         for channel in range(config.total_channels):
-            bus_start = max(at, self.channel_free[channel])
+            bus_start = max(at, channel_free[channel])
             sent = 0
             for die in self._dies_of_channel(channel):
                 n = counts[die]
@@ -191,12 +203,12 @@ class FlashDevice:
                 # A die starts programming once its first multi-plane batch has arrived;
                 # later batches arrive while it programs (cache program).
                 arrived = bus_start + (sent - n + min(n, config.planes_per_die)) * transfer
-                start = max(self.die_free[die], arrived)
+                start = max(die_free[die], arrived)
                 die_done = start + ceil(n / config.planes_per_die) * config.program_latency_s
-                self.die_free[die] = die_done
+                die_free[die] = die_done
                 done = max(done, die_done)
             if sent:
-                self.channel_free[channel] = bus_start + sent * transfer
+                channel_free[channel] = bus_start + sent * transfer
         self.stats["page_programs"] += pages
         self.stats["program_requests"] += 1
         self.stats["bus_bytes"] += pages * config.page_bytes

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 
-__all__ = ["Gap", "WorkingSet", "Lifetimes"]
+__all__ = ["Gap", "GapArrays", "WorkingSet", "Lifetimes"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,17 @@ class Gap:
     tensor: int        # tensor index
     after: int         # slot of the use that opens the gap (0 .. N-1)
     before: int        # slot of the next use (after < before, may be >= N)
+
+
+class GapArrays(NamedTuple):
+    """The idle gaps as arrays, one entry per :class:`Gap` in order: the first idle slot
+    (``after + 1``), the slot of the next use, the tensor's pages, and whether the tensor
+    is ever written (a gap of a tensor never written drops its pages: flash has them)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    pages: np.ndarray
+    dirty: np.ndarray
 
 
 class WorkingSet(NamedTuple):
@@ -91,6 +102,15 @@ class Lifetimes:
                 wrap_before = uses[0] + n
                 if wrap_before - uses[-1] >= 2:
                     self.gaps.append(Gap(k, uses[-1], wrap_before))
+
+    def gap_arrays(self):
+        """The idle gaps as :class:`GapArrays`."""
+        gaps = self.gaps
+        tensors = np.array([g.tensor for g in gaps], dtype=np.int64)
+        return GapArrays(np.array([g.after + 1 for g in gaps], dtype=np.int64),
+                         np.array([g.before for g in gaps], dtype=np.int64),
+                         self.pages[tensors].astype(np.int64) if len(gaps) else np.zeros(0, np.int64),
+                         self.written_ever[tensors] if len(gaps) else np.zeros(0, bool))
 
     @property
     def footprint_pages(self):

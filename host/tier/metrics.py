@@ -6,10 +6,12 @@ ops' own traffic and the inter-tier transfers), arithmetic per FLOP, and GPU sta
 over the whole iteration (stalls included). Link and flash energies are the tier's own.
 """
 
+import numpy as np
+
 from ..energy import EnergyConstants, PJ, gpu_compute_j
 
 
-__all__ = ["iteration_metrics"]
+__all__ = ["iteration_metrics", "time_breakdown"]
 
 GB = 1e9
 
@@ -70,3 +72,58 @@ def iteration_metrics(record, *, graph, lifetimes, tier, flash_config, capacity_
                            + flash_bytes / GB * flash_config.cost_usd_per_gb
                            + host_bytes / GB * tier.host_cost_usd_per_gb,
     }
+
+
+def time_breakdown(log, record, op_times):
+    """The iteration's time split as G10 splits it: per op, the span from the end of the
+    previous op to its own end (the stall before it included) is ``compute`` where no
+    transfer is in flight, ``overlap`` where its own compute time runs beside transfers,
+    and ``stall`` beyond its compute time: compute = span - busy, overlap = busy + op time -
+    span (when positive), stall = span - op time (plus any negative overlap). Transfers are
+    in flight from a begin event to the matching end (pages still travelling), read off the
+    executor's event log. Returns seconds ``{"compute", "overlap", "stall"}``."""
+    from .events import EventKind
+    begin = {EventKind.EVICT_BEGIN: 1, EventKind.FETCH_BEGIN: 1,
+             EventKind.EVICT_END: -1, EventKind.FETCH_END: -1}
+    # Busy intervals: while pages are leaving or arriving anywhere.
+    busy, travelling, since = [], 0, None
+    starts = {}
+    for event in log:
+        if event.time_s < record.start_s - 1e-12 or event.time_s > record.end_s + 1e-12:
+            if event.kind in begin:
+                travelling += begin[event.kind] * event.pages
+            continue
+        if event.kind is EventKind.OP:
+            starts[event.slot] = event.time_s
+            continue
+        sign = begin.get(event.kind)
+        if sign is None:
+            continue
+        before = travelling
+        travelling += sign * event.pages
+        if before <= 0 < travelling:
+            since = event.time_s
+        elif before > 0 >= travelling and since is not None:
+            busy.append((since, event.time_s))
+            since = None
+    if travelling > 0:
+        busy.append((record.start_s if since is None else since, record.end_s))
+    busy_start = np.array([a for a, _ in busy])
+    busy_end = np.array([b for _, b in busy])
+    totals = {"compute": 0.0, "overlap": 0.0, "stall": 0.0}
+    for slot, op_start in starts.items():
+        ideal = float(op_times[slot])
+        span_start = op_start - float(record.stall_by_boundary[slot])
+        span_end = op_start + ideal
+        covered = float(np.clip(np.minimum(busy_end, span_end) - np.maximum(busy_start, span_start),
+                                0, None).sum()) if len(busy) else 0.0
+        span = span_end - span_start
+        overlap = covered + ideal - span
+        stall = span - ideal
+        if overlap < 0:
+            stall -= overlap
+            overlap = 0.0
+        totals["compute"] += span - covered
+        totals["overlap"] += overlap
+        totals["stall"] += stall
+    return totals

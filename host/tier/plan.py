@@ -6,11 +6,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-__all__ = ["Chunk", "Plan", "PlanError", "ring_add", "ring_values"]
+__all__ = ["Chunk", "Plan", "PlanError", "InfeasibleError", "ring_add", "ring_values"]
 
 
 class PlanError(ValueError):
     """A plan breaks an invariant (capacity, residency at use, or byte conservation)."""
+
+
+class InfeasibleError(ValueError):
+    """A policy cannot run this workload on this machine; the message says why (as G10
+    reports that FlashNeuron cannot train ViT or Inception-v3 in 40 GB)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,9 @@ class Chunk:
     evict_due: int
     fetch_at: int
     fetch_due: int
+    # Where the pages go with a host-DRAM tier: "host", "flash", or None for host DRAM
+    # while it has room (the executor's default).
+    destination: str | None = None
 
     @property
     def freed(self):
@@ -51,6 +59,9 @@ class Plan:
     # a new strict plan takes over from the residency it expects (Executor.reconcile).
     strict: bool
     planned_stall_s: tuple = field(default=())
+    # Boundaries at which the GPU waits until every write-out in flight has finished
+    # (FlashNeuron's barrier before the backward pass).
+    sync_at: tuple = field(default=())
 
     def initial_absent(self, n_tensors):
         """Pages of each tensor that are out of HBM at iteration start in the steady state:

@@ -9,8 +9,9 @@ duration, the iterations simulated and the placement policy. Presets:
   HBM at half the footprint.
 - ``g10``: G10's published setup (MICRO 2023, its ``genconfigs.py``): 40 GB GPU, 128 GB
   host DRAM, a 3.2 GB/s SSD with 12 µs reads and 16 µs writes, 15.754 GB/s PCIe, 45 µs
-  fault latency, 50-page fault batches, 5 µs PCIe latency. G10 counts GB as 2**30 bytes
-  (its simulator multiplies by 1024**3), and so does this preset.
+  fault latency, 50-page fault batches, 5 µs PCIe latency. G10 counts GB of memory as
+  2**30 bytes and GB/s of bandwidth as 10**9 bytes per second (its simulator multiplies
+  sizes by 1024**3 and bandwidths by 10**9), and so does this preset.
 
 A TOML file has a ``preset`` key and sections ``[tier]``, ``[flash]`` and ``[run]`` whose
 keys are the fields of those classes (SI units: bytes, seconds, bytes per second)::
@@ -76,18 +77,27 @@ class TierSetup:
                         "policy": self.policy}}
 
 
-# G10's SSD: 3.2 GB/s both ways (8 channels), 12 µs reads, 16 µs writes (its device buffers
-# programs); energies as the Z-NAND preset, cost an assumption for a datacentre NVMe SSD.
+# G10's simulator moves pages in batches: 50 pages cross the GPU's PCIe per batch interval
+# (50 × 4 KiB at 15.754 GB/s, GB = 10**9 bytes in its bandwidths), of which at most
+# int(50 × 3.2 / 15.754) = 10 come from the SSD and at most 10 go to it, in the same
+# interval. Its SSD thus reads and writes at once, each at 10/50 of the link: 3.15 GB/s.
+G10_LINK_BYTES_PER_S = 15.754e9
+G10_SSD_BYTES_PER_S = G10_LINK_BYTES_PER_S * int(50 * 3.2 / 15.754) / 50
+# G10's SSD: that bandwidth each way on separate read and write paths (duplex), 12 µs
+# reads, 16 µs writes; energies as the Z-NAND preset, cost an assumption for a datacentre
+# NVMe SSD.
 _G10_SSD = replace(flash_preset("zssd"), name="g10-ssd", read_latency_s=12e-6,
-                   program_latency_s=16e-6, channel_bytes_per_s=3.2 * GIB / 8,
-                   cost_usd_per_gb=0.10, source="G10 (MICRO 2023) SSD: 3.2 GB/s, 12/16 us")
+                   program_latency_s=16e-6, channel_bytes_per_s=G10_SSD_BYTES_PER_S / 8,
+                   duplex=True, cost_usd_per_gb=0.10,
+                   source="G10 (MICRO 2023) SSD: 3.2 GB/s, 12/16 us, reads and writes at once")
 
 SETUP_PRESETS = Registry("tier preset", (
     TierSetup("default", TierConfig(hbm_fraction=0.5), flash_preset("zssd")),
     TierSetup("g10", TierConfig(hbm_bytes=40 * GIB, host_bytes=128 * GIB,
-                                link_bytes_per_s=15.754 * GIB, fault_latency_s=45e-6,
+                                link_bytes_per_s=G10_LINK_BYTES_PER_S, fault_latency_s=45e-6,
                                 fault_batch_pages=50, host_latency_s=5e-6,
-                                request_overhead_s=5e-6, page_bytes=4096),
+                                request_overhead_s=5e-6, page_bytes=4096,
+                                host_demotes=False),
               _G10_SSD, iterations=2),
 ))
 

@@ -9,6 +9,7 @@ from ..gpu import get_preset, op_time_s
 from ..zoo import build_model
 from .config import TierConfig
 from .flash import flash_preset
+from .plan import InfeasibleError
 from .policies import tier_policy
 from .presets import TierSetup, setup_from_dict
 from .simulate import simulate
@@ -81,7 +82,8 @@ def run_model(model, *, policy, gpu="a100", batch=8, hbm_fraction=None, hbm_byte
 
 def sweep(models, fractions, policies, *, progress=True, **kwargs):
     """Every (model, fraction, policy); a configuration that cannot run (HBM below an op's
-    working set) is reported with its reason instead of metrics."""
+    working set, or a policy that cannot run it, as FlashNeuron when the activations it
+    keeps do not fit) is reported with its reason instead of metrics."""
     for policy in policies:
         tier_policy(policy)              # refuses an unknown name before anything runs
     for fraction in fractions:
@@ -96,7 +98,7 @@ def sweep(models, fractions, policies, *, progress=True, **kwargs):
         try:
             metrics = run_model(model, policy=policy, hbm_fraction=fraction, **kwargs).metrics
         except ValueError as error:
-            if "working set" not in str(error):
+            if "working set" not in str(error) and not isinstance(error, InfeasibleError):
                 raise
             metrics = {"model": model, "hbm_fraction": fraction, "policy": policy,
                        "infeasible": str(error)}

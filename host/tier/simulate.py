@@ -8,7 +8,7 @@ from ..gpu import get_preset
 from .config import TierConfig
 from .costs import TransferCosts
 from .lifetime import Lifetimes
-from .metrics import iteration_metrics
+from .metrics import iteration_metrics, time_breakdown
 from .policies import POLICIES, PlanningContext, TierPolicy, tier_policy
 from .trace_check import check_trace
 
@@ -63,7 +63,7 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
     lifetimes = Lifetimes(graph, tier.page_bytes)
     capacity = policy.capacity_pages(lifetimes, tier)
     context = PlanningContext(lifetimes, op_times, capacity, TransferCosts.of(tier, flash_config),
-                              check)
+                              check, tier, flash_config)
     plan = policy.first_plan(context)
     executor = policy.executor(lifetimes, op_times, capacity, tier, flash_config,
                                initial_resident=policy.initial_residency(context, plan),
@@ -87,6 +87,9 @@ def simulate(graph, op_times, tier, flash_config, policy, *, gpu="a100", iterati
     metrics["policy"] = policy.name
     metrics["ideal_iteration_s"] = float(op_times.sum())
     metrics["plan_changes"] = sum(1 for a, b in zip(plans, plans[1:]) if a != b)
+    metrics.update(policy.run_metrics())
+    if executor.log is not None:
+        metrics["time_breakdown_s"] = time_breakdown(executor.log, records[-1], op_times)
     if plan is not None:
         ratios = plan.split_ratios(lifetimes.pages)
         metrics["plan_chunks"] = len(plan.chunks)

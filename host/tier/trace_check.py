@@ -30,6 +30,7 @@ def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):
     leaving = [0] * n_tensors
     valid = [0] * n_tensors        # tail pages with a valid flash copy
     host = [0] * n_tensors         # pages held in host DRAM (arriving there included)
+    dropped = [0] * n_tensors      # pages of a dead tensor discarded, nowhere until reallocated
     host_used = 0
     host_peak = 0
     to_host = from_host = 0
@@ -56,6 +57,20 @@ def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):
             host[tensor] = event.host
             host_used += event.host
             used += pages
+        elif kind is EventKind.ALLOC and dropped[tensor]:
+            if pages > dropped[tensor]:
+                fail(f"reallocates {pages} pages, {dropped[tensor]} were dropped")
+            dropped[tensor] -= pages
+            hbm[tensor] += pages
+            usable[tensor] += pages
+            used += pages
+        elif kind is EventKind.DROP:
+            if pages > usable[tensor]:
+                fail(f"drops {pages} pages with {usable[tensor]} usable")
+            usable[tensor] -= pages
+            hbm[tensor] -= pages
+            dropped[tensor] += pages
+            used -= pages
         elif kind is EventKind.ALLOC:
             if hbm[tensor]:
                 fail("allocated while already in HBM")
@@ -76,7 +91,7 @@ def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):
                      f"with {usable[tensor]} usable")
             usable[tensor] -= pages
             leaving[tensor] += pages
-            out = size[tensor] - usable[tensor] - arriving[tensor]
+            out = size[tensor] - usable[tensor] - arriving[tensor] - dropped[tensor]
             if valid[tensor] + dirty + host[tensor] < out:
                 elsewhere = " or a place in host DRAM" if host[tensor] or event.host else ""
                 fail(f"{out} pages out of HBM but only {valid[tensor] + dirty + host[tensor]} "
@@ -93,8 +108,9 @@ def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):
             hbm[tensor] -= pages
             used -= pages
         elif kind is EventKind.FETCH_BEGIN:
-            if pages > size[tensor] - hbm[tensor]:
-                fail(f"fetches {pages} pages, only {size[tensor] - hbm[tensor]} absent")
+            if pages > size[tensor] - hbm[tensor] - dropped[tensor]:
+                fail(f"fetches {pages} pages, only {size[tensor] - hbm[tensor] - dropped[tensor]} "
+                     "absent with a copy elsewhere")
             if not 0 <= event.host <= min(pages, host[tensor]):
                 fail(f"fetches {event.host} pages from host DRAM, which holds {host[tensor]}")
             host[tensor] -= event.host
@@ -110,6 +126,13 @@ def check_trace(log, lifetimes, capacity_pages, host_capacity_pages=0):
                 fail("more pages arrived than were requested")
             arriving[tensor] -= pages
             usable[tensor] += pages
+        elif kind is EventKind.DEMOTE:
+            if not 0 < pages <= host[tensor]:
+                fail(f"demotes {pages} pages from host DRAM, which holds {host[tensor]}")
+            host[tensor] -= pages
+            host_used -= pages
+            valid[tensor] += pages
+            written_pages += pages
         elif kind is EventKind.OP:
             ops += 1
             slot = event.slot

@@ -14,6 +14,9 @@ A tensor has either ``bytes`` (its size, as traces know it) or ``dtype`` and ``s
 (``bytes`` is then their product); ``kind`` is one of :data:`host.graph.TENSOR_KINDS`
 (weights and optimizer state persist across iterations). Ops are in execution order;
 ``duration_s`` (optional) is a measured run time that replaces the GPU model's estimate;
+``fault_duration_s`` and ``output_fault_duration_s`` (optional) are its run times when every
+page of its inputs and outputs faults, and when only its outputs' pages do (G10's
+fault-laden kernel times; demand paging times a faulting op from them);
 ``flops`` (optional, default 0) feeds the roofline estimate and the energy; ``deps`` and
 ``attrs`` are optional. Unknown keys are refused, so a misspelt field is an error rather
 than a silent default.
@@ -34,7 +37,8 @@ VERSION = 1
 
 _TOP = {"format", "version", "name", "batch", "dtype", "meta", "tensors", "ops"}
 _TENSOR = {"id", "kind", "bytes", "dtype", "shape"}
-_OP = {"name", "kind", "phase", "flops", "inputs", "outputs", "deps", "duration_s", "attrs"}
+_DURATIONS = ("duration_s", "fault_duration_s", "output_fault_duration_s")
+_OP = {"name", "kind", "phase", "flops", "inputs", "outputs", "deps", "attrs", *_DURATIONS}
 
 
 def dump_workload(graph):
@@ -56,8 +60,9 @@ def dump_workload(graph):
                  "inputs": list(op.inputs), "outputs": list(op.outputs)}
         if op.deps:
             entry["deps"] = list(op.deps)
-        if op.duration_s is not None:
-            entry["duration_s"] = op.duration_s
+        for key in _DURATIONS:
+            if getattr(op, key) is not None:
+                entry[key] = getattr(op, key)
         if op.attrs:
             entry["attrs"] = op.attrs
         ops.append(entry)
@@ -104,9 +109,12 @@ def _op(path, number, entry):
     _check_keys(path, entry, _OP, what)
     name = _require(path, entry, "name", what)
     what = f"op {name!r}"
-    duration = entry.get("duration_s")
-    if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool)):
-        raise WorkloadError(path, f"{what}: duration_s must be a number, got {duration!r}")
+    durations = {}
+    for key in _DURATIONS:
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            raise WorkloadError(path, f"{what}: {key} must be a number, got {value!r}")
+        durations[key] = None if value is None else float(value)
     flops = entry.get("flops", 0)
     if not isinstance(flops, int) or isinstance(flops, bool):
         raise WorkloadError(path, f"{what}: flops must be an integer, got {flops!r}")
@@ -118,8 +126,7 @@ def _op(path, number, entry):
         lists[key] = tuple(value)
     return Op(name, _require(path, entry, "kind", what), _require(path, entry, "phase", what),
               flops, lists["inputs"], lists["outputs"], lists["deps"],
-              attrs=dict(entry.get("attrs", {})),
-              duration_s=None if duration is None else float(duration))
+              attrs=dict(entry.get("attrs", {})), **durations)
 
 
 def load_workload(content, path="<workload>"):

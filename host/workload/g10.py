@@ -20,6 +20,15 @@ iteration's ideal time is the sum of the kernel times, as G10 computes it.
 
 A directory with a ``tensors.config`` too (G10 writes it beside ``kernels.config``) has its
 tensors defined there; a kernel naming a tensor it does not define is then an error.
+
+Beside the kernel times G10 keeps, per kernel, its measured time when its pages fault
+(``cudnn<B>PF.txt``: every input and output page faults; ``cudnn<B>InputPF.txt``: the inputs
+are resident and only the outputs fault, as G10's performance model reads it) and the
+cuDNN workspace it allocates (``cudnn<B>Workspace.txt``, ``<kernel id> <bytes> B``). When
+they are there the ops carry the fault-laden times (``fault_duration_s``,
+``output_fault_duration_s``) and every non-empty workspace becomes a tensor of kind
+``workspace``, written by its kernel alone, as G10's simulator adds it to the kernel's
+outputs. The two fault files come together or not at all.
 """
 
 import re
@@ -29,7 +38,7 @@ from ..graph import GraphError, IterationGraph, Op, Tensor
 from .errors import WorkloadError
 
 
-__all__ = ["read_g10", "kernel_times_ms", "g10_times_file"]
+__all__ = ["read_g10", "kernel_times_ms", "workspace_bytes", "g10_times_file"]
 
 _KERNEL = re.compile(r"Kernel ID: (\d+), Name: (\S+)$")
 _PARENT = re.compile(r"Parent (?:Layer|OP) ID: ?\d+; Name: ?(\S*)$")
@@ -40,26 +49,62 @@ _TENSOR = re.compile(r"(tensor\d+) Is weight \(global\)\?: ([01]), Size in byte:
 _SEPARATOR = re.compile(r"_{10,}$")
 _TIME_LINE = re.compile(r"(\d+) ([0-9.]+(?:[eE][+-]?\d+)?) ms$")
 _TIMES_NAME = re.compile(r"cudnn(\d+)\.txt$")
+_WORKSPACE_LINE = re.compile(r"(\d+) (\d+) B$")
+
+
+def _numbered(path, pattern, expected, what):
+    """The second field of every ``<kernel id> <value> ...`` line of ``path``, checked to be
+    numbered 0, 1, ..."""
+    path = Path(path)
+    values = []
+    for number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        match = pattern.fullmatch(line.strip())
+        if match is None:
+            raise WorkloadError(path, f"expected {expected!r}, got {line.strip()!r}", line=number)
+        if int(match[1]) != len(values):
+            raise WorkloadError(path, f"kernel {match[1]} where kernel {len(values)} was expected",
+                                line=number)
+        values.append(match[2])
+    if not values:
+        raise WorkloadError(path, f"no {what}")
+    return values
 
 
 def kernel_times_ms(path):
     """Measured kernel times of a ``cudnn<B>.txt``, in ms, checked to be numbered 0, 1, ..."""
-    path = Path(path)
-    times = []
-    for number, line in enumerate(_read_lines(path), start=1):
-        if not line.strip():
-            continue
-        match = _TIME_LINE.fullmatch(line.strip())
-        if match is None:
-            raise WorkloadError(path, f"expected '<kernel id> <time> ms', got {line.strip()!r}",
-                                line=number)
-        if int(match[1]) != len(times):
-            raise WorkloadError(path, f"kernel {match[1]} where kernel {len(times)} was expected",
-                                line=number)
-        times.append(float(match[2]))
-    if not times:
-        raise WorkloadError(path, "no kernel times")
-    return times
+    return [float(v) for v in _numbered(path, _TIME_LINE, "<kernel id> <time> ms", "kernel times")]
+
+
+def workspace_bytes(path):
+    """Workspace bytes per kernel of a ``cudnn<B>Workspace.txt``, numbered 0, 1, ..."""
+    return [int(v) for v in _numbered(path, _WORKSPACE_LINE, "<kernel id> <bytes> B",
+                                      "workspace sizes")]
+
+
+def _per_kernel(path, values, kernels, kernels_path, what):
+    if len(values) != kernels:
+        raise WorkloadError(path, f"{len(values)} {what} for the {kernels} kernels of "
+                                  f"{kernels_path}")
+    return values
+
+
+def _fault_files(times_path, kernels, kernels_path):
+    """(all-fault times, output-fault times) in ms beside ``times_path``, or (None, None)."""
+    stem = times_path.with_suffix("")
+    every = stem.with_name(stem.name + "PF.txt")
+    outputs = stem.with_name(stem.name + "InputPF.txt")
+    if not every.is_file() and not outputs.is_file():
+        return None, None
+    for present, absent in ((every, outputs), (outputs, every)):
+        if present.is_file() and not absent.is_file():
+            raise WorkloadError(absent, f"missing: {present.name} is there, and G10's fault "
+                                        "model needs both fault-laden kernel times")
+    return (_per_kernel(every, kernel_times_ms(every), kernels, kernels_path,
+                        "fault-laden kernel times"),
+            _per_kernel(outputs, kernel_times_ms(outputs), kernels, kernels_path,
+                        "fault-laden kernel times"))
 
 
 def _read_lines(path):
@@ -199,11 +244,28 @@ def read_g10(directory, *, batch=None, kernels=None, times=None, name=None):
     if len(times_ms) != len(kernels):
         raise WorkloadError(times_path, f"{len(times_ms)} kernel times for the {len(kernels)} "
                                         f"kernels of {kernels_path}")
+    every_ms, outputs_ms = _fault_files(times_path, len(kernels), kernels_path)
+    workspace_path = times_path.with_suffix("").with_name(times_path.stem + "Workspace.txt")
+    workspaces = (_per_kernel(workspace_path, workspace_bytes(workspace_path), len(kernels),
+                              kernels_path, "workspace sizes")
+                  if workspace_path.is_file() else [0] * len(kernels))
     used = set()
     written = set()
     kinds = {}
     ops = []
-    for (kernel_id, kernel_name, parent, inputs, outputs), ms in zip(kernels, times_ms):
+    workspace_tensors = []
+    for kernel, ms in zip(kernels, times_ms):
+        kernel_id, kernel_name, parent, inputs, outputs = kernel
+        if workspaces[kernel_id]:
+            workspace_id = f"workspace{kernel_id}"
+            if workspace_id in tensors.defined:
+                raise WorkloadError(kernels_path, f"a tensor is named {workspace_id}, the name "
+                                                  f"of kernel {kernel_id}'s workspace")
+            workspace_tensors.append(Tensor(workspace_id, (), "fp32", "workspace",
+                                            size_bytes=workspaces[kernel_id]))
+            outputs = [*outputs, workspace_id]
+            used.add(workspace_id)
+            written.add(workspace_id)
         phase = _phase(kernel_name)
         for tensor_id in inputs:
             if tensor_id not in used:
@@ -217,14 +279,22 @@ def read_g10(directory, *, batch=None, kernels=None, times=None, name=None):
         ops.append(Op(f"{kernel_id}.{kernel_name}", kernel_name.lower(), phase, 0,
                       tuple(dict.fromkeys(inputs)), tuple(dict.fromkeys(outputs)),
                       attrs={"g10_kernel": kernel_id, "layer": parent},
-                      duration_s=ms * 1e-3))
+                      duration_s=ms * 1e-3,
+                      fault_duration_s=None if every_ms is None else every_ms[kernel_id] * 1e-3,
+                      output_fault_duration_s=None if outputs_ms is None
+                      else outputs_ms[kernel_id] * 1e-3))
     graph_tensors = [Tensor(tensor_id, (), "fp32", "weight" if is_global else kinds[tensor_id],
                             size_bytes=size)
                      for tensor_id, (is_global, size) in tensors.defined.items()
-                     if tensor_id in used]
+                     if tensor_id in used] + workspace_tensors
+    meta = {"source": "g10", "kernels": str(kernels_path), "times": str(times_path)}
+    if every_ms is not None:
+        meta["fault_times"] = [str(times_path.with_name(times_path.stem + suffix))
+                               for suffix in ("PF.txt", "InputPF.txt")]
+    if workspace_path.is_file():
+        meta["workspaces"] = str(workspace_path)
     try:
         return IterationGraph(name or directory.name, graph_tensors, ops, batch=batch,
-                              dtype="fp32", meta={"source": "g10", "kernels": str(kernels_path),
-                                                  "times": str(times_path)})
+                              dtype="fp32", meta=meta)
     except GraphError as error:
         raise WorkloadError(kernels_path, str(error)) from None

@@ -1,15 +1,29 @@
-"""Vector divide, square root and reciprocal square root on shared iterative units.
+"""Vector divide, square root and reciprocal square root on pipelined units.
 
-``divide_units`` dividers and as many square-root units serve the lanes: a vector takes
-``lanes / divide_units`` passes, each pass one group of lanes through every unit at once.
-``vrsqrt`` is ``1 ÷ √a`` with both steps correctly rounded: the square-root passes first,
-then division passes of 1.0 by their results. One instruction at a time; the unit is not
-ready while it works, so the sub-core replays other instructions for it.
+``divide_units`` dividers and as many square-root units serve the lanes, each set as one
+:class:`~..fp.lanes.FPLanes`: a vector passes through in ``lanes / divide_units`` groups
+of lanes, one group a cycle, and the next instruction's groups follow at once, so
+instructions stream through both pipelines. ``vrsqrt`` is ``1 ÷ √a`` with both steps
+correctly rounded: its groups pass the square-root units, then the dividers, as
+``1.0 ÷`` the root.
+
+Results leave in the order the instructions came in. A queue of tags (slot, and whether
+the result comes from the square-root units) in instruction order tells the collector
+which pipeline gives the next group; groups leaving the square-root units carry a flag
+(a queue beside that pipeline) that sends a ``vrsqrt``'s groups on to the dividers. The
+dividers then take groups from two places, and must take them in instruction order: a
+``vdiv`` waits at issue while a ``vrsqrt``'s groups are still in the square-root units.
+A pipeline whose next group the collector cannot take yet (another instruction's group
+is due first) holds, which the other never waits for, so nothing deadlocks; so a ``vsqrt``
+behind a ``vrsqrt`` enters at once but waits in the square-root units until the
+``vrsqrt`` has left the dividers.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib.fifo import SyncFIFO
 
 from ..fp.divide import FPDivide
+from ..fp.lanes import FPLanes, LanesConfig
 from ..fp.sqrt import FPSqrt
 from .isa import Opcode
 from .layouts import VectorUnit, vector_layout
@@ -24,88 +38,110 @@ _ONE = 0x3F80_0000
 class VectorDivide(VectorUnit):
     @property
     def passes(self):
+        """Groups of lanes a vector passes the units in: the cycles between instructions
+        that stream through."""
         return self.config.lanes // self.config.divide_units
 
     def cycles_per_instruction(self, opcode):
-        """Cycles from taking an instruction to offering its result, with results taken at once
-        (for the engine's bounds)."""
-        divide = self.passes * (FPDivide.CYCLES_PER_RESULT + 2)
-        root = self.passes * (FPSqrt.CYCLES_PER_RESULT + 2)
-        return {Opcode.VDIV: divide, Opcode.VSQRT: root, Opcode.VRSQRT: divide + root}[opcode] + 2
+        """Cycles from taking an instruction to offering its result, with results taken at
+        once and the units free (for the engine's bounds). The instruction is taken as its
+        last group enters the units; instructions streaming through are taken
+        :attr:`passes` cycles apart."""
+        divide, root = FPDivide.LATENCY, FPSqrt.LATENCY
+        return {Opcode.VDIV: divide, Opcode.VSQRT: root, Opcode.VRSQRT: root + divide}[opcode] + 1
 
     def elaborate(self, platform):
         m = Module()
         config = self.config
         units = config.divide_units
         passes = self.passes
-        vector = vector_layout(config)
+        request, result = self.request, self.result
 
-        dividers = [FPDivide() for _ in range(units)]
-        roots = [FPSqrt() for _ in range(units)]
-        for index, (divider, root) in enumerate(zip(dividers, roots)):
-            m.submodules[f"divider{index}"] = divider
-            m.submodules[f"root{index}"] = root
+        m.submodules.dividers = dividers = FPLanes(LanesConfig(FPDivide, units))
+        m.submodules.roots = roots = FPLanes(LanesConfig(FPSqrt, units))
+        # Every instruction in flight has a tag: one per `passes` groups the pipelines
+        # hold, one more being collected or offered, and one more because a full queue
+        # takes no tag in the cycle it gives one. Likewise the flags: the square-root
+        # pipeline holds at most LATENCY groups.
+        in_flight = -(-(FPDivide.LATENCY + FPSqrt.LATENCY) // passes) + 2
+        m.submodules.tags = tags = SyncFIFO(width=len(request.payload.slot) + 1, depth=in_flight)
+        # Whether each group in the square-root units belongs to a vrsqrt.
+        m.submodules.reciprocal_flags = flags = SyncFIFO(width=1, depth=FPSqrt.LATENCY + 1)
 
-        slot = Signal.like(self.request.payload.slot)
-        opcode = Signal.like(self.request.payload.opcode)
-        a = Signal(vector)
-        b = Signal(vector)
-        result = Signal(vector)
-        group = Signal(range(max(2, passes)))
-        rooting = Signal()            # the pass in progress is a square-root pass
-        got = Signal(units)
+        def group(vector, index):
+            """The lanes of group ``index`` of a vector (a View of vector_layout)."""
+            bits = vector.as_value()
+            return bits if passes == 1 else bits.word_select(index, 32 * units)
 
-        def lane(vector_signal, unit):
-            return vector_signal.as_value().word_select(group * units + unit, 32)
-
-        m.d.comb += [self.result.payload.slot.eq(slot), self.result.payload.value.eq(result)]
-        # The operands of the group in progress, offered to the units whenever they issue.
+        # Issue: the groups of the offered instruction, one a cycle; the instruction is
+        # taken with its last group.
+        issue_group = Signal(range(max(passes, 2)))
+        opcode = request.payload.opcode
+        dividing = opcode == Opcode.VDIV
         reciprocal = opcode == Opcode.VRSQRT
-        for unit, (divider, root) in enumerate(zip(dividers, roots)):
-            m.d.comb += [
-                root.operands.payload.as_value().eq(lane(a, unit)),
-                divider.operands.payload.as_value().eq(Cat(
-                    Mux(reciprocal, _ONE, lane(a, unit)),
-                    Mux(reciprocal, lane(result, unit), lane(b, unit)))),
+        first = issue_group == 0
+        # vrsqrt groups in the square-root units, which a vdiv must not overtake.
+        reciprocals_in_roots = Signal(range(FPSqrt.LATENCY + 1))
+        offered = request.valid & (~first | tags.w_rdy)
+        offer_divide = offered & dividing & (reciprocals_in_roots == 0)
+        offer_root = offered & ~dividing & flags.w_rdy
+        issued = (offer_divide & dividers.operands.ready) | (offer_root & roots.operands.ready)
+        last = issue_group == passes - 1
+        with m.If(issued):
+            m.d.sync += issue_group.eq(Mux(last, 0, issue_group + 1))
+        m.d.comb += [
+            request.ready.eq(issued & last),
+            tags.w_en.eq(issued & first),
+            tags.w_data.eq(Cat(request.payload.slot, ~dividing & ~reciprocal)),
+            roots.operands.valid.eq(offer_root),
+            roots.operands.payload.a.as_value().eq(group(request.payload.a, issue_group)),
+            flags.w_en.eq(offer_root & roots.operands.ready),
+            flags.w_data.eq(reciprocal),
+        ]
+
+        # Groups leaving the square-root units: a vrsqrt's on to the dividers as 1 ÷ root.
+        forward = roots.result.valid & flags.r_data
+        m.d.comb += [
+            dividers.operands.valid.eq(forward | offer_divide),
+            dividers.operands.payload.a.as_value().eq(Mux(
+                forward, Cat(Const(_ONE, 32) for _ in range(units)),
+                group(request.payload.a, issue_group))),
+            dividers.operands.payload.b.as_value().eq(Mux(
+                forward, roots.result.payload,
+                group(request.payload.b, issue_group))),
+        ]
+        entering = offer_root & roots.operands.ready & reciprocal
+        leaving = forward & dividers.operands.ready
+        m.d.sync += reciprocals_in_roots.eq(reciprocals_in_roots + entering - leaving)
+
+        # Collect: the groups of the oldest instruction, from the pipeline its tag names.
+        collect_group = Signal(range(max(passes, 2)))
+        collected = Signal(vector_layout(config))
+        slot = Signal.like(request.payload.slot)
+        complete = Signal()
+        head_slot, head_from_roots = tags.r_data[:-1], tags.r_data[-1]
+        room = ~complete | result.ready
+        from_roots = tags.r_rdy & head_from_roots & roots.result.valid & ~flags.r_data
+        from_dividers = tags.r_rdy & ~head_from_roots & dividers.result.valid
+        take = room & (from_roots | from_dividers)
+        group_value = Mux(head_from_roots, roots.result.payload, dividers.result.payload)
+        finished = collect_group == passes - 1
+        m.d.comb += [
+            roots.result.ready.eq(Mux(flags.r_data, dividers.operands.ready, room & from_roots)),
+            flags.r_en.eq(roots.result.valid & roots.result.ready),
+            dividers.result.ready.eq(room & from_dividers),
+            tags.r_en.eq(take & finished),
+            result.valid.eq(complete),
+            result.payload.slot.eq(slot),
+            result.payload.value.eq(collected),
+        ]
+        with m.If(result.ready):
+            m.d.sync += complete.eq(0)
+        with m.If(take):
+            m.d.sync += [
+                group(collected, collect_group).eq(group_value),
+                collect_group.eq(Mux(finished, 0, collect_group + 1)),
             ]
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += self.request.ready.eq(1)
-                with m.If(self.request.valid):
-                    request = self.request.payload
-                    m.d.sync += [slot.eq(request.slot), opcode.eq(request.opcode),
-                                 a.eq(request.a), b.eq(request.b), group.eq(0),
-                                 rooting.eq(request.opcode != Opcode.VDIV)]
-                    m.next = "ISSUE"
-            with m.State("ISSUE"):
-                # Every unit is idle here, so all take their operands in this cycle.
-                for divider, root in zip(dividers, roots):
-                    m.d.comb += [root.operands.valid.eq(rooting),
-                                 divider.operands.valid.eq(~rooting)]
-                m.d.sync += got.eq(0)
-                m.next = "WAIT"
-            with m.State("WAIT"):
-                collected = Signal(units)
-                for unit, (divider, root) in enumerate(zip(dividers, roots)):
-                    valid = Mux(rooting, root.result.valid, divider.result.valid)
-                    m.d.comb += [root.result.ready.eq(rooting),
-                                 divider.result.ready.eq(~rooting),
-                                 collected[unit].eq(got[unit] | valid)]
-                    with m.If(valid):
-                        m.d.sync += result.as_value().word_select(group * units + unit, 32).eq(
-                            Mux(rooting, root.result.payload, divider.result.payload))
-                m.d.sync += got.eq(collected)
-                with m.If(collected.all()):
-                    with m.If(group != passes - 1):
-                        m.d.sync += group.eq(group + 1)
-                        m.next = "ISSUE"
-                    with m.Elif(rooting & (opcode == Opcode.VRSQRT)):
-                        m.d.sync += [group.eq(0), rooting.eq(0)]
-                        m.next = "ISSUE"
-                    with m.Else():
-                        m.next = "DONE"
-            with m.State("DONE"):
-                m.d.comb += self.result.valid.eq(1)
-                with m.If(self.result.ready):
-                    m.next = "IDLE"
+            with m.If(finished):
+                m.d.sync += [complete.eq(1), slot.eq(head_slot)]
         return m

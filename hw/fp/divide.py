@@ -1,161 +1,122 @@
-"""Correctly rounded binary32 division a / b (round to nearest, ties to even), iterative.
+"""Correctly rounded binary32 division a / b (round to nearest, ties to even), fully
+pipelined: one result per cycle.
 
-Subnormal operands are normalized first, then a radix-2 restoring recurrence produces one
-quotient bit per cycle: the 26 bits of ``floor(ma · 2^25 / mb)`` for significands ma, mb in
-[1, 2), which are 24 significand bits and a guard bit on whichever side of 1 the quotient
-falls, plus a sticky bit from the final remainder. The result is rounded once: a quotient
-below the normal range is first shifted right into the subnormal position (its lost bits
-join the sticky bit), and the rounding increment is added to the packed exponent and
-fraction together, so a carry turns the largest subnormal into the smallest normal, or
-the largest finite value into infinity, exactly as IEEE 754 requires.
+A radix-2 restoring recurrence unrolled into one pipeline stage per quotient bit. Each
+stage subtracts the divisor from the partial remainder (one 25-bit carry chain, whose
+borrow is the quotient bit) and keeps the difference or the remainder; no stage holds
+more than that, so the unit keeps the clock of the iterative recurrence it replaced.
+docs/fp-synthesis.md compares it with a multiplier-based design.
+
+Stages:
+  1. unpack; special cases; leading zeros of both significands.
+  2. normalize both significands to [1, 2) (subnormal operands included) and form the
+     biased exponent of the quotient's 2^0 bit.
+  3-28. the 26 bits of ``floor(ma · 2^25 / mb)``: the quotient of significands lies in
+     (0.5, 2), so 24 significand bits and a guard bit on whichever side of 1 it falls
+     take 26 steps; the last remainder gives the sticky bit. The last step also plans,
+     from the exponent alone, the alignment of a quotient below the normal range.
+  29. align: one right shift of the quotient takes it to its 24 significand bits and
+     guard bit: by its leading zero (0 or 1 place) in the normal range, further into the
+     subnormal position below it; the bits shifted out join the sticky bit.
+  30. round to nearest even and pack; the rounding carry runs into the exponent field,
+     so the largest subnormal becomes the smallest normal and the largest finite value
+     infinity (float32.round_to_nearest_even).
 
 Special cases (IEEE 754): a NaN operand, 0/0 and ∞/∞ give the canonical NaN 0x7FC00000;
 ∞/y and x/0 give ±∞; 0/y and x/∞ give ±0; the sign is the XOR of the operand signs.
 One operation (:class:`~.opcodes.DivideOp`): ``DIV``; the ``op`` field is ignored.
-
-Handshake: the unit takes one operand record, holds ``operands.ready`` low while it works
-and offers the result until it is taken; it takes the next record in the cycle the
-result is taken. The result is offered ``CYCLES_PER_RESULT`` cycles after the cycle that
-accepted its record, so with results taken at once the unit accepts one record every
-``CYCLES_PER_RESULT`` = 31 cycles: the accepting cycle, leading-zero count and shift (2),
-26 recurrence steps, alignment and rounding (2). It runs above 100 MHz on ECP5
-(docs/fp-synthesis.md); a radix-4 recurrence would halve the steps but chain two 25-bit
-subtractions per cycle.
 """
 
-from amaranth.hdl import Module, Signal, Mux, Cat, Const, signed
-from amaranth.lib import wiring
+from amaranth.hdl import Cat, Const, Mux
 
-from .float32 import CANONICAL_NAN, INFINITY, PRECISION, leading_zeros, unpack
-from .interface import FPUnitSignature
+from .float32 import (BIAS, PRECISION, leading_zeros, pack_special_or_zero,
+                      round_to_nearest_even, shift_right_sticky, unpack)
 from .opcodes import DivideOp
-from .pipeline import iterative_handshake
+from .pipeline import PipelinedUnit
 
 
 __all__ = ["FPDivide"]
 
 
 QUOTIENT_BITS = PRECISION + 2       # the leading bit may sit at 2^0 or 2^-1, plus guard
+# The alignment's largest shift, to which longer ones saturate: any of 26 places or more
+# loses every bit of the quotient, and 31 is the most a 5-bit amount holds.
+_SHIFT_SATURATED = 31
 
 
-class FPDivide(wiring.Component):
-    """``a / b``; one result every :data:`CYCLES_PER_RESULT` cycles."""
+class FPDivide(PipelinedUnit):
+    """Binary32 ``a / b``; latency :data:`LATENCY` cycles."""
 
     OPS = DivideOp
-    CYCLES_PER_RESULT = 5 + QUOTIENT_BITS
+    LATENCY = 2 + QUOTIENT_BITS + 2
 
-    def __init__(self):
-        super().__init__(FPUnitSignature(self.OPS))
+    def datapath(self, m, pipe, record):
+        a = unpack(m, record.a, name="a")
+        b = unpack(m, record.b, name="b")
 
-    def elaborate(self, platform):
-        m = Module()
-        operands, result = self.operands, self.result
+        # Stage 1.
+        nan = a.nan | b.nan | (a.inf & b.inf) | (a.zero & b.zero)
+        s1 = pipe.register_stage("count_", {
+            "special": a.nan | b.nan | a.inf | b.inf | a.zero | b.zero,
+            "nan": nan, "zero": a.zero | b.inf,
+            "sign": a.sign ^ b.sign,
+            "a": a.significand, "negated_b": -b.significand,
+            "a_exponent": a.exponent, "b_exponent": b.exponent,
+            "a_shift": leading_zeros(a.significand), "b_shift": leading_zeros(b.significand),
+        })
+        passed = ("special", "nan", "zero", "sign")
 
-        dividend = Signal(32)
-        divisor_bits = Signal(32)
-        sign = Signal()
-        special = Signal()
-        special_value = Signal(32)
-        a_shift = Signal(5)                 # leading zeros of the significands
-        b_shift = Signal(5)
-        a_exponent = Signal(signed(10))     # biased exponents of the normalized operands
-        b_exponent = Signal(signed(10))
-        divisor = Signal(PRECISION)
-        remainder = Signal(PRECISION + 1)   # < 2 · divisor throughout
-        quotient = Signal(QUOTIENT_BITS)
-        step = Signal(range(QUOTIENT_BITS))
-        kept = Signal(PRECISION + 1)        # aligned significand and guard bit
-        inexact = Signal()                  # some bit below the guard bit is set
-        exponent_field = Signal(8)
-        overflow = Signal()
+        # Stage 2. The divisor d in [2^23, 2^24) is kept as 2^25 - d, so that each step
+        # adds (with a subtraction per step the unit took 6 % more LUTs on ECP5); its top
+        # bit is 1 and is not kept. A zero divisor is a special case, whose quotient is
+        # not used. -(b << shift) = (-b) << shift modulo 2^25.
+        s2 = pipe.register_stage("normalized_", {
+            "remainder": (s1["a"] << s1["a_shift"])[:PRECISION],
+            "divisor": (s1["negated_b"] << s1["b_shift"])[:PRECISION],
+            "exponent": ((s1["a_exponent"] - s1["a_shift"]) - (s1["b_exponent"] - s1["b_shift"])
+                         + BIAS),
+            **{name: s1[name] for name in passed},
+        })
+        passed += ("exponent", "divisor")
 
-        # Classification of the registered operands.
-        a = unpack(m, dividend, name="a")
-        b = unpack(m, divisor_bits, name="b")
-        signed_inf = Cat(Const(INFINITY, 31), sign)
-        signed_zero = Cat(Const(0, 31), sign)
-        invalid = a.nan | b.nan | (a.inf & b.inf) | (a.zero & b.zero)
+        # Stages 3-28: one quotient bit each. The remainder r is below twice the divisor
+        # before a step and below the divisor after it; it is kept in that form, the
+        # doubling being the next step's wiring. r + (2^25 - d) carries out of 25 bits
+        # exactly when r >= d, and its low bits are then r - d.
+        remainder = s2["remainder"]
+        quotient = Const(0, 0)
+        stage = s2
+        for step in range(QUOTIENT_BITS):
+            total = remainder + Cat(stage["divisor"], Const(1, 1))
+            fits = total[PRECISION + 1]
+            values = {"remainder": Mux(fits, total, remainder)[:PRECISION],
+                      "quotient": Cat(fits, quotient),
+                      **{name: stage[name] for name in passed}}
+            if step == QUOTIENT_BITS - 1:
+                # With the quotient's 2^0 bit at exponent 2 or more, the result is normal
+                # whichever side of 1 the quotient falls; below that, the quotient's bit 0
+                # is the guard bit of a result at exponent 1, 2 - exponent places down.
+                exponent = stage["exponent"]
+                values["normal_range"] = exponent >= 2
+                values["subnormal_shift"] = Mux(exponent <= 2 - _SHIFT_SATURATED,
+                                                _SHIFT_SATURATED, (2 - exponent)[:5])
+            stage = pipe.register_stage(f"step{step}_", values)
+            remainder = Cat(Const(0, 1), stage["remainder"])
+            quotient = stage["quotient"]
 
-        # One step of the restoring recurrence.
-        fits = remainder >= divisor
-        partial = Mux(fits, remainder - divisor, remainder)[0:PRECISION]
+        # Stage 29.
+        below_one = ~quotient[-1]
+        shift = Mux(stage["normal_range"], ~below_one, stage["subnormal_shift"])
+        aligned, lost = shift_right_sticky(quotient, shift)
+        s29 = pipe.register_stage("aligned_", {
+            "significand": aligned[:QUOTIENT_BITS - 1],
+            "sticky": lost | (stage["remainder"] != 0),
+            "exponent": Mux(stage["normal_range"], stage["exponent"] - below_one, 1),
+            **{name: stage[name] for name in passed if name not in ("exponent", "divisor")},
+        })
 
-        # Exponent and subnormal alignment for both positions of the quotient's leading
-        # bit (2^0, or 2^-1 for a quotient below 1). They depend only on the exponents,
-        # which are constant during the recurrence, so a three-register chain computes
-        # them there, settled long before the rounding stages read them.
-        plans = []
-        for below_one in (0, 1):
-            biased = Signal(signed(10), name=f"biased_{below_one}")
-            plan_overflow = Signal(name=f"overflow_{below_one}")
-            plan_shift = Signal(range(QUOTIENT_BITS + 1), name=f"shift_{below_one}")
-            plan_exponent = Signal(8, name=f"exponent_field_{below_one}")
-            lost_mask = Signal(PRECISION + 1, name=f"lost_mask_{below_one}")
-            m.d.sync += [
-                biased.eq(a_exponent - b_exponent + (127 - below_one)),
-                plan_overflow.eq(biased >= 0xFF),
-                # Beyond 26 positions every bit falls below the guard position.
-                plan_shift.eq(Mux(biased > 0, 0,
-                              Mux(biased < -24, QUOTIENT_BITS, 1 - biased))),
-                plan_exponent.eq(Mux(biased > 0, biased[0:8], 0)),
-                lost_mask.eq((Const(1, QUOTIENT_BITS + 1) << plan_shift) - 1),
-            ]
-            plans.append((plan_shift, lost_mask, plan_exponent, plan_overflow))
-
-        # Alignment: the quotient's 24 significand bits and guard bit, shifted into the
-        # subnormal position if the result is tiny.
-        below_one = ~quotient[QUOTIENT_BITS - 1]
-        significand = Mux(below_one, quotient[:-1], quotient[1:])
-        dropped = (remainder != 0) | (~below_one & quotient[0])
-        (shift_0, mask_0, exponent_0, overflow_0), (shift_1, mask_1, exponent_1, overflow_1) = plans
-        shift = Mux(below_one, shift_1, shift_0)
-        lost = (significand & Mux(below_one, mask_1, mask_0)) != 0
-
-        # Rounding: the increment goes into exponent and fraction together.
-        round_up = kept[0] & (kept[1] | inexact)
-        magnitude = (Cat(kept[1:PRECISION], exponent_field) + round_up)[0:31]
-        rounded = Mux(overflow, signed_inf, Cat(magnitude, sign))
-
-        # A record is taken when idle, or in the cycle the previous result is taken.
-        with m.If(operands.valid & operands.ready):
-            m.d.sync += [dividend.eq(operands.payload.a),
-                         divisor_bits.eq(operands.payload.b),
-                         sign.eq(operands.payload.a[31] ^ operands.payload.b[31])]
-
-        with iterative_handshake(m, operands, result, start="COUNT"):
-            # Normalization takes two cycles, counting and shifting, to keep it off the
-            # critical path.
-            with m.State("COUNT"):
-                m.d.sync += [
-                    special.eq(invalid | a.inf | b.inf | a.zero | b.zero),
-                    special_value.eq(Mux(invalid, CANONICAL_NAN,
-                                     Mux(a.inf | b.zero, signed_inf, signed_zero))),
-                    a_shift.eq(leading_zeros(a.significand)),
-                    b_shift.eq(leading_zeros(b.significand)),
-                ]
-                m.next = "NORMALIZE"
-            with m.State("NORMALIZE"):
-                m.d.sync += [
-                    a_exponent.eq(a.exponent - a_shift),
-                    b_exponent.eq(b.exponent - b_shift),
-                    remainder.eq(a.significand << a_shift),
-                    divisor.eq(b.significand << b_shift),
-                    step.eq(0),
-                ]
-                m.next = "DIVIDE"
-            with m.State("DIVIDE"):
-                m.d.sync += [quotient.eq(Cat(fits, quotient[:-1])),
-                             remainder.eq(Cat(Const(0, 1), partial)),
-                             step.eq(step + 1)]
-                with m.If(step == QUOTIENT_BITS - 1):
-                    m.next = "ALIGN"
-            with m.State("ALIGN"):
-                m.d.sync += [kept.eq(significand >> shift),
-                             inexact.eq(dropped | lost),
-                             exponent_field.eq(Mux(below_one, exponent_1, exponent_0)),
-                             overflow.eq(Mux(below_one, overflow_1, overflow_0))]
-                m.next = "ROUND"
-            with m.State("ROUND"):
-                m.d.sync += result.payload.eq(Mux(special, special_value, rounded))
-                m.next = "DONE"
-        return m
+        # Stage 30.
+        rounded = round_to_nearest_even(s29["sign"], s29["exponent"], s29["significand"],
+                                        s29["sticky"])
+        special = pack_special_or_zero(s29["sign"], nan=s29["nan"], zero=s29["zero"])
+        return pipe.register(Mux(s29["special"], special, rounded), "packed")

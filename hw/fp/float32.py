@@ -24,7 +24,7 @@ __all__ = [
     "block_leading_zeros", "combine_block_counts",
     "shift_right_sticky", "subnormal_limit_mask", "shift_left_or_take", "right_shift_below_range",
     "round_to_nearest_even",
-    "pack_special",
+    "pack_special", "pack_special_or_zero",
 ]
 
 
@@ -216,3 +216,9 @@ def round_to_nearest_even(sign, exponent, significand, sticky=Const(0, 1)):
 def pack_special(sign, *, nan, inf):
     """The canonical NaN when ``nan``, else an infinity of ``sign`` (valid when ``inf``)."""
     return Mux(nan, CANONICAL_NAN, Cat(Const(INFINITY, 31), sign))
+
+
+def pack_special_or_zero(sign, *, nan, zero):
+    """The canonical NaN when ``nan``, else a zero of ``sign`` when ``zero``, else an
+    infinity of ``sign``."""
+    return Mux(zero & ~nan, Cat(Const(0, 31), sign), pack_special(sign, nan=nan, inf=1))

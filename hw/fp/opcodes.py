@@ -4,8 +4,8 @@
 This module is the only place a code is written down. The units decode the record's
 field against these members (``record.op == AddSubOp.SUB``, :func:`selects`), their
 operand layouts type the field with the unit's enum (hw/fp/interface.py), and the op
-table (hw/fp/units.py), the checking interface (sim/fp.py), the tests and the table in
-docs/fp.md are derived from them.
+table (hw/fp/units.py), the checking interface (sim/flows/fp_vectors.py), the tests and
+the table in docs/fp.md are derived from them.
 
 Values a unit does not assign: :class:`~.addsub.FPAddSub` and
 :class:`~.compare.FPCompare` compare the whole field, so any other value gives ``a + b``,

@@ -5,13 +5,7 @@ shared by all stages, so the whole pipeline advances or holds together. The pipe
 holds while its last stage has a result the consumer does not take, so
 ``operands.ready`` is one signal for every stage and no record is dropped or duplicated.
 Bubbles are not squeezed out under back-pressure; that keeps the control to one gate.
-
-An iterative unit (:func:`iterative_handshake`) takes one record, works on it for many
-cycles with ``operands.ready`` low, and takes the next record in the cycle its result is
-taken.
 """
-
-import contextlib
 
 from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import data, wiring
@@ -19,7 +13,7 @@ from amaranth.lib import data, wiring
 from .interface import FPUnitSignature
 
 
-__all__ = ["Pipeline", "PipelinedUnit", "iterative_handshake"]
+__all__ = ["Pipeline", "PipelinedUnit"]
 
 
 class Pipeline:
@@ -79,25 +73,3 @@ class PipelinedUnit(wiring.Component):
         """The register of the last of ``LATENCY`` stages built with ``pipe`` from the
         operand record ``record``."""
         raise NotImplementedError
-
-
-@contextlib.contextmanager
-def iterative_handshake(m, operands, result, *, start):
-    """The FSM of an iterative unit, between its two handshake states: ``"IDLE"`` takes a
-    record and goes to state ``start``; the unit's own states, added in the ``with`` body,
-    end in ``"DONE"``, which offers ``result`` until it is taken and in that cycle takes
-    the next record. ``result.payload`` must be a register loaded before ``"DONE"``.
-    ``operands.ready`` never depends on ``operands.valid``, which the lanes wrapper needs."""
-    with m.FSM():
-        with m.State("IDLE"):
-            m.d.comb += operands.ready.eq(1)
-            with m.If(operands.valid):
-                m.next = start
-        yield
-        with m.State("DONE"):
-            m.d.comb += [result.valid.eq(1),
-                         operands.ready.eq(result.ready)]
-            with m.If(result.ready):
-                m.next = "IDLE"
-                with m.If(operands.valid):
-                    m.next = start

@@ -3,8 +3,8 @@
 :data:`FP_UNITS` names every unit; :data:`FP_OPERATIONS` names every operation, each with
 its unit, its code (a member of the unit's enum in hw/fp/opcodes.py), its operands and
 what it computes. Everything that lists units or operations derives from these two: the
-checking interface (sim/fp.py), the synthesis designs (``matndp synth``), the test
-parametrizations and the op table in docs/fp.md (``matndp fp doc``).
+checking interface (sim/flows/fp_vectors.py), the synthesis designs (``matndp synth``), the test
+parametrizations and the op table in docs/fp.md (``make docs``).
 """
 
 import dataclasses

@@ -4,12 +4,12 @@ request stream, the memory image and the region map loaded in bulk into the harn
 back as numpy columns and checked in bulk.
 """
 
-from .check import CheckFailed, check_gpu_path, check_events
-from .job import BatchJob, JobError, RuntimeCall
-from .parameters import BatchTiming, HarnessShape
-from .records import HexFormatError
-from .run import BatchResult, MemoryContents, replay_batch, run_batch
-from .stimulus import MemoryImage, RequestStream, StimulusError
+from matndp.sim.batch.check import CheckFailed, check_gpu_path, check_events
+from matndp.sim.batch.job import BatchJob, JobError, RuntimeCall
+from matndp.sim.batch.parameters import BatchTiming, HarnessShape
+from matndp.sim.batch.records import HexFormatError
+from matndp.sim.batch.run import BatchResult, MemoryContents, replay_batch, run_batch
+from matndp.sim.batch.stimulus import MemoryImage, RequestStream, StimulusError
 
 
 __all__ = ["BatchJob", "BatchTiming", "HarnessShape", "RequestStream", "MemoryImage",

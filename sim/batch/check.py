@@ -101,7 +101,7 @@ def _segments(result, cycles):
 
 
 def check_gpu_path(result, *, complete=True):
-    """The GPU path and memory of ``result`` (a :class:`~.run.BatchResult` with the
+    """The GPU path and memory of ``result`` (a :class:`~matndp.sim.batch.run.BatchResult` with the
     ``gpu_requests``, ``mem_requests`` and ``gpu_responses`` logs) against the stimulus and
     the memory model. ``complete``: every request was sent and every read answered."""
     job = result.job
@@ -229,7 +229,7 @@ def matching_entries(entries, addr, write):
 
 def check_events(result, entries=None):
     """The events the engine took (the ``events`` log) against the accesses in the
-    programmed ranges (``entries``, default the job's :meth:`~.job.BatchJob.program`
+    programmed ranges (``entries``, default the job's :meth:`~matndp.sim.batch.job.BatchJob.program`
     calls): write events in GPU request order with the write's data and mask, read
     events in GPU response order with the returned data and the read's mask."""
     job = result.job

@@ -1,4 +1,4 @@
-"""The testbench side of a batch job (:mod:`.job`): reads ``job.pickle``, carries out its
+"""The testbench side of a batch job (:mod:`matndp.sim.batch.job`): reads ``job.pickle``, carries out its
 steps in order and writes ``results.pickle``. The runtime steps are the same in every
 testbench; :class:`JobExecutor` subclasses say how loads, phases and dumps are done (by the
 harness, or cycle by cycle in Python).
@@ -9,9 +9,9 @@ import pickle
 import time
 
 from matndp.host.runtime import NDPRuntime
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.drivers.csr import CSRDriver
-from .job import JOB_FILE, RESULTS_FILE
+from matndp.sim.batch.job import JOB_FILE, RESULTS_FILE
 
 
 __all__ = ["JobExecutor", "RecordingCSRDriver"]

@@ -10,8 +10,8 @@ import pickle
 
 import numpy as np
 
-from .parameters import LOGS, UNTIL, BatchTiming, HarnessShape, SliceFormats
-from .stimulus import MemoryImage, RequestStream, StimulusError
+from matndp.sim.batch.parameters import LOGS, UNTIL, BatchTiming, HarnessShape, SliceFormats
+from matndp.sim.batch.stimulus import MemoryImage, RequestStream, StimulusError
 
 
 __all__ = ["BatchJob", "RuntimeCall", "JobError", "JOB_FILE", "RESULTS_FILE", "default_budget"]

@@ -9,7 +9,7 @@ from matndp.hw.arbiter import with_id_width
 from matndp.hw.csr_map import register_map
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.sim.drivers.packing import StructCodec
-from .records import RecordFormat
+from matndp.sim.batch.records import RecordFormat
 
 
 __all__ = ["HarnessShape", "BatchTiming", "harness_parameters", "SliceFormats", "UNTIL",

@@ -1,4 +1,4 @@
-"""Run a :class:`~.job.BatchJob`: in batch mode through the harness (:func:`run_batch`), or
+"""Run a :class:`~matndp.sim.batch.job.BatchJob`: in batch mode through the harness (:func:`run_batch`), or
 cycle by cycle with the Python drivers (:func:`replay_batch`), and read what it left
 (:class:`BatchResult`: the logs as numpy columns, the phases, the runtime's answers, the
 memory dumps).
@@ -12,18 +12,19 @@ import tempfile
 
 import numpy as np
 
+from matndp.sim.harnesses import harness_file
 from matndp.sim.designs import evaluate_at_time_zero, ndp_slice_verilog
 from matndp.sim.runner import build_root, run_cocotb, write_if_changed
-from .job import JOB_FILE, RESULTS_FILE, BatchJob
-from .parameters import LOGS, harness_parameters
-from .records import HexFormatError, RecordFormat, fixed_width_lines
+from matndp.sim.batch.job import RESULTS_FILE, BatchJob
+from matndp.sim.batch.parameters import LOGS, harness_parameters
+from matndp.sim.batch.records import HexFormatError, RecordFormat, fixed_width_lines
 
 
 __all__ = ["run_batch", "replay_batch", "BatchResult", "MemoryContents", "HARNESS_SOURCE",
            "harness_ports", "harness_sources", "read_log"]
 
 
-HARNESS_SOURCE = pathlib.Path(__file__).resolve().parent.parent / "harnesses" / "slice_harness.v"
+HARNESS_SOURCE = harness_file("slice_harness.v")
 HARNESS_TOP = "slice_harness"
 _CYCLE = RecordFormat([("cycle", 0, 64)])
 
@@ -96,7 +97,7 @@ def replay_batch(job, *, simulator="verilator", directory=None):
 
 class MemoryContents:
     """A memory image read back: ``sectors`` (``(n, sector)`` bytes) laid out by
-    ``layout`` (an :class:`~.stimulus.ImageLayout`)."""
+    ``layout`` (an :class:`~matndp.sim.batch.stimulus.ImageLayout`)."""
 
     def __init__(self, layout, sectors):
         self.layout = layout
@@ -141,7 +142,7 @@ class BatchResult:
         return sum(phase["wall_s"] for phase in self.phases())
 
     def log(self, name):
-        """Log ``name`` (of :data:`~.parameters.LOGS`) as numpy columns: ``cycle`` and the
+        """Log ``name`` (of :data:`~matndp.sim.batch.parameters.LOGS`) as numpy columns: ``cycle`` and the
         payload's fields."""
         if name not in LOGS:
             raise KeyError(f"no log {name!r}; the harness writes {', '.join(LOGS)}")

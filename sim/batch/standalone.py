@@ -13,14 +13,15 @@ import subprocess
 
 from matndp.sim.environment import put_environment_tools_on_path
 from matndp.sim.runner import SimulationFailed, build_lock, build_root, check_simulator
-from .parameters import harness_parameters
-from .run import HARNESS_SOURCE, harness_sources
+from matndp.sim.batch.parameters import harness_parameters
+from matndp.sim.batch.run import harness_sources
+from matndp.sim.harnesses import harness_file
 
 
 __all__ = ["build_standalone", "run_standalone", "MAIN_SOURCE"]
 
 
-MAIN_SOURCE = HARNESS_SOURCE.with_name("slice_harness_main.cpp")
+MAIN_SOURCE = harness_file("slice_harness_main.cpp")
 
 
 def build_standalone(config, shape, *, log_file=None):
@@ -56,7 +57,7 @@ def build_standalone(config, shape, *, log_file=None):
 
 
 def run_standalone(result, *, logs=False):
-    """Replay batch run ``result`` (a :class:`~.run.BatchResult`) in the stand-alone
+    """Replay batch run ``result`` (a :class:`~matndp.sim.batch.run.BatchResult`) in the stand-alone
     driver; returns its measurements (phases, cycles, wall time, cycles per second).
     ``logs``: write the harness's logs as the batch run did."""
     executable = build_standalone(result.job.config, result.job.shape)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .parameters import GAP_BITS
-from .records import integer_column
+from matndp.sim.batch.parameters import GAP_BITS
+from matndp.sim.batch.records import integer_column
 
 
 __all__ = ["RequestStream", "MemoryImage", "ImageLayout", "StimulusError"]

@@ -29,7 +29,7 @@ BENCHMARKS = {
     "kernel_on_the_fly": "matndp.sim.bench.kernels:bench_kernels_on_the_fly",
     "sweep": "matndp.sim.bench.sweep:bench_sweep",
     "cosim": "matndp.sim.bench.cosim:bench_cosim",
-    "expander": "matndp.sim.expander_bench:bench_expander",
+    "expander": "matndp.sim.bench.expander:bench_expander",
 }
 
 

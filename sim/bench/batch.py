@@ -21,9 +21,9 @@ goldens). The outputs are also compared with the instruction-set simulator, time
 import time
 
 from matndp.sim.batch import BatchTiming, CheckFailed
-from matndp.sim.batch.kernels import KernelBatch
+from matndp.sim.flows.kernel_batch import KernelBatch
 from matndp.sim.batch.standalone import run_standalone
-from matndp.sim.flagship_engine import LAYER, layer_launches
+from matndp.sim.flows.engine_layer import LAYER, layer_launches
 
 
 __all__ = ["bench_batch_harness", "dnn_batch"]

@@ -6,9 +6,9 @@ import resource
 import tempfile
 import time
 
-from matndp.sim.cosim.iteration import share_blocks, share_iteration
-from matndp.sim.cosim.run import check_runs, run_share, run_shares
-from matndp.sim.cosim.setup import CosimSetup
+from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
+from matndp.sim.flows.cosim.share_run import check_runs, run_share, run_shares
+from matndp.sim.flows.cosim.setup import CosimSetup
 
 
 __all__ = ["bench_cosim", "FULL_ITERATION"]

@@ -1,12 +1,15 @@
-"""Benchmark: vectors per second through :func:`sim.fp.run_fp_vectors`, per op and
-simulator, end to end (operand files, simulator start, golden-free result read-back).
-A small warm-up run first builds the simulation so that build time is not counted."""
+"""Benchmark: vectors per second through :func:`~matndp.sim.flows.fp_vectors.run_fp_vectors`, per op and
+simulator, end to end (operand files, simulator start, golden-free result read-back),
+and under Verilator and Icarus the results per simulated cycle (the unit's throughput
+in the harness, with and without back-pressure), beside each unit's declared latency and
+cycles per result. A small warm-up run first builds the simulation so that build time is
+not counted."""
 
 import time
 
 import numpy as np
 
-from matndp.sim.fp import FP_OPS, run_fp_vectors
+from matndp.sim.flows.fp_vectors import FP_OPS, run_fp_vectors
 from matndp.sim.runner import SimulationFailed
 from matndp.sim.golden.fp import random_operands
 
@@ -19,12 +22,15 @@ _COUNTS = {"verilator": (20_000, 200_000), "icarus": (2_000, 20_000), "amaranth"
 
 
 def bench_fp_vectors(quick=False, ops=None):
-    """``{op: {simulator: {back_pressure: {vectors, seconds, vectors_per_s}}}}`` for
-    ``ops`` (default: all of ``FP_OPS``); an op that fails to simulate is reported as
-    such instead of measured."""
+    """``{op: {"unit": {latency_cycles, cycles_per_result}, simulator: {back_pressure:
+    {vectors, seconds, vectors_per_s, results_per_cycle}}}}`` for ``ops`` (default: all
+    of ``FP_OPS``; ``results_per_cycle`` under Verilator and Icarus); an op that fails to
+    simulate is reported as such instead of measured."""
     results = {}
     for op in ops or FP_OPS:
-        results[op] = {}
+        unit = FP_OPS[op].unit
+        results[op] = {"unit": {"latency_cycles": getattr(unit, "LATENCY", None),
+                                "cycles_per_result": unit.CYCLES_PER_RESULT}}
         for simulator, counts in _COUNTS.items():
             count = counts[0] if quick else counts[1]
             operands = random_operands(op, count, seed=1)
@@ -34,13 +40,17 @@ def bench_fp_vectors(quick=False, ops=None):
                 results[op][simulator] = {"failed": str(error)}
                 continue
             entry = {}
+            harness = simulator != "amaranth"
             for back_pressure in ("none", "random"):
                 started = time.perf_counter()
                 result = run_fp_vectors(op, *operands, simulator=simulator,
-                                        back_pressure=back_pressure)
+                                        back_pressure=back_pressure, with_cycles=harness)
                 seconds = time.perf_counter() - started
+                result, cycles = result if harness else (result, None)
                 assert len(result) == count and result.dtype == np.uint32
                 entry[back_pressure] = {"vectors": count, "seconds": round(seconds, 3),
                                         "vectors_per_s": round(count / seconds)}
+                if harness:
+                    entry[back_pressure]["results_per_cycle"] = round(count / cycles, 4)
             results[op][simulator] = entry
     return results

@@ -2,7 +2,7 @@
 prices NDP work from (``build/calibration/ndp_kernels.json``, :mod:`matndp.host.calibration`).
 
 Every phase kernel of the ops the host model offloads runs through the slice with its
-engine (:func:`matndp.sim.kernel_run.run_kernel_rtl`) at two problem sizes, the GPU
+engine (:func:`matndp.sim.flows.kernel_run.run_kernel_rtl`) at two problem sizes, the GPU
 issuing one triggering access per cycle with no back-pressure, so the engine is the
 bottleneck. From the cycles between arming the entry and its completion:
 
@@ -21,9 +21,11 @@ import json
 import pathlib
 
 from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, SCHEMA, configuration_record
-from matndp.host.kernels.catalog import KERNELS, OPS, kernel, run_on_iss
-from matndp.host.kernels.inputs import random_inputs
-from matndp.sim.kernel_run import KERNEL_CONFIG, differing_elements, reference_outputs, run_kernel_rtl
+from matndp.host.kernels.library import KERNELS, OPS, kernel
+from matndp.host.kernels.library.iss_runner import run_on_iss
+from matndp.host.kernels.library.inputs import random_inputs
+from matndp.sim.designs import KERNEL_CONFIG
+from matndp.sim.flows.kernel_run import differing_elements, reference_outputs, run_kernel_rtl
 
 
 __all__ = ["bench_kernels_rtl", "bench_kernels_on_the_fly", "SIZES"]
@@ -124,7 +126,7 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
 
 # On the fly: a GPU write stream at several rates ----------------------------------------
 
-# The two kernels a producer's output writes trigger in the flagship layer, 128 packets
+# The two kernels a producer's output writes trigger in `make sim`'s layer, 128 packets
 # each, and the GPU offering one triggering write every `interval` cycles.
 ON_THE_FLY = {"bias_relu": {"rows": 64, "channels": 16}, "bn_stats": {"rows": 64, "channels": 16}}
 INTERVALS = (1, 2, 3, 4, 6, 8)

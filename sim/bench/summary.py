@@ -55,6 +55,12 @@ def _slowest_fp_op(results, simulator="verilator", pressure="random"):
     return min(rates)
 
 
+def _lowest_fp_throughput(results, simulator="verilator", pressure="none"):
+    rates = [entry[simulator][pressure]["results_per_cycle"] for entry in results.values()
+             if "results_per_cycle" in entry.get(simulator, {}).get(pressure, {})]
+    return min(rates)
+
+
 def _trigger_rate(results, simulator="verilator", pressure="random"):
     return results["runs"][f"{simulator}/{pressure}"]["cycles_per_s"]
 
@@ -106,6 +112,8 @@ HEADLINES = {
     "fp_vectors": [
         Headline("FP32 units through the batch harness, Verilator, slowest op",
                  _slowest_fp_op, _per_second("vectors")),
+        Headline("FP32 units, lowest results per cycle of any op (Verilator, full rate)",
+                 _lowest_fp_throughput, lambda v: f"{v:.3f} results/cycle", (">=", 0.5)),
     ],
     "tiering": [
         Headline("GPT-2 small batch 8: plan + 3 simulated iterations, slowest policy",

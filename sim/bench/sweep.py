@@ -7,7 +7,7 @@ import pathlib
 import tempfile
 import time
 
-from ..sweep import LocalPool, RayCluster, ResultFile, TIMING_FIELDS, parse_spec, run_sweep
+from matndp.sim.sweep import LocalPool, RayCluster, ResultFile, TIMING_FIELDS, parse_spec, run_sweep
 
 
 # 4 models x 2 GPUs x 5 batch sizes x 25 NDP slice counts = 1 000 points.

@@ -5,8 +5,8 @@ import json
 import tempfile
 import pathlib
 
-from ..designs import TRIGGER_SLICE, ndp_slice_verilog
-from ..runner import SIMULATORS, run_cocotb
+from matndp.sim.designs import TRIGGER_SLICE, ndp_slice_verilog
+from matndp.sim.runner import SIMULATORS, run_cocotb
 
 
 def bench_trigger_stream(quick=False):

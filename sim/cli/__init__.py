@@ -10,7 +10,7 @@ import importlib
 import re
 import sys
 
-from .output import UsageError
+from matndp.sim.cli.output import UsageError
 
 
 # One module per sub-command group. Each defines ``register(subparsers)``, which adds its
@@ -23,10 +23,12 @@ COMMAND_MODULES = [
     "matndp.sim.cli.model",
     "matndp.sim.cli.gpu",
     "matndp.sim.cli.tier",
-    "matndp.sim.cli.hardware",
+    "matndp.sim.cli.verilog",
+    "matndp.sim.cli.sim",
+    "matndp.sim.cli.bench",
     "matndp.sim.cli.synth",
-    "matndp.sim.cli.fp",
     "matndp.sim.cli.sweep",
+    "matndp.sim.cli.docs",
 ]
 
 # Exit codes: bad input, and an interrupt (the shell's 128 + SIGINT).
@@ -115,7 +117,7 @@ def main(argv=None):
         print("matndp: interrupted", file=sys.stderr)
         return INTERRUPT_EXIT
     name = _command_name(args)
-    from .output import tool_failure
+    from matndp.sim.cli.output import tool_failure
     try:
         return args.func(args) or 0
     except KeyboardInterrupt:

@@ -6,7 +6,7 @@ from matndp.sim.cli.output import output_file
 
 
 def run_doc(args):
-    from matndp.host.csr_doc import render_csr_markdown
+    from matndp.sim.docgen.csr import render_csr_markdown
     emit_text(render_csr_markdown(NDPConfig()), args.output)
     return 0
 

@@ -9,9 +9,9 @@ from matndp.host.zoo import MODELS
 
 from matndp.host.units import format_bytes, format_joules, format_seconds
 
-from .arguments import integer, name_in
-from .model import add_model_options
-from .output import add_result_options, output_file, warn, write_result
+from matndp.sim.cli.arguments import integer, name_in
+from matndp.sim.cli.model import add_model_options
+from matndp.sim.cli.output import add_result_options, output_file, warn, write_result
 
 
 def run_presets(args):

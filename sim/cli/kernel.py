@@ -10,6 +10,7 @@ import sys
 from matndp.sim.cli import UsageError, emit_text
 from matndp.sim.cli.arguments import fraction, integer
 from matndp.sim.cli.output import output_file
+from matndp.sim.docgen.kernels import trigger_text
 
 
 def _readable(path):
@@ -24,7 +25,8 @@ def run_asm(args):
     from matndp.host.kernels.image import save_image
     source = _readable(args.file)
     output = pathlib.Path(args.output) if args.output else source.with_suffix(".ndpk")
-    image = assemble_file(source, instruction_words=args.instruction_words)
+    image = assemble_file(source, instruction_words=args.instruction_words,
+                          include_folders=args.include)
     try:
         save_image(image, output)
     except OSError as error:
@@ -43,37 +45,16 @@ def run_disasm(args):
 
 
 def run_doc(args):
-    from matndp.host.kernels.isa_doc import render_isa_markdown
+    from matndp.sim.docgen.isa import render_isa_markdown
     emit_text(render_isa_markdown(), args.output)
     return 0
-
-
-# M2NDP's published kernel bodies, instructions per 32-byte packet (Kim et al., "M2NDP",
-# MICRO 2024; PSAL-POSTECH/M2NDP-public): the library's counts are shown beside them.
-M2NDP_BODIES = (
-    ("ReLU", "10", ("relu_fwd",)),
-    ("GELU", "26", ("gelu_fwd",)),
-    ("softmax: max", "7", ("softmax_max",)),
-    ("softmax: exp-sum", "18", ("softmax_expsum",)),
-    ("softmax: scale", "9", ("softmax_scale",)),
-    ("layer-norm: statistics", "13–15", ("layernorm_stats",)),
-    ("layer-norm: apply", "8–14", ("layernorm_apply",)),
-)
-
-GENERATED_BEGIN = ("<!-- Generated from host/kernels/catalog.py by `matndp kernel list --markdown "
-                   "--update docs/kernels.md`; do not edit by hand. -->")
-GENERATED_END = "<!-- End of the generated part. -->"
-
-
-def _trigger(row):
-    return f"{row['access']} {row['trigger']}"
 
 
 def render_list(kernels):
     rows = [spec.describe() for spec in kernels.values()]
     width = max(len(row["name"]) for row in rows)
-    trigger = max(len(_trigger(row)) for row in rows)
-    lines = [f"{row['name']:<{width}}  {_trigger(row):<{trigger}}  "
+    trigger = max(len(trigger_text(row)) for row in rows)
+    lines = [f"{row['name']:<{width}}  {trigger_text(row):<{trigger}}  "
              f"{row['instructions_per_sector']:>3} instructions/sector  "
              f"({row['elements_per_sector']} {row['trigger_dtype']}, "
              f"{row['memory_accesses_per_sector']} memory "
@@ -88,83 +69,11 @@ def render_ops(ops):
                    for name, spec in ops.items() if len(spec.phases) > 1)
 
 
-def _cell(value):
-    return str(value).replace("|", "\\|")
-
-
-def render_markdown(kernels, ops):
-    """The generated part of docs/kernels.md: tables and a reference entry per kernel."""
-    out = [GENERATED_BEGIN, "", "### Kernels", "",
-           "| kernel | trigger | elements/sector | instructions/sector | extra memory accesses/sector "
-           "| scratchpad accesses/sector | ordered | sections |",
-           "|---|---|---|---|---|---|---|---|"]
-    for spec in kernels.values():
-        row = spec.describe()
-        out.append(f"| `{row['name']}` | {_trigger(row)} | {row['elements_per_sector']} "
-                   f"{row['trigger_dtype']} | {row['instructions_per_sector']} | "
-                   f"{row['memory_accesses_per_sector']} | {row['scratchpad_accesses_per_sector']} | "
-                   f"{'yes' if row['ordered'] else 'no'} | {', '.join(row['sections'])} |")
-    out += ["", "### Multi-phase ops", "", "| op | phases | instructions/sector per phase |",
-            "|---|---|---|"]
-    for name, spec in ops.items():
-        if len(spec.phases) > 1:
-            out.append(f"| `{name}` | {' → '.join(f'`{p}`' for p in spec.phases)} | "
-                       f"{' + '.join(map(str, spec.instructions_per_sector))} |")
-    out += ["", "### Beside M2NDP", "",
-            "| kernel body | M2NDP, instructions/packet | library kernel | instructions/sector |",
-            "|---|---|---|---|"]
-    for what, theirs, names in M2NDP_BODIES:
-        for name in names:
-            out.append(f"| {what} | {theirs} | `{name}` | {kernels[name].instructions_per_sector} |")
-    out += ["", "### Reference", ""]
-    for spec in kernels.values():
-        row = spec.describe()
-        out += [f"#### `{row['name']}`", "",
-                f"{row['summary'][0].upper()}{row['summary'][1:]}. Source `library/{row['source']}`; "
-                f"sized by {', '.join(row['dims'])}; triggered by {row['access']}s of "
-                f"`{row['trigger']}` ({row['elements_per_sector']} {row['trigger_dtype']} elements "
-                f"a sector{', the last may be partial' if row['ragged'] else ''}); "
-                f"{row['instructions_per_sector']} instructions, {row['memory_accesses_per_sector']} "
-                f"memory and {row['scratchpad_accesses_per_sector']} scratchpad accesses per sector"
-                f"{'; ordered' if row['ordered'] else ''}"
-                f"{'; the same bits in any trigger order' if row['order_independent'] else ''}.", "",
-                "| tensor | role | dtype | layout |", "|---|---|---|---|"]
-        for tensor in row["tensors"]:
-            internal = " (between phases)" if tensor["internal"] else ""
-            out.append(f"| `{tensor['name']}` | {tensor['role']}{internal} | {tensor['dtype']} | "
-                       f"{_cell(tensor['layout'])} |")
-        if row["params"]:
-            out += ["", "| parameter | default | meaning |", "|---|---|---|"]
-            out += [f"| `{param['name']}` | {param['default']!r} | {_cell(param['doc'])} |"
-                    for param in row["params"]]
-        out += ["", f"Order: {row['order']}.", ""]
-    out.append(GENERATED_END)
-    return "\n".join(out) + "\n"
-
-
-def update_generated(text, generated):
-    """``text`` with its generated part (between the markers) replaced by ``generated``."""
-    start, end = text.find(GENERATED_BEGIN), text.find(GENERATED_END)
-    if start < 0 or end < start:
-        raise UsageError("the file has no generated part (its begin and end markers)")
-    return text[:start] + generated + text[end + len(GENERATED_END) + 1:]
-
-
 def run_list(args):
-    from matndp.host.kernels.catalog import KERNELS, OPS
-    if args.update and not args.markdown:
-        raise UsageError("--update goes with --markdown")
+    from matndp.host.kernels.library import KERNELS, OPS
     if args.markdown:
-        generated = render_markdown(KERNELS, OPS)
-        if args.update:
-            path = pathlib.Path(args.update)
-            if not path.is_file():
-                raise UsageError(f"{path}: no such file")
-            from matndp.host.output import write_text
-            write_text(path, update_generated(path.read_text(), generated))
-            print(f"updated {path}")
-        else:
-            sys.stdout.write(generated)
+        from matndp.sim.docgen.kernels import render_markdown
+        sys.stdout.write(render_markdown(KERNELS, OPS))
     elif args.ops:
         sys.stdout.write(render_ops(OPS))
     else:
@@ -178,7 +87,7 @@ SIMULATORS = ("verilator", "icarus", "iss")
 
 
 def _launch(args):
-    from matndp.host.kernels.catalog import LibraryError, kernel
+    from matndp.host.kernels.library import LibraryError, kernel
     try:
         spec = kernel(args.name)
     except LibraryError as error:
@@ -217,8 +126,8 @@ def _dump(directory, inputs, outputs, params, report):
 
 
 def run_run(args):
-    from matndp.host.kernels.inputs import random_inputs
-    from matndp.sim.kernel_run import differing_elements, reference_outputs
+    from matndp.host.kernels.library.inputs import random_inputs
+    from matndp.sim.flows.kernel_run import differing_elements, reference_outputs
     spec, problem, launch = _launch(args)
     if args.waves and not args.dump:
         raise UsageError("--waves needs --dump DIR to write the waveform into")
@@ -238,7 +147,7 @@ def run_run(args):
         outputs = iss_outputs
         report.update(complete=True, error=None, instructions=iss_result.instructions)
     else:
-        from matndp.sim.kernel_run import run_kernel_rtl
+        from matndp.sim.flows.kernel_run import run_kernel_rtl
         run = run_kernel_rtl(spec.name, problem, seed=args.seed, simulator=args.sim,
                              pressure=args.pressure, reorder=args.reorder,
                              memory_latency=args.memory_latency,
@@ -310,6 +219,8 @@ def register(subparsers):
                      help="the .ndpk file to write (default: FILE with .ndpk)")
     asm.add_argument("--instruction-words", type=integer(1), default=DEFAULT_INSTRUCTION_WORDS,
                      help="instruction memory depth the kernel must fit (default %(default)s)")
+    asm.add_argument("-I", "--include", action="append", default=[], metavar="FOLDER",
+                     help="a folder where .include looks after the source's own (repeatable)")
     asm.set_defaults(func=run_asm)
     disasm = commands.add_parser("disasm", help="print the source of an .ndpk file")
     disasm.add_argument("file", help="an .ndpk file")
@@ -322,9 +233,7 @@ def register(subparsers):
                                   "triggering access and instructions per sector")
     listing.add_argument("--ops", action="store_true", help="list the multi-phase ops instead")
     listing.add_argument("--markdown", action="store_true",
-                         help="print the generated part of docs/kernels.md")
-    listing.add_argument("--update", metavar="FILE",
-                         help="with --markdown: replace the generated part of FILE")
+                         help="print the generated part of docs/kernels.md (make docs writes it)")
     listing.set_defaults(func=run_list)
     run = commands.add_parser(
         "run", help="run a library kernel through the RTL (or the ISS) on random inputs and "

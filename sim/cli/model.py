@@ -5,8 +5,8 @@ from matndp.host.zoo import MODELS, PRECISIONS
 
 from matndp.host.units import format_bytes
 
-from .arguments import integer, name_in
-from .output import add_result_options, write_result
+from matndp.sim.cli.arguments import integer, name_in
+from matndp.sim.cli.output import add_result_options, write_result
 
 
 def seq_len_help():

@@ -191,7 +191,7 @@ def tool_failure(error):
     (exit 2); a failed simulation exit 1, its log having been shown."""
     from matndp.sim.batch.check import CheckFailed
     from matndp.sim.runner import SimulationFailed, ToolMissing
-    from matndp.sim.synth import SynthesisFailed
+    from matndp.sim.fpga_flow.synth import SynthesisFailed
     if isinstance(error, ToolMissing):
         return 2, f"error: {error}"
     if isinstance(error, (SimulationFailed, SynthesisFailed)):

@@ -3,7 +3,7 @@
 import pathlib
 import sys
 
-from .arguments import integer
+from matndp.sim.cli.arguments import integer
 
 
 def run_sweep(args):
@@ -23,8 +23,8 @@ def run_sweep(args):
 
 
 def run_points(args):
-    from matndp.sim.sweep.points import POINT_FUNCTIONS
-    from matndp.sim.sweep.point import REQUIRED
+    from matndp.sim.sweep.registry import POINT_FUNCTIONS
+    from matndp.sim.sweep.interface import REQUIRED
     for function in POINT_FUNCTIONS.values():
         print(f"{function.name}: {function.help}")
         for parameter in function.parameters:
@@ -70,6 +70,6 @@ def _dispatch(args):
     if args.list_points:
         return run_points(args)
     if args.spec is None:
-        from . import UsageError
+        from matndp.sim.cli import UsageError
         raise UsageError("give a sweep specification (SPEC.toml), or --list-points")
     return run_sweep(args)

@@ -5,79 +5,18 @@ import json
 import pathlib
 import sys
 
-from matndp.hw.arbiter import MemoryArbiter
-from matndp.hw.config import EngineConfig, NDPConfig
-from matndp.hw.fp.units import FP_UNITS, timing_text
-from matndp.hw.fpga.top import AXISlice
-from matndp.hw.ndp_slice import NDPSlice
-from matndp.sim.designs import PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
-from matndp.sim.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS, ROUTERS,
-                              SynthesisFailed, critical_path_table, failing_register_table,
-                              synthesize, synthesis_table)
-
-from .arguments import integer, number
-from .output import output_folder
+from matndp.sim.cli.arguments import integer, number
+from matndp.sim.cli.output import output_folder
+from matndp.sim.fpga_flow.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS,
+                                        ROUTERS, SynthesisFailed, critical_path_table,
+                                        failing_register_table, synthesize, synthesis_table)
+from matndp.sim.fpga_flow.synth_designs import DEFAULT_DESIGNS, DESIGNS, WIDE_DESIGN_PNR
 
 
 # nextpnr takes its seed as a signed 32-bit integer.
 NEXTPNR_SEEDS = (0, 2**31 - 1)
 # ECP5 fabric tops out well below this; a higher target is a typo.
 MAX_TARGET_MHZ = 1000
-
-
-# ``matndp synth`` ------------------------------------------------------------------------
-
-# The engine in an FPGA-sized slice: one sub-core, few µthread slots, one divider and small
-# memories; the GPU port (sector and address widths) as by default.
-FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
-    sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
-    divide_units=1, in_flight=1))
-
-
-# nextpnr's placer and router for a design: its defaults (HeAP, router1) for the FP units;
-# for the slice and its top the electrostatic placer and router2. After HeAP's placement
-# the slice did not route: router1 had not finished in 2400 s, router2's overuse stopped
-# falling at about 8000 wires. The electrostatic placer leaves it with about half HeAP's
-# wirelength and router2 routes that in minutes. The FP units keep HeAP, which placed
-# fp_fma at 108.6 MHz where the electrostatic placer reached 94-99 MHz.
-NEXTPNR_DEFAULTS = {"placer": DEFAULT_PLACER, "router": DEFAULT_ROUTER}
-WIDE_DESIGN_PNR = {"placer": "static", "router": "router2"}
-
-
-def _fp_design(unit):
-    return {"build": unit, "design": f"{unit.__module__}:{unit.__qualname__}",
-            "timing": timing_text(unit) or "-", **NEXTPNR_DEFAULTS}
-
-
-def _slice_design(config, description):
-    return {"build": lambda: NDPSlice(config), "design": f"NDPSlice({description})",
-            "timing": "-", **WIDE_DESIGN_PNR}
-
-
-# Designs: name -> how to build it, what it is, its timing class. ``ndp_slice`` is the
-# slice an FPGA prototype ships: the trigger alone, its events on a port.
-DESIGNS = {
-    **{f"fp_{name}": _fp_design(unit) for name, unit in FP_UNITS.items()},
-    "ndp_slice": _slice_design(TRIGGER_SLICE, "NDPConfig(engine=None)"),
-    "ndp_slice_pipelined": _slice_design(
-        PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
-    "ndp_slice_engine": _slice_design(
-        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
-                           "4 argument blocks, 4 KiB scratchpad, 1 instruction in flight"),
-    # The memory-side arbiter of a slice with an engine, alone.
-    "memory_arbiter": {"build": lambda: MemoryArbiter(NDPConfig()),
-                       "design": "MemoryArbiter(NDPConfig())", "timing": "-", **WIDE_DESIGN_PNR},
-    # The FPGA top around the slice of the trigger alone, as `make verilog` exports it.
-    "ndp_slice_axi": {"build": lambda: AXISlice(TRIGGER_SLICE),
-                      "design": "AXISlice(NDPConfig(engine=None))", "timing": "-",
-                      **WIDE_DESIGN_PNR},
-    "ndp_slice_axi_pipelined": {
-        "build": lambda: AXISlice(PIPELINED_TRIGGER_SLICE),
-        "design": "AXISlice(NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True)))",
-        "timing": "-", **WIDE_DESIGN_PNR},
-}
-# The engine slice takes far longer than everything else together; it runs when named.
-DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]
 
 
 def _command_line(args):

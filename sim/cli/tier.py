@@ -20,9 +20,9 @@ from matndp.host.zoo import MODELS
 
 from matndp.host.units import format_bytes, format_joules, format_seconds
 
-from .arguments import integer, name_in, names_in, number, numbers
-from .model import add_model_options
-from .output import add_result_options, write_result
+from matndp.sim.cli.arguments import integer, name_in, names_in, number, numbers
+from matndp.sim.cli.model import add_model_options
+from matndp.sim.cli.output import add_result_options, write_result
 
 
 RUN_KEYS = ("inter_tier_bytes", "flash_read_bytes", "flash_write_bytes", "stall_s",
@@ -139,10 +139,14 @@ def run_run(args):
     metrics = run.metrics
     if args.plot:
         from matndp.host.tier.plot import plot_run
+        from matndp.host.tier.plan import InfeasibleError
         by_policy = {}
         for policy in TIER_POLICIES:
-            other = run if policy == args.policy else run_model(
-                args.model, policy=policy, **size, **_common(args))
+            try:
+                other = run if policy == args.policy else run_model(
+                    args.model, policy=policy, **size, **_common(args))
+            except InfeasibleError:
+                continue              # a policy that cannot run this model has no bar
             by_policy[policy] = other.metrics
         path = plot_run(run, by_policy, args.plot)
         print(f"wrote {path}", file=sys.stderr)
@@ -158,8 +162,11 @@ def run_export(args):
 
 
 def run_validate_g10(args):
-    from matndp.host.tier.g10_validation import g10_validation
+    from matndp.host.tier.g10_validation import g10_batch_sizes, g10_validation
     text = g10_validation(args.g10_dir, progress=not args.no_progress)
+    if args.batch_sizes:
+        text += ("\nG10's batch-size figure, ideal / iteration time, G10's figure / ours:\n\n"
+                 + g10_batch_sizes(args.g10_dir, progress=not args.no_progress))
     if args.output:
         from matndp.host.output import write_text
         print(f"wrote {write_text(args.output, text)}", file=sys.stderr)
@@ -220,9 +227,13 @@ def run_sweep(args):
     rows = sweep(args.models, args.fractions, args.policies, progress=not args.no_progress,
                  **_common(args))
     if not write_result(args, rows):
+        from matndp.host.tier.comparison import tm_against
         print(_table(rows))
         print()
         print(_relative_table(rows))
+        if any(r["policy"] == "tm" for r in rows):
+            print()
+            print(tm_against(rows))
     if args.plot:
         from matndp.host.tier.plot import plot_sweep
         print(f"wrote {plot_sweep(rows, args.plot)}", file=sys.stderr)
@@ -305,6 +316,9 @@ def register(subparsers):
                                "has written kernels.config for the five workloads")
     validate.add_argument("--output", help="write the Markdown tables to this file")
     validate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    validate.add_argument("--batch-sizes", action="store_true",
+                          help="also G10's batch-size figure, for every batch whose "
+                               "kernels.config G10's front end has written (minutes)")
     validate.set_defaults(func=run_validate_g10)
     sweep = commands.add_parser("sweep", help="HBM fractions × policies × models, as a table")
     sweep.add_argument("--models", default="all", type=names_in(MODELS, every="all"),

@@ -1,7 +1,7 @@
 """The FPGA top's AXI4-Lite register port driven from cocotb, with the interface of
-:class:`~.csr.CSRDriver` (``read`` → (value, error), ``write`` → error), so that the host
+:class:`~matndp.sim.drivers.csr.CSRDriver` (``read`` → (value, error), ``write`` → error), so that the host
 runtime programs the top through AXI4-Lite as it does the slice
-(:class:`~matndp.sim.csr_adapter.SimulatedCSRBus`).
+(:class:`~matndp.sim.drivers.csr_adapter.SimulatedCSRBus`).
 
 Built on cocotbext-axi's channel sources and sinks rather than its ``AxiLiteMaster``,
 which aligns every address to the bus width: a test must also be able to send a

@@ -6,7 +6,7 @@ import random
 
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from .stream import CachedWrite, Participant
+from matndp.sim.drivers.stream import CachedWrite, Participant
 
 
 __all__ = ["CSRDriver", "CSRBusError", "CSRTarget"]
@@ -66,7 +66,7 @@ class CSRDriver:
 
 
 class CSRTarget(Participant):
-    """A memory of ``size`` bytes behind a window's bus (a :class:`~.stream.CycleLoop`
+    """A memory of ``size`` bytes behind a window's bus (a :class:`~matndp.sim.drivers.stream.CycleLoop`
     participant): answers each access after a wait drawn from ``latency`` (a ``(min, max)``
     range of cycles, at least 1), with ``err`` for a misaligned address; ``silent`` makes it
     never answer. ``memory`` holds the bytes (little-endian words); ``accesses`` records

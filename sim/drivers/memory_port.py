@@ -9,7 +9,7 @@ that frees the tag has been received.
 
 from collections import Counter
 
-from .stream import Participant
+from matndp.sim.drivers.stream import Participant
 
 
 __all__ = ["ReadTagGate"]

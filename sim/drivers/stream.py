@@ -29,7 +29,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles as Edges, Event, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
-from .pause import NoPause, pause_iterator
+from matndp.sim.drivers.pause import NoPause, pause_iterator
 
 
 __all__ = ["ClockCycles", "CachedWrite", "Participant", "CycleLoop", "stream_signal",

@@ -160,7 +160,7 @@ def _operation(op):
 
 
 def reference(op, a, b=None, c=None):
-    """Golden result bit patterns of ``op`` (as named by ``sim.fp.FP_OPS``)."""
+    """Golden result bit patterns of ``op`` (as named by ``sim.flows.fp_vectors.FP_OPS``)."""
     arity, function = _operation(op)
     operands = [np.asarray(x, dtype=np.uint32) for x in (a, b, c)[:arity]]
     return function(*operands)

@@ -8,7 +8,8 @@ produces is the canonical 0x7FC00000; BF16 rounding is MPFR's (``sim.golden.fp``
 A golden takes ``inputs`` ({tensor name: numpy array}, BF16 as uint16 bit patterns),
 ``params`` (the kernel's parameters, defaults filled in), ``problem`` ({dim: size}),
 ``order`` (the trigger order of the trigger tensor's sectors, for reductions) and
-``partials`` (the accumulator copies K), and returns {output name: array}.
+``partials`` (the number K of partials each accumulator is split into), and returns
+{output name: array}.
 """
 
 import math
@@ -16,6 +17,8 @@ import math
 import gmpy2
 import numpy as np
 
+from matndp.hw.config import NDPConfig
+from matndp.host.kernels.library import BF16_TENSORS
 from matndp.sim.golden.fp import reference
 
 
@@ -25,7 +28,7 @@ __all__ = ["GOLDENS", "exp_nonpositive", "tanh", "add", "sub", "mul", "div", "fm
 
 _CANONICAL_NAN = np.uint32(0x7FC00000)
 _SIGN = np.uint32(0x80000000)
-_LANES = 8
+_LANES = NDPConfig().lanes
 
 
 def _f32(x):
@@ -334,8 +337,8 @@ def _sector_order(order, count):
 
 
 def _channel_accumulate(values, weights, problem, order, partials, square):
-    """Per copy j·C/8 + g: Σ values (and Σ values·weights by FMA when ``square``) over
-    the sectors in trigger order, sector s updating copy s mod (K·C/8)."""
+    """Per partial j·C/8 + g: Σ values (and Σ values·weights by FMA when ``square``) over
+    the sectors in trigger order, sector s updating partial s mod (K·C/8)."""
     sectors = _f32(values).reshape(-1, _LANES)
     other = _f32(weights).reshape(-1, _LANES)
     slots = partials * problem["channels"] // _LANES
@@ -345,15 +348,15 @@ def _channel_accumulate(values, weights, problem, order, partials, square):
         slot = s % slots
         products[slot] = fma(sectors[s], other[s], products[slot])
         sums[slot] = add(sums[slot], sectors[s])
-    return _combine_copies(sums, partials), _combine_copies(products, partials)
+    return _combine_partials(sums, partials), _combine_partials(products, partials)
 
 
-def _combine_copies(copies, partials):
-    """(K·G, lanes) copies → (G·lanes,): copy 0 + copy 1 + … in ascending order."""
-    copies = copies.reshape(partials, -1, _LANES)
-    total = copies[0]
+def _combine_partials(sums, partials):
+    """(K·G, lanes) partials → (G·lanes,): partial 0 + partial 1 + … in ascending order."""
+    sums = sums.reshape(partials, -1, _LANES)
+    total = sums[0]
     for j in range(1, partials):
-        total = add(total, copies[j])
+        total = add(total, sums[j])
     return total.reshape(-1)
 
 
@@ -402,8 +405,8 @@ def _bn_bwd_apply(inputs, p, problem, order=None, partials=1):
 
 
 def _row_accumulate(values, weights, problem, order, partials, fused):
-    """Per row and copy k: Σ values·weights (FMA) and Σ values over the row's sectors in
-    trigger order, sector s updating copy s mod K; then copies in ascending order and
+    """Per row and partial k: Σ values·weights (FMA) and Σ values over the row's sectors in
+    trigger order, sector s updating partial s mod K; then partials in ascending order and
     the lanes pairwise. Returns (Σ values·weights, Σ values) per row."""
     sectors = _f32(values).reshape(-1, _LANES)
     other = _f32(weights).reshape(-1, _LANES) if weights is not None else None
@@ -412,21 +415,21 @@ def _row_accumulate(values, weights, problem, order, partials, fused):
     sums = np.zeros((rows, partials, _LANES), np.float32)
     products = np.zeros((rows, partials, _LANES), np.float32)
     for s in _sector_order(order, len(sectors)):
-        row, copy = s // per_row, s % partials
+        row, partial = s // per_row, s % partials
         if fused:
-            products[row, copy] = fma(sectors[s], other[s], products[row, copy])
-        sums[row, copy] = add(sums[row, copy], sectors[s])
+            products[row, partial] = fma(sectors[s], other[s], products[row, partial])
+        sums[row, partial] = add(sums[row, partial], sectors[s])
 
-    def reduce(copies):
-        total = copies[:, 0]
+    def reduce(per_partial):
+        total = per_partial[:, 0]
         for k in range(1, partials):
-            total = add(total, copies[:, k])
+            total = add(total, per_partial[:, k])
         return _pairwise(total, add)
     return reduce(products), reduce(sums)
 
 
 def _broadcast_rows(*columns):
-    """Per row, 8 copies of each value, one sector after the other."""
+    """Per row, each value broadcast to a sector, one sector after the other."""
     return np.stack([np.repeat(_f32(c)[:, None], _LANES, axis=1) for c in columns], axis=1).reshape(-1)
 
 
@@ -572,13 +575,13 @@ def _halves(values):
 
 
 def _row_accumulate_bf16(terms, problem, order, partials):
-    """Per row and copy k: Σ terms over the row's BF16 sectors in trigger order (sector s
-    updating copy s mod K); then copies in ascending order and the lanes pairwise."""
+    """Per row and partial k: Σ terms over the row's BF16 sectors in trigger order (sector s
+    updating partial s mod K); then partials in ascending order and the lanes pairwise."""
     per_row = problem["columns"] // (2 * _LANES)
     sums = np.zeros((problem["rows"], partials, _LANES), np.float32)
     for s in _sector_order(order, len(terms)):
-        row, copy = s // per_row, s % partials
-        sums[row, copy] = add(sums[row, copy], terms[s])
+        row, partial = s // per_row, s % partials
+        sums[row, partial] = add(sums[row, partial], terms[s])
     total = sums[:, 0]
     for k in range(1, partials):
         total = add(total, sums[:, k])
@@ -637,20 +640,9 @@ def _optimizer_bf16(function):
     return golden
 
 
-_BF16_TENSORS = {
-    "relu_fwd": ("x", "y"), "relu_bwd": ("dy", "y", "dx"), "gelu_fwd": ("x", "y"),
-    "gelu_bwd": ("dy", "x", "dx"), "tanh_fwd": ("x", "y"), "tanh_bwd": ("dy", "y", "dx"),
-    "scale_fwd": ("x", "y"), "scale_bwd": ("dy", "dx"), "dropout_fwd": ("x", "y"),
-    "dropout_bwd": ("dy", "dx"), "where_fwd": ("x", "y"), "where_bwd": ("dy", "dx"),
-    "add": ("a", "b", "y"), "axpy": ("x",), "bias_relu": ("x", "y"), "bn_stats": ("x",),
-    "bn_apply": ("x", "y"), "bn_bwd_stats": ("dy", "x"), "bn_bwd_apply": ("dy", "x", "dx"),
-    "layernorm_apply": ("x", "y"), "layernorm_bwd_apply": ("dy", "x", "dx"),
-    "softmax_max": ("x",), "softmax_bwd_apply": ("dy", "y", "dx"),
-}
-
-GOLDENS.update({f"{name}_bf16": _bf16_variant(GOLDENS[name], tensors, tensors)
-                for name, tensors in _BF16_TENSORS.items()})
-GOLDENS.update({
+# BF16 goldens of their own: the row reductions combine a sector's halves first, softmax
+# keeps FP32 exponentials, the optimizers write the param's BF16 copy.
+_OWN_BF16 = {
     "layernorm_stats_bf16": _layernorm_stats_bf16,
     "layernorm_bwd_stats_bf16": _layernorm_bwd_stats_bf16,
     "softmax_expsum_bf16": _softmax_expsum_bf16,
@@ -659,4 +651,9 @@ GOLDENS.update({
     "adam_bf16": _optimizer_bf16(_adam),
     "adamw_bf16": _optimizer_bf16(_adamw),
     "sgd_momentum_bf16": _optimizer_bf16(_sgd),
-})
+}
+# Every other BF16 variant is its FP32 golden on the widened tensors, each BF16 result
+# rounded once; which tensors are BF16 is the library's declaration.
+GOLDENS.update({f"{name}_bf16": _bf16_variant(GOLDENS[name], tensors, tensors)
+                for name, tensors in BF16_TENSORS.items() if f"{name}_bf16" not in _OWN_BF16})
+GOLDENS.update(_OWN_BF16)

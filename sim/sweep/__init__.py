@@ -3,10 +3,10 @@ seeds) expanded to points, run on a local process pool or a Ray cluster, written
 lines (one per point) with a summary plot, and resumed from that file. docs/sweep.md
 describes the specification and the output."""
 
-from .results import TIMING_FIELDS, ResultFile
-from .run import SweepSummary, run_sweep
-from .runners import LocalPool, RayCluster, run_point
-from .spec import Point, SpecError, SweepSpec, load_spec, parse_spec, point_key
+from matndp.sim.sweep.results import TIMING_FIELDS, ResultFile
+from matndp.sim.sweep.run import SweepSummary, run_sweep
+from matndp.sim.sweep.runners import LocalPool, RayCluster, run_point
+from matndp.sim.sweep.spec import Point, SpecError, SweepSpec, load_spec, parse_spec, point_key
 
 
 __all__ = ["SpecError", "Point", "SweepSpec", "load_spec", "parse_spec", "point_key",

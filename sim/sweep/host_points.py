@@ -13,8 +13,8 @@ from matndp.host.tier.flash import FLASH_PRESETS
 from matndp.host.tier.policies import TIER_POLICIES
 from matndp.host.zoo import MODELS, PRECISIONS
 
-from .point import REQUIRED, Parameter, PointFunction, integer, number, one_of, optional
-from .tier_adapter import tier_metrics
+from matndp.sim.sweep.interface import REQUIRED, Parameter, PointFunction, integer, number, one_of, optional
+from matndp.sim.sweep.tier_adapter import tier_metrics
 
 
 __all__ = ["GpuPoint", "TierPoint"]

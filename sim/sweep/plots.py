@@ -31,7 +31,7 @@ def _label(value):
 
 
 def plot_summary(spec, lines, path):
-    from .points import POINT_FUNCTIONS
+    from matndp.sim.sweep.registry import POINT_FUNCTIONS
     function = POINT_FUNCTIONS[spec.function]
     plt = pyplot()
     axes = list(spec.axes)

@@ -18,7 +18,7 @@ import hashlib
 import json
 import pathlib
 
-from ..runner import build_root
+from matndp.sim.runner import build_root
 
 
 __all__ = ["rtl_build_key", "rtl_build"]
@@ -50,7 +50,7 @@ def rtl_build(config):
             verilog = pathlib.Path(pointer.read_text().strip())
             if verilog.exists():
                 return verilog, False
-        from ..designs import ndp_slice_verilog
+        from matndp.sim.designs import ndp_slice_verilog
         verilog = ndp_slice_verilog(config).resolve()
         (directory / "config.json").write_text(
             json.dumps(asdict(config), indent=2, sort_keys=True) + "\n")

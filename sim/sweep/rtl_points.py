@@ -3,7 +3,7 @@ under a simulator, checked against the instruction-set simulator.
 
 The slice's parameters (lanes, µthread slots, sub-cores, filter entries, event queue
 depth, scratchpad, divide units, arbiter share) are point parameters; every distinct
-configuration is exported once (:mod:`.rtl_build`) and compiled once by the runner's
+configuration is exported once (:mod:`matndp.sim.sweep.rtl_build`) and compiled once by the runner's
 cache. The seed draws the kernel's inputs and the random back-pressure.
 """
 
@@ -13,11 +13,11 @@ import sys
 import time
 
 from matndp.hw.config import ArbiterConfig, EngineConfig, NDPConfig, TriggerConfig
-from matndp.host.kernels.catalog import KERNELS, SECTOR_BYTES, LibraryError
+from matndp.host.kernels.library import KERNELS, SECTOR_BYTES, LibraryError
 
-from ..runner import SIMULATORS
-from .point import (Parameter, PointFunction, boolean, integer, number, one_of, optional,
-                    table)
+from matndp.sim.runner import SIMULATORS
+from matndp.sim.sweep.interface import (Parameter, PointFunction, boolean, integer, number, one_of,
+                                        optional, table)
 
 
 __all__ = ["RtlBenchPoint", "ndp_config"]
@@ -120,9 +120,9 @@ class RtlBenchPoint(PointFunction):
         return None
 
     def run(self, config, seed):
-        from matndp.host.kernels.catalog import run_on_iss
-        from ..kernel_run import run_kernel_rtl
-        from .rtl_build import rtl_build, rtl_build_key
+        from matndp.host.kernels.library.iss_runner import run_on_iss
+        from matndp.sim.flows.kernel_run import run_kernel_rtl
+        from matndp.sim.sweep.rtl_build import rtl_build, rtl_build_key
         hardware = ndp_config(config)
         verilog, _ = rtl_build(hardware)
         seed = 1 if seed is None else seed

@@ -29,7 +29,7 @@ def run_sweep(spec, output, runner, *, progress=True, plot=True, retry_failed=Fa
     """Run the points of ``spec`` not yet in ``output`` on ``runner``; returns a
     :class:`SweepSummary`. With ``retry_failed``, points whose line in ``output`` is a
     failure run again (their old lines are removed first)."""
-    from .results import ResultFile
+    from matndp.sim.sweep.results import ResultFile
     started = time.perf_counter()
     points = list(spec.points())
     store = ResultFile(output)
@@ -54,7 +54,7 @@ def run_sweep(spec, output, runner, *, progress=True, plot=True, retry_failed=Fa
     summary = SweepSummary(len(points), len(todo), len(points) - len(todo), failed_count,
                            time.perf_counter() - started, str(output))
     if plot:
-        from .plots import plot_summary, summary_plot_path
+        from matndp.sim.sweep.plots import plot_summary, summary_plot_path
         ordered = [lines[point.key] for point in points if point.key in lines]
         summary.plot = str(plot_summary(spec, ordered, summary_plot_path(output)))
         summary.wall_s = time.perf_counter() - started

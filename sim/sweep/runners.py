@@ -2,7 +2,7 @@
 
 A runner has ``run(points)``, an iterator of result lines in the order points finish.
 Both run :func:`run_point` on each point, so a point gives the same line under either
-(apart from :data:`.results.TIMING_FIELDS`). A point that raises becomes a failed line in
+(apart from :data:`matndp.sim.sweep.results.TIMING_FIELDS`). A point that raises becomes a failed line in
 the worker; a worker that dies takes its point with it as a failed line.
 """
 
@@ -25,8 +25,8 @@ def _worker():
 
 def run_point(point):
     """The result line of ``point``, run here."""
-    from .points import POINT_FUNCTIONS
-    from .results import result_line
+    from matndp.sim.sweep.registry import POINT_FUNCTIONS
+    from matndp.sim.sweep.results import result_line
     started = time.perf_counter()
     try:
         results = POINT_FUNCTIONS[point.function](point.config, point.seed)
@@ -38,7 +38,7 @@ def run_point(point):
 
 
 def _lost(point, reason):
-    from .results import result_line
+    from matndp.sim.sweep.results import result_line
     return result_line(point, error=reason, wall_s=0.0, worker=None)
 
 
@@ -56,7 +56,7 @@ class LocalPool:
 
     def run(self, points):
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["matndp.sim.sweep.points"])
+        context.set_forkserver_preload(["matndp.sim.sweep.registry"])
         with ProcessPoolExecutor(max_workers=self.jobs, mp_context=context) as pool:
             futures = {pool.submit(run_point, point): point for point in points}
             try:

@@ -85,7 +85,7 @@ class SweepSpec:
         """(the axis values, the full configuration) of every combination of the axes:
         defaults, then fixed parameters, then one value of each axis; the last axis
         varies fastest."""
-        from .points import POINT_FUNCTIONS
+        from matndp.sim.sweep.registry import POINT_FUNCTIONS
         function = POINT_FUNCTIONS[self.function]
         names = list(self.axes)
         for values in itertools.product(*self.axes.values()):
@@ -119,7 +119,7 @@ def load_spec(path):
 def parse_spec(data, source="<spec>"):
     """Check the specification ``data`` (as TOML parses it) and return a
     :class:`SweepSpec`."""
-    from .points import POINT_FUNCTIONS
+    from matndp.sim.sweep.registry import POINT_FUNCTIONS
 
     def fail(key, message):
         raise SpecError(f"{source}: {key}: {message}")

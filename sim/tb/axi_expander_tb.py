@@ -3,7 +3,7 @@
 (:class:`~matndp.sim.drivers.axi_lite.AXILiteCSRDriver`), random pauses on every channel
 (docs/ndpxnet-rtl.md, "Running it").
 
-It takes the job :mod:`matndp.sim.expander_run` writes for the expander slice's own
+It takes the job :mod:`matndp.sim.flows.expander_run` writes for the expander slice's own
 testbench (``sim/tb/expander_tb.py``, whose set-up of the kernels, arguments, counters and
 entries it shares) and plays each GPU's accesses as AXI bursts on its own port: runs of
 consecutive gradient sectors as INCR bursts of 1 to ``MAX_BURST_SECTORS`` sectors (the
@@ -35,7 +35,7 @@ from cocotbext.axi import AxiBus, AxiMaster, AxiRam, AxiResp
 
 from matndp.hw.expander import merged_config
 from matndp.host.runtime import NDPRuntime
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.designs import config_from_json
 from matndp.sim.drivers.axi_lite import AXILiteCSRDriver
 from matndp.sim.drivers.pause import NoPause, RandomPause, pause_iterator

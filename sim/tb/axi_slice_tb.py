@@ -34,7 +34,7 @@ from matndp.hw.csr_map import MAGIC, register_map
 from matndp.hw.layouts import trigger_event_layout
 from matndp.host.csr_bus import CSRAccessError
 from matndp.host.runtime import FilterRange, NDPRuntime
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.designs import TRIGGER_SLICE, config_from_environment
 from matndp.sim.drivers.axi_lite import AXILiteCSRDriver
 from matndp.sim.drivers.pause import PAUSE_PATTERNS, pause_iterator

@@ -16,7 +16,7 @@ from cocotb.triggers import ClockCycles as WaitCycles, RisingEdge
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.host.csr_bus import CSRAccessError
 from matndp.host.runtime import FilterRange, NDPRuntime, WindowError
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.drivers.csr import CSRBusError, CSRDriver, CSRTarget
 from matndp.sim.drivers.stream import ClockCycles, CycleLoop
 

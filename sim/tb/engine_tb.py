@@ -1,6 +1,6 @@
 """cocotb test of the NDP slice with its engine: kernel launches, end to end.
 
-The launching side (:mod:`matndp.sim.kernel_run`) writes a job directory and names it in
+The launching side (:mod:`matndp.sim.flows.kernel_run`) writes a job directory and names it in
 ``MATNDP_JOB``: ``job.json`` (the configuration; per launch the kernel's instruction words
 and entry points, the argument words, the filter range, the regions to place and to read
 back; the GPU's accesses; the timing and back-pressure to use) and one ``.npy`` file per
@@ -26,7 +26,7 @@ from matndp.hw.arbiter import with_id_width
 from matndp.hw.layouts import request_layout, response_layout
 from matndp.host.kernels.image import KernelImage, Section
 from matndp.host.runtime import FilterRange, NDPRuntime
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.designs import config_from_json
 from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
@@ -34,7 +34,7 @@ from matndp.sim.drivers.packing import StructCodec
 from matndp.sim.drivers.pause import CyclePause, NoPause, RandomPause
 from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, StreamMonitor,
                                        StreamSink, StreamSource)
-from matndp.sim.memory_model import MemoryModel, MemoryTiming
+from matndp.sim.drivers.memory_model import MemoryModel, MemoryTiming
 
 
 CLOCK_NS = 10

@@ -1,7 +1,7 @@
 """cocotb test of the expander slice: K GPUs write their gradients, the engine reduces them
 and runs the optimizer (docs/ndpxnet-rtl.md).
 
-The launching side (:mod:`matndp.sim.expander_run`) writes a job directory and names it in
+The launching side (:mod:`matndp.sim.flows.expander_run`) writes a job directory and names it in
 ``MATNDP_JOB``: ``job.json`` (the configuration and port count; per tensor the kernel, its
 argument words, filter range, expected count, counters and the regions to place and read
 back; per GPU its accesses, its start delay and back-pressure; memory timing) and one
@@ -15,7 +15,6 @@ or a cycle limit) and writes ``result.json`` and one ``.npy`` file per region re
 import json
 import os
 import pathlib
-import random
 
 import numpy as np
 
@@ -27,14 +26,14 @@ from matndp.hw.expander import merged_config
 from matndp.hw.layouts import request_layout, response_layout
 from matndp.host.kernels.image import KernelImage, Section
 from matndp.host.runtime import NDPRuntime
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.designs import config_from_json
 from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.packing import StructCodec
 from matndp.sim.drivers.pause import NoPause, RandomPause
 from matndp.sim.drivers.stream import CycleLoop, ClockCycles, StreamMonitor, StreamSink, StreamSource
-from matndp.sim.memory_model import MemoryModel, MemoryTiming
+from matndp.sim.drivers.memory_model import MemoryModel, MemoryTiming
 from matndp.sim.tb.engine_tb import RisingWatch
 
 

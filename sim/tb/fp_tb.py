@@ -7,10 +7,14 @@ MATNDP_FP_JOBS    JSON list of [operand file, result file, record count], run in
 MATNDP_FP_SEED    back-pressure seed (nonzero)
 MATNDP_FP_PAUSE   "<source>,<sink>": per-cycle hold probabilities in 1/256 (0,0: none)
 MATNDP_FP_CYCLES  most cycles one record may take (bounds the wait for the results)
+
+Beside each result file it writes ``<result file>.cycles``: the harness's cycles from the
+first record offered to the last result stored.
 """
 
 import json
 import os
+import pathlib
 import shutil
 
 import cocotb
@@ -49,4 +53,5 @@ async def run_vectors(dut):
         await ClockCycles(dut.clk, 64)   # a duplicated result would show up meanwhile
         assert not int(dut.extra.value), "the unit produced more results than records"
         shutil.move("fp_results.hex", result_file)
+        pathlib.Path(result_file + ".cycles").write_text(f"{int(dut.cycles.value)}\n")
         dut._log.info("%d records in %d cycles", count, int(dut.cycles.value))

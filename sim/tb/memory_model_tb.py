@@ -1,8 +1,8 @@
-"""cocotb tests of the memory model (``sim/memory_model.py``) behind
+"""cocotb tests of the memory model (``sim/drivers/memory_model.py``) behind
 :class:`~matndp.sim.designs.MemoryPortFIFOs`: a request source and a response sink on
 the GPU side, the model on the memory side, monitors on the model's own port. Timing is
 measured on that port, so the FIFOs' latency does not enter the numbers. Parameters:
-those of :mod:`matndp.sim.tb.port_bench`, and
+those of :mod:`matndp.sim.tb.port_fixture`, and
 
 MATNDP_SEED       seed of the traffic, the pause patterns and the model's reordering
 """
@@ -15,8 +15,8 @@ import cocotb
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.pause import PAUSE_PATTERNS, CyclePause, RandomPause, pause_iterator
 from matndp.sim.drivers.stream import SignalTrace, StreamMonitor, StreamSink, StreamSource
-from matndp.sim.memory_model import MemoryModel, MemoryTiming
-from matndp.sim.tb.port_bench import PortBench
+from matndp.sim.drivers.memory_model import MemoryModel, MemoryTiming
+from matndp.sim.tb.port_fixture import PortBench
 
 
 SEED = int(os.environ.get("MATNDP_SEED", "1"))

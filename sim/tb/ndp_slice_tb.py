@@ -29,20 +29,19 @@ from matndp.hw.config import NDPConfig
 from matndp.hw.csr_map import MAGIC, entry_register_name, register_map
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
-                                      PIPELINED_RESPONSE_LATENCY,
-                                      PIPELINED_REQUEST_PLACES)
+                                       PIPELINED_RESPONSE_LATENCY, PIPELINED_REQUEST_PLACES)
 from matndp.host.runtime import FilterRange, NDPRuntime
 from matndp.host.csr_bus import CSRAccessError
-from matndp.sim.csr_adapter import SimulatedCSRBus, call_runtime
+from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.designs import TRIGGER_SLICE, config_from_environment
 from matndp.sim.drivers.csr import CSRDriver
 from matndp.sim.drivers.memory_port import ReadTagGate
 from matndp.sim.drivers.packing import StructCodec
 from matndp.sim.drivers.pause import PAUSE_PATTERNS, BurstyPause, RandomPause
-from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, SignalTrace, StreamMonitor,
-                                      StreamSink, StreamSource)
-from matndp.sim.memory_model import MemoryModel, MemoryTiming
-from matndp.sim.trigger_scenario import OUTPUT_ENTRY, build_scenario, golden_replay, matching_entry
+from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, SignalTrace,
+                                       StreamMonitor, StreamSink, StreamSource)
+from matndp.sim.drivers.memory_model import MemoryModel, MemoryTiming
+from matndp.sim.flows.trigger_traffic import OUTPUT_ENTRY, build_scenario, golden_replay, matching_entry
 
 
 CLOCK_NS = 10

@@ -28,7 +28,7 @@ from matndp.sim.drivers.packing import StructCodec
 from matndp.sim.drivers.pause import NoPause, RandomPause
 from matndp.sim.drivers.stream import (ClockCycles, CycleLoop, Participant, StreamMonitor,
                                        StreamSink, StreamSource)
-from matndp.sim.memory_model import MemoryModel, MemoryTiming
+from matndp.sim.drivers.memory_model import MemoryModel, MemoryTiming
 
 
 def _pause(probability):

@@ -1,6 +1,6 @@
 """cocotb tests of the stream drivers (``sim/drivers/stream.py``) on both directions of
 :class:`~matndp.sim.designs.MemoryPortFIFOs`: requests as struct payloads, read responses
-as plain words. Parameters: those of :mod:`matndp.sim.tb.port_bench`, and
+as plain words. Parameters: those of :mod:`matndp.sim.tb.port_fixture`, and
 
 MATNDP_SEED       seed of the traffic and of every pause pattern
 """
@@ -12,9 +12,9 @@ import random
 import cocotb
 
 from matndp.sim.drivers.pause import PAUSE_PATTERNS, pause_iterator
-from matndp.sim.drivers.stream import (CachedWrite, Participant, SignalTrace, StreamMonitor, StreamSink,
-                                      StreamSource)
-from matndp.sim.tb.port_bench import PortBench
+from matndp.sim.drivers.stream import (CachedWrite, Participant, SignalTrace, StreamMonitor,
+                                       StreamSink, StreamSource)
+from matndp.sim.tb.port_fixture import PortBench
 
 
 SEED = int(os.environ.get("MATNDP_SEED", "1"))

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from matndp.host.calibration import (EXPANDER_SCHEMA, expander_calibration_document, load_calibration,
-                                     load_expander_calibration)
+from matndp.host.calibration import (EXPANDER_SCHEMA, expander_calibration_document,
+                                     load_calibration, load_expander_calibration)
 from matndp.host.ndpxnet import expander_cost
 from matndp.host.report import RunConfig, run_gpu
 

@@ -21,6 +21,20 @@ def test_presets_carry_the_published_peaks(name, fp32, tensor, bandwidth, contro
             preset.memory_controllers) == (fp32, tensor, bandwidth, controllers)
 
 
+def test_the_npu_preset_is_a_tpu_v4_class_chip():
+    """Jouppi et al., ISCA 2023, and Google Cloud's TPU v4 page: 275 TFLOPS BF16, 32 GiB
+    of HBM2 in four stacks at 1200 GB/s, 192 W; its FP32 vector peak is an assumption."""
+    npu = get_preset("tpu-v4")
+    assert (npu.tensor_tflops, npu.memory_gbs, npu.capacity_gb, npu.memory_controllers,
+            npu.tdp_w, npu.kind) == (275.0, 1200.0, 32.0, 4, 192.0, "npu")
+    assert {PRESETS[name].kind for name in ("v100", "a100", "h100")} == {"gpu"}
+
+
+def test_a_preset_of_an_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="kind must be gpu or npu, got 'fpga'"):
+        dataclasses.replace(PRESETS["v100"], kind="fpga")
+
+
 def test_unknown_preset_is_refused_by_name():
     with pytest.raises(ValueError, match="unknown GPU preset 'p100'"):
         get_preset("p100")

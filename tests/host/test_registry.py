@@ -43,9 +43,9 @@ def test_an_unknown_name_is_refused_naming_the_known_ones(name):
 
 
 @pytest.mark.parametrize("registry, names", [
-    (TIER_POLICIES, ("ideal", "lru", "g10", "tm")),
+    (TIER_POLICIES, ("ideal", "lru", "uvm", "deepum", "g10", "flashneuron", "g10_gds_ssd", "g10_gds_full", "tm")),
     (OFFLOAD_POLICIES, ("auto", "all", "none")),
-    (PRESETS, ("v100", "a100", "h100")),
+    (PRESETS, ("v100", "a100", "h100", "tpu-v4")),
     (FLASH_PRESETS, ("zssd", "tlc")),
     (MODELS, ("resnet50", "vgg16_bn", "bert-base", "gpt2")),
     (PRECISIONS, ("fp32", "bf16", "fp16")),
@@ -59,5 +59,5 @@ def test_the_host_models_registries(registry, names):
 
 def test_gpu_presets_are_found_in_any_letter_case_and_named_as_given_when_unknown():
     assert get_preset("H100") is PRESETS["h100"]
-    with pytest.raises(ValueError, match="unknown GPU preset 'P100'; known: v100, a100, h100"):
+    with pytest.raises(ValueError, match="unknown GPU preset 'P100'; known: v100, a100, h100, tpu-v4"):
         get_preset("P100")

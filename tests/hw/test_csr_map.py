@@ -5,8 +5,8 @@ import pytest
 
 from matndp.hw.bus.map import Access
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
-from matndp.hw.csr_map import (ARGS_WINDOW, ENTRY_ARRAY, ENTRY_BLOCK_BASE, ENTRY_STRIDE, IMEM_WINDOW,
-                               MAGIC, SCRATCHPAD_WINDOW, register_map)
+from matndp.hw.csr_map import (ARGS_WINDOW, ENTRY_ARRAY, ENTRY_BLOCK_BASE, ENTRY_STRIDE,
+                               IMEM_WINDOW, MAGIC, SCRATCHPAD_WINDOW, register_map)
 
 
 def test_register_map_lays_entries_out_at_a_fixed_stride():

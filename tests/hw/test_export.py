@@ -9,11 +9,11 @@ from matndp.hw.config import NDPConfig
 from matndp.hw.export import export_verilog
 from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import ndp_slice_verilog
-from matndp.sim.lint import lint
+from matndp.sim.fpga_flow.lint import lint
 
 
 # Exporting the slice with its engine takes a minute: the tests share the export the
-# simulation tests of the default slice make (one per process, sim/designs.py), on the
+# simulation tests of the default slice make (one per process, sim/designs/files.py), on the
 # worker that runs those, and only the reproducibility test makes a second one.
 pytestmark = pytest.mark.xdist_group("engine_slice")
 

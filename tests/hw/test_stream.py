@@ -16,8 +16,8 @@ from amaranth.sim import Simulator
 from matndp.hw.export import export_verilog
 from functools import partial
 
-from matndp.hw.stream import (PingPongBuffer, Queue, RegisterRing, RegisterSlice,
-                               RoundRobinMerge, SkidBuffer, WideStage)
+from matndp.hw.stream import (PingPongBuffer, Queue, RegisterRing, RegisterSlice, RoundRobinMerge,
+                              SkidBuffer, WideStage)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 

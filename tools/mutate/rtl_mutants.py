@@ -76,6 +76,7 @@ FP_SELECT = ("tests/hw/fp/test_select.py", *_NO_HDL_SIMULATOR)
 FP_SQRT = ("tests/hw/fp/test_sqrt.py", *_NO_HDL_SIMULATOR)
 FP_DIVIDE = ("tests/hw/fp/test_divide.py", *_NO_HDL_SIMULATOR)
 ENGINE_UNITS = ("tests/hw/engine/test_vector_units.py",)
+ENGINE_DIVIDE = ("tests/hw/engine/test_divide.py",)
 ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
 ENGINE_SCOREBOARD = ("tests/hw/engine/pipeline/test_scoreboard.py",)
 ENGINE_DISPATCH = ("tests/hw/engine/pipeline/test_dispatch.py",)
@@ -90,6 +91,7 @@ def _m(id, file, snippet, replacement, tests, **kwargs):
 
 
 _TRIGGER = "hw/trigger/trigger.py"
+_VDIVIDE = "hw/engine/divide.py"
 _MATCH = "hw/trigger/filter_match.py"
 _SLICE = "hw/ndp_slice.py"
 _ACTION = "hw/bus/action.py"
@@ -405,7 +407,7 @@ MUTANTS = (
                   "which of the two is taken cannot matter"),
     _m("fma-inf-minus-inf", "hw/fp/fma.py", "| (product_inf & c.inf & (product_sign ^ c.sign)))",
        ")", FP_FMA),
-    # --- FP: the one-cycle units and the iterative ones --------------------------------------
+    # --- FP: the one-cycle units, division and square root -----------------------------------
     _m("compare-zeros-unequal", "hw/fp/compare.py", "equal = ordered & ((record.a == record.b) | both_zero)",
        "equal = ordered & (record.a == record.b)", FP_COMPARE),
     _m("compare-negative-order", "hw/fp/compare.py", "Mux(a[31], ~magnitude_below & ~magnitude_equal, magnitude_below)",
@@ -429,16 +431,55 @@ MUTANTS = (
        "magnitude_below = a[0:30] < b[0:30]", FP_COMPARE),
     _m("select-mask-bit", "hw/fp/select.py", "value = Mux(record.c[0], record.a, record.b)",
        "value = Mux(record.c[1], record.a, record.b)", FP_SELECT),
-    _m("divide-fits-bound", "hw/fp/divide.py", "fits = remainder >= divisor", "fits = remainder > divisor",
+    _m("divide-carry-bit", "hw/fp/divide.py", "fits = total[PRECISION + 1]", "fits = total[PRECISION]",
        FP_DIVIDE),
-    _m("divide-overflow-bound", "hw/fp/divide.py", "plan_overflow.eq(biased >= 0xFF),",
-       "plan_overflow.eq(biased > 0xFF),", FP_DIVIDE),
+    _m("divide-keeps-remainder", "hw/fp/divide.py", "Mux(fits, total, remainder)[:PRECISION]",
+       "Mux(fits, total, remainder)[:PRECISION - 1]", FP_DIVIDE),
+    _m("divide-divisor-shift", "hw/fp/divide.py", "(s1[\"negated_b\"] << s1[\"b_shift\"])",
+       "(s1[\"negated_b\"] << s1[\"a_shift\"])", FP_DIVIDE),
+    _m("divide-normal-range-bound", "hw/fp/divide.py", "values[\"normal_range\"] = exponent >= 2",
+       "values[\"normal_range\"] = exponent >= 1", FP_DIVIDE),
+    _m("divide-subnormal-shift", "hw/fp/divide.py", "_SHIFT_SATURATED, (2 - exponent)[:5])",
+       "_SHIFT_SATURATED, (1 - exponent)[:5])", FP_DIVIDE),
+    _m("divide-remainder-not-sticky", "hw/fp/divide.py", "\"sticky\": lost | (stage[\"remainder\"] != 0),",
+       "\"sticky\": lost,", FP_DIVIDE),
+    _m("divide-exponent-below-one", "hw/fp/divide.py",
+       "Mux(stage[\"normal_range\"], stage[\"exponent\"] - below_one, 1)",
+       "Mux(stage[\"normal_range\"], stage[\"exponent\"], 1)", FP_DIVIDE),
+    _m("divide-by-infinity-not-zero", "hw/fp/divide.py", "\"zero\": a.zero | b.inf,", "\"zero\": a.zero,",
+       FP_DIVIDE),
+    _m("sqrt-carry-bit", "hw/fp/sqrt.py", "fits = total[len(extended)]", "fits = total[len(extended) - 1]",
+       FP_SQRT),
+    _m("sqrt-trial-low-bits", "hw/fp/sqrt.py", "Cat(Const(0b11, 2), inverted_root,",
+       "Cat(Const(0b10, 2), inverted_root,", FP_SQRT),
+    _m("sqrt-remainder-width", "hw/fp/sqrt.py", "Mux(fits, total, extended)[:step + 2]",
+       "Mux(fits, total, extended)[:step + 1]", FP_SQRT),
+    _m("sqrt-exponent-parity", "hw/fp/sqrt.py", "odd = ~(s1[\"exponent\"][0] ^ s1[\"shift\"][0])",
+       "odd = s1[\"exponent\"][0] ^ s1[\"shift\"][0]", FP_SQRT),
+    _m("sqrt-halved-exponent", "hw/fp/sqrt.py", "+ BIAS - stage[\"odd\"])", "+ BIAS + stage[\"odd\"])",
+       FP_SQRT),
+    _m("sqrt-remainder-not-sticky", "hw/fp/sqrt.py", "~inverted_root, remainder != 0)", "~inverted_root, 0)",
+       FP_SQRT),
     # --- the engine --------------------------------------------------------------------------
     _m("alu-sra-logical", "hw/engine/alu.py", "value.eq(a.as_signed() >> amount)", "value.eq(a >> amount)",
        ENGINE_ALU),
     _m("alu-slt-unsigned", "hw/engine/alu.py", "value.eq(a.as_signed() < b.as_signed())", "value.eq(a < b)",
        ENGINE_ALU),
     _m("alu-shift-amount-bits", "hw/engine/alu.py", "amount = b[:6]", "amount = b[:5]", ENGINE_ALU),
+    _m("vdivide-vdiv-overtakes", _VDIVIDE, "offer_divide = offered & dividing & (reciprocals_in_roots == 0)",
+       "offer_divide = offered & dividing", ENGINE_DIVIDE),
+    _m("vdivide-leaving-not-counted", _VDIVIDE, "reciprocals_in_roots + entering - leaving)",
+       "reciprocals_in_roots + entering)", ENGINE_DIVIDE),
+    _m("vdivide-rsqrt-not-forwarded", _VDIVIDE, "flags.w_data.eq(reciprocal),", "flags.w_data.eq(0),",
+       ENGINE_DIVIDE),
+    _m("vdivide-rsqrt-collected-from-roots", _VDIVIDE, "Cat(request.payload.slot, ~dividing & ~reciprocal)",
+       "Cat(request.payload.slot, ~dividing)", ENGINE_DIVIDE),
+    _m("vdivide-last-group", _VDIVIDE, "last = issue_group == passes - 1", "last = issue_group == 0",
+       ENGINE_DIVIDE),
+    _m("vdivide-collected-early", _VDIVIDE, "finished = collect_group == passes - 1",
+       "finished = collect_group == 0", ENGINE_DIVIDE),
+    _m("vdivide-overwrites-offered-result", _VDIVIDE, "room = ~complete | result.ready", "room = 1",
+       ENGINE_DIVIDE),
     _m("reduce-last-pair-bound", "hw/engine/reduce.py", "with m.If(received == pairs - 1):",
        "with m.If(received == pairs):", ENGINE_UNITS),
     _m("reduce-first-level-pairs", "hw/engine/reduce.py", "pairs.eq(lanes // 2)", "pairs.eq(lanes // 4)",

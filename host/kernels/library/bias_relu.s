@@ -1,21 +1,12 @@
 .kernel bias_relu
-; y = maximum(x + bias[c], +0) on the producer's writes of x, channels innermost
-; (rows × C, C a multiple of 8): a sector holds channels 8g … 8g+7 of one row. The
-; initializer copies the bias into the scratchpad, so a sector costs no load.
-.arg Y 0
-.arg BIAS 1              ; the bias in memory (C FP32)
-.arg CHANNELS 2          ; divisor descriptor of 4C: OFFSET mod 4C = the channel group's bytes
-.arg BIAS_SP 3           ; the bias' copy in the scratchpad
-.arg ROW_BYTES 4         ; 4C
+; y = maximum(x + bias[c], +0) on the producer's writes of x, channels innermost: a sector
+; holds channels 8g … 8g+7 of one row. The initializer copies the bias into the
+; scratchpad, so a sector costs no load.
+.include "batchnorm.inc"
+    bias_relu_arguments
 
 .init
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + BIAS]
-    sst     [x1 + BIAS_SP], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    bias_relu_initializer
 
 .main
     remc    x1, OFFSET, CHANNELS

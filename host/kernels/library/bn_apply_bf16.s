@@ -1,23 +1,10 @@
 .kernel bn_apply_bf16
 ; bn_apply on BF16 activations: y = fma(x, scale[c], shift[c]) in FP32, rounded once.
-.arg Y 0
-.arg SCALE 1
-.arg SHIFT 2
-.arg CHANNELS 3          ; divisor descriptor of 2C
-.arg SCALE_SP 4
-.arg SHIFT_SP 5
-.arg ROW_BYTES 6         ; 4C
+.include "batchnorm.inc"
+    bn_apply_arguments
 
 .init
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + SCALE]
-    sst     [x1 + SCALE_SP], v1
-    vld     v1, [x1 + SHIFT]
-    sst     [x1 + SHIFT_SP], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    bn_apply_initializer
 
 .main
     remc    x1, OFFSET, CHANNELS

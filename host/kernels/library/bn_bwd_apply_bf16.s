@@ -1,28 +1,10 @@
 .kernel bn_bwd_apply_bf16
 ; bn_bwd_apply on BF16 tensors: dx = fma(dy, a[c], fma(x, b[c], c[c])) in FP32, rounded once.
-.arg DX 0
-.arg X 1
-.arg COEF_A 2
-.arg COEF_B 3
-.arg COEF_C 4
-.arg CHANNELS 5          ; divisor descriptor of 2C
-.arg A_SP 6
-.arg B_SP 7
-.arg C_SP 8
-.arg ROW_BYTES 9         ; 4C
+.include "batchnorm.inc"
+    bn_bwd_apply_arguments
 
 .init
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + COEF_A]
-    sst     [x1 + A_SP], v1
-    vld     v1, [x1 + COEF_B]
-    sst     [x1 + B_SP], v1
-    vld     v1, [x1 + COEF_C]
-    sst     [x1 + C_SP], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    bn_bwd_apply_initializer
 
 .main
     remc    x1, OFFSET, CHANNELS
@@ -30,14 +12,14 @@ copy:
     vld     v1, [OFFSET + X]
     vcvtlo  v2, v1
     vcvthi  v3, v1
-    sld     v4, [x1 + B_SP]
-    sld     v5, [x1 + B_SP + 32]
-    sld     v6, [x1 + C_SP]
-    sld     v7, [x1 + C_SP + 32]
+    sld     v4, [x1 + COEF_B_SP]
+    sld     v5, [x1 + COEF_B_SP + 32]
+    sld     v6, [x1 + COEF_C_SP]
+    sld     v7, [x1 + COEF_C_SP + 32]
     vfma    v2, v2, v4, v6
     vfma    v3, v3, v5, v7
-    sld     v4, [x1 + A_SP]
-    sld     v5, [x1 + A_SP + 32]
+    sld     v4, [x1 + COEF_A_SP]
+    sld     v5, [x1 + COEF_A_SP + 32]
     vcvtlo  v6, DATA
     vcvthi  v7, DATA
     vfma    v2, v6, v4, v2

@@ -1,86 +1,22 @@
 .kernel bn_stats
-; Batch-norm statistics on the producer's writes of x, channels innermost (rows = N·H·W,
-; C channels, C a multiple of 8: a sector holds channels 8g … 8g+7 of one row).
-; Sector s adds x and x², lane by lane, into accumulator copy s mod (K·C/8): K copies of
-; the C channels, so that consecutive sectors update different addresses and atomics on
-; one address are K·C/8 sectors apart. The finalizer adds the K copies of each group in
-; ascending order and writes mean, invstd, the apply coefficients and the running stats.
-.arg MEAN 0
-.arg INVSTD 1
-.arg SCALE 2             ; weight·invstd, for bn_apply
-.arg SHIFT 3             ; bias − mean·scale, for bn_apply
-.arg RUNNING_MEAN 4
-.arg RUNNING_VAR 5
-.arg WEIGHT 6
-.arg BIAS 7
-.arg GROUPS 8            ; divisor descriptor of 4C·K: OFFSET mod 4C·K = 32 × the copy's group
-.arg SQUARES_SP 9        ; the Σx² copies in the scratchpad, 4C·K bytes; the Σx copies follow
-.arg COPY_BYTES 10       ; 4C·K
-.arg ROW_BYTES 11        ; 4C
-.arg COUNT 12            ; rows, as FP32
-.arg EPS 13
-.arg MOMENTUM 14
+; Batch-norm statistics on the producer's writes of x, channels innermost: a sector holds
+; channels 8g … 8g+7 of one row. Sector s adds x and x², lane by lane, into partial
+; s mod (K·C/8): K partials of the C channels, so that consecutive sectors update
+; different addresses and atomics on one address are K·C/8 sectors apart. The finalizer
+; adds the K partials of each group in ascending order and writes mean, invstd, the
+; apply coefficients and the running statistics.
+.include "batchnorm.inc"
+    bn_stats_arguments
 
 .init
-    vsplat  v1, x0
-    add     x1, x0, SQUARES_SP
-    add     x2, x1, COPY_BYTES
-    add     x2, x2, COPY_BYTES
-clear:
-    sst     [x1], v1
-    add     x1, x1, 32
-    bltu    x1, x2, clear
+    clear_partials SQUARES_SP
     exit
 
 .main
     remc    x1, OFFSET, GROUPS
     add     x1, x1, SQUARES_SP
     samofma [x1], DATA, DATA
-    samoadd.r.x [x1 + COPY_BYTES], DATA
+    samoadd.r.x [x1 + PARTIALS_BYTES], DATA
 
 .final
-    add     x6, x0, SQUARES_SP
-    add     x6, x6, COPY_BYTES         ; end of the Σx² copies
-    add     x1, x0, 0                  ; 32g: the channel group
-group:
-    add     x2, x1, SQUARES_SP         ; copy 0
-    sld     v1, [x2]
-    sld     v2, [x2 + COPY_BYTES]
-    jump    next
-copies:
-    sld     v3, [x2]
-    vadd    v1, v1, v3
-    sld     v3, [x2 + COPY_BYTES]
-    vadd    v2, v2, v3
-next:
-    add     x2, x2, ROW_BYTES
-    bltu    x2, x6, copies
-    vdiv    v2, v2, COUNT              ; mean
-    vdiv    v1, v1, COUNT              ; E[x²]
-    vfnma   v1, v2, v2, v1             ; var = E[x²] − mean² (biased)
-    vmax    v1, v1, 0.0
-    vadd    v3, v1, EPS
-    vrsqrt  v3, v3                     ; invstd
-    vst     [x1 + MEAN], v2
-    vst     [x1 + INVSTD], v3
-    vld     v4, [x1 + WEIGHT]
-    vmul    v4, v4, v3                 ; scale
-    vst     [x1 + SCALE], v4
-    vld     v5, [x1 + BIAS]
-    vfnma   v5, v2, v4, v5             ; shift
-    vst     [x1 + SHIFT], v5
-    vsub    v6, 1.0, MOMENTUM
-    vld     v7, [x1 + RUNNING_MEAN]
-    vmul    v7, v7, v6
-    vfma    v7, v2, MOMENTUM, v7       ; momentum·mean + (1 − momentum)·running_mean
-    vst     [x1 + RUNNING_MEAN], v7
-    vsub    v8, COUNT, 1.0
-    vdiv    v8, COUNT, v8              ; n / (n − 1)
-    vmul    v8, v1, v8                 ; unbiased var
-    vld     v7, [x1 + RUNNING_VAR]
-    vmul    v7, v7, v6
-    vfma    v7, v8, MOMENTUM, v7
-    vst     [x1 + RUNNING_VAR], v7
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, group
-    exit
+    bn_stats_finalizer

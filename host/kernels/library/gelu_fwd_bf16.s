@@ -2,56 +2,12 @@
 ; gelu_fwd on BF16 tensors: each half of the sector widened, GELU as gelu_fwd, the two
 ; results rounded once to BF16.
 .arg Y 0
-.arg NEG_2BETA 13        ; f32(−2β)
-.arg EXP_MAGIC 14        ; 1.5·2^23 + 191
-.arg EXP_C4 15           ; c4·2^-64
+.include "gelu.inc"
 
 .main
     vcvtlo  v8, DATA
     vcvthi  v9, DATA
-    ; elements 0 … 7
-    vmul    v1, v8, v8
-    vfma    v1, v1, 0xbd922279, NEG_2BETA
-    vabs    v2, v8
-    vmul    v1, v2, v1
-    vmax    v1, v1, -120.0
-    vfma    v2, v1, 0x3fb8aa3b, EXP_MAGIC
-    vsub    v3, v2, 0x4b4000bf
-    vfnma   v1, v3, 0x3f317218, v1
-    vfnma   v1, v3, 0xb102e308, v1
-    vfma    v3, v1, 0x1c07d3be, EXP_C4
-    vfma    v3, v3, v1, 0x1e2aad35
-    vfma    v3, v3, v1, 0x1efffee1
-    vfma    v3, v3, v1, 0x1f7ffffb
-    vfma    v3, v3, v1, 0x1f800000
-    vishl   v2, v2, 23
-    vmul    v2, v3, v2
-    vmul    v3, v8, v2
-    vcmplt  v4, v8, 0.0
-    vsel    v3, v3, v8, v4
-    vadd    v2, v2, 1.0
-    vdiv    v10, v3, v2
-    ; elements 8 … 15
-    vmul    v1, v9, v9
-    vfma    v1, v1, 0xbd922279, NEG_2BETA
-    vabs    v2, v9
-    vmul    v1, v2, v1
-    vmax    v1, v1, -120.0
-    vfma    v2, v1, 0x3fb8aa3b, EXP_MAGIC
-    vsub    v3, v2, 0x4b4000bf
-    vfnma   v1, v3, 0x3f317218, v1
-    vfnma   v1, v3, 0xb102e308, v1
-    vfma    v3, v1, 0x1c07d3be, EXP_C4
-    vfma    v3, v3, v1, 0x1e2aad35
-    vfma    v3, v3, v1, 0x1efffee1
-    vfma    v3, v3, v1, 0x1f7ffffb
-    vfma    v3, v3, v1, 0x1f800000
-    vishl   v2, v2, 23
-    vmul    v2, v3, v2
-    vmul    v3, v9, v2
-    vcmplt  v4, v9, 0.0
-    vsel    v3, v3, v9, v4
-    vadd    v2, v2, 1.0
-    vdiv    v11, v3, v2
+    gelu    v10, v8                    ; elements 0 … 7
+    gelu    v11, v9                    ; elements 8 … 15
     vpackbf v10, v10, v11
     vstm.x  [OFFSET + Y], v10

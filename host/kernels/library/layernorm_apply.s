@@ -1,26 +1,12 @@
 .kernel layernorm_apply
-; y = (x·rstd + (−mean·rstd))·gamma + beta, both steps one rounding (rows × L), on reads
-; of x; the row coefficients layernorm_stats wrote, gamma and beta copied into the
-; scratchpad by the initializer.
-.arg Y 0
-.arg ROW_COEFS 1         ; per row: a sector of rstd, a sector of −mean·rstd
-.arg ROWS 2              ; divisor descriptor of 4L
-.arg GAMMA 3
-.arg BETA 4
-.arg GAMMA_SP 5
-.arg BETA_SP 6
-.arg ROW_BYTES 7         ; 4L
+; y = (x·rstd + (−mean·rstd))·weight + bias, both steps one rounding, on reads of x; the
+; row coefficients layernorm_stats wrote, weight and bias copied into the scratchpad by
+; the initializer.
+.include "layernorm.inc"
+    layernorm_apply_arguments
 
 .init
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
-    vld     v1, [x1 + BETA]
-    sst     [x1 + BETA_SP], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    layernorm_apply_initializer
 
 .main
     divc    x1, OFFSET, ROWS
@@ -29,7 +15,7 @@ copy:
     vld     v1, [x1 + ROW_COEFS]
     vld     v2, [x1 + ROW_COEFS + 32]
     vfma    v1, DATA, v1, v2           ; x̂
-    sld     v2, [x2 + GAMMA_SP]
-    sld     v3, [x2 + BETA_SP]
+    sld     v2, [x2 + WEIGHT_SP]
+    sld     v3, [x2 + BIAS_SP]
     vfma    v1, v1, v2, v3
     vstm.x  [OFFSET + Y], v1

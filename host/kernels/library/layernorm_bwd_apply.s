@@ -1,30 +1,12 @@
 .kernel layernorm_bwd_apply
-; Layer-norm backward on reads of dy: dx = a·(dy·gamma) + (b·x + c) with the row
+; Layer-norm backward on reads of dy: dx = a·(dy·weight) + (b·x + c) with the row
 ; coefficients of layernorm_bwd_stats, and the parameter gradients per column,
 ; grad_weight = Σ dy·x̂ and grad_bias = Σ dy over the rows in trigger order, x̂ = a·x + m.
-.arg DX 0
-.arg X 1
-.arg GAMMA 2
-.arg ROWS 3              ; divisor descriptor of 4L
-.arg ROW_COEFS 4         ; per row: sectors of a, b, c, m
-.arg GAMMA_SP 5
-.arg GRADS_SP 6          ; grad_weight accumulators, 4L bytes; grad_bias follow
-.arg ROW_BYTES 7         ; 4L
-.arg GRAD_WEIGHT 8
-.arg GRAD_BIAS 9
+.include "layernorm.inc"
+    layernorm_bwd_apply_arguments
 
 .init
-    vsplat  v2, x0
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
-    add     x2, x1, GRADS_SP
-    sst     [x2], v2
-    sst     [x2 + ROW_BYTES], v2
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    layernorm_bwd_apply_initializer
 
 .main
     divc    x1, OFFSET, ROWS
@@ -34,8 +16,8 @@ copy:
     vld     v2, [x1 + ROW_COEFS + 32]  ; b
     vld     v3, [x1 + ROW_COEFS + 64]  ; c
     vfma    v2, v1, v2, v3             ; b·x + c
-    sld     v3, [x2 + GAMMA_SP]
-    vmul    v3, DATA, v3               ; g = dy·gamma
+    sld     v3, [x2 + WEIGHT_SP]
+    vmul    v3, DATA, v3               ; g = dy·weight
     vld     v4, [x1 + ROW_COEFS]       ; a
     vfma    v2, v3, v4, v2
     vstm    [OFFSET + DX], v2
@@ -46,13 +28,4 @@ copy:
     samoadd.r.x [x3 + ROW_BYTES], DATA
 
 .final
-    add     x1, x0, 0
-write:
-    add     x2, x1, GRADS_SP
-    sld     v1, [x2]
-    vst     [x1 + GRAD_WEIGHT], v1
-    sld     v1, [x2 + ROW_BYTES]
-    vst     [x1 + GRAD_BIAS], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, write
-    exit
+    layernorm_bwd_apply_finalizer

@@ -1,30 +1,12 @@
 .kernel layernorm_bwd_apply_bf16
-; layernorm_bwd_apply on BF16 dy, x and dx: dx = fma(dy·gamma, a, fma(x, b, c)) in FP32,
+; layernorm_bwd_apply on BF16 dy, x and dx: dx = fma(dy·weight, a, fma(x, b, c)) in FP32,
 ; rounded once; grad_weight and grad_bias per column in FP32, as layernorm_bwd_apply
 ; accumulates the widened tensors' sectors 2s and 2s+1.
-.arg DX 0
-.arg X 1
-.arg GAMMA 2
-.arg ROWS 3              ; divisor descriptor of 2L
-.arg ROW_COEFS 4         ; per row: sectors of a, b, c, m
-.arg GAMMA_SP 5
-.arg GRADS_SP 6          ; grad_weight accumulators, 4L bytes; grad_bias follow
-.arg ROW_BYTES 7         ; 4L
-.arg GRAD_WEIGHT 8
-.arg GRAD_BIAS 9
+.include "layernorm.inc"
+    layernorm_bwd_apply_arguments
 
 .init
-    vsplat  v2, x0
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
-    add     x2, x1, GRADS_SP
-    sst     [x2], v2
-    sst     [x2 + ROW_BYTES], v2
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    exit
+    layernorm_bwd_apply_initializer
 
 .main
     divc    x1, OFFSET, ROWS
@@ -41,9 +23,9 @@ copy:
     vld     v4, [x1 + ROW_COEFS]       ; a
     vcvtlo  v8, DATA
     vcvthi  v9, DATA
-    sld     v10, [x2 + GAMMA_SP]
-    sld     v11, [x2 + GAMMA_SP + 32]
-    vmul    v10, v8, v10               ; g = dy·gamma
+    sld     v10, [x2 + WEIGHT_SP]
+    sld     v11, [x2 + WEIGHT_SP + 32]
+    vmul    v10, v8, v10               ; g = dy·weight
     vmul    v11, v9, v11
     vfma    v6, v10, v4, v6
     vfma    v7, v11, v4, v7
@@ -59,13 +41,4 @@ copy:
     samoadd.r.x [x3 + ROW_BYTES + 32], v9
 
 .final
-    add     x1, x0, 0
-write:
-    add     x2, x1, GRADS_SP
-    sld     v1, [x2]
-    vst     [x1 + GRAD_WEIGHT], v1
-    sld     v1, [x2 + ROW_BYTES]
-    vst     [x1 + GRAD_BIAS], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, write
-    exit
+    layernorm_bwd_apply_finalizer

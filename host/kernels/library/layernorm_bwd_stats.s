@@ -1,97 +1,27 @@
 .kernel layernorm_bwd_stats
-; Layer-norm backward, row reductions, on the writes of dy: with g = dy·gamma, per row
-; ds = Σ g·x and db = Σ g in K copies (as layernorm_stats). The finalizer adds the
-; copies in ascending order, then the lanes, and writes per row the coefficients of
+; Layer-norm backward, row reductions, on the writes of dy: with g = dy·weight, per row
+; ds = Σ g·x and db = Σ g in K partials (as layernorm_stats). The finalizer adds the
+; partials in ascending order, then the lanes, and writes per row the coefficients of
 ; dx = a·g + (b·x + c) and x̂ = a·x + m (four broadcast sectors): a = rstd,
 ; b = (((db·mean − ds)·a)·a)·a·(1/L), c = −(db·a·(1/L)) − b·mean, m = −mean·rstd.
-.arg X 0
-.arg GAMMA 1
-.arg ROWS 2              ; divisor descriptor of 4L
-.arg PART_SHIFT 3        ; log2(32K)
-.arg PART_MASK 4         ; 32K − 1
-.arg GAMMA_SP 5
-.arg DOTS_SP 6           ; the Σg·x copies, rows·32K bytes; the Σg copies follow
-.arg SUMS_DELTA 7        ; rows·32K
-.arg ROW_BYTES 8         ; 4L
-.arg ROW_COUNT 9
-.arg MEAN 10
-.arg RSTD 11
-.arg ROW_COEFS 12        ; per row: sectors of a, b, c, m (128 bytes)
-.arg INV_LENGTH 13       ; f32(1/L)
+.include "layernorm.inc"
+    layernorm_bwd_stats_arguments
 
 .init
-    add     x1, x0, 0
-copy:
-    vld     v1, [x1 + GAMMA]
-    sst     [x1 + GAMMA_SP], v1
-    add     x1, x1, 32
-    bltu    x1, ROW_BYTES, copy
-    vsplat  v1, x0
-    add     x1, x0, DOTS_SP
-    add     x2, x1, SUMS_DELTA
-    add     x2, x2, SUMS_DELTA
-clear:
-    sst     [x1], v1
-    add     x1, x1, 32
-    bltu    x1, x2, clear
-    exit
+    layernorm_bwd_stats_initializer
 
 .main
     divc    x1, OFFSET, ROWS
     remc    x2, OFFSET, ROWS
-    sld     v1, [x2 + GAMMA_SP]
-    vmul    v1, DATA, v1               ; g = dy·gamma
+    sld     v1, [x2 + WEIGHT_SP]
+    vmul    v1, DATA, v1               ; g = dy·weight
     vld     v2, [OFFSET + X]
-    shl     x1, x1, PART_SHIFT
-    and     x3, OFFSET, PART_MASK
+    shl     x1, x1, PARTIAL_SHIFT
+    and     x3, OFFSET, PARTIAL_MASK
     add     x1, x1, x3
     add     x1, x1, DOTS_SP
     samofma [x1], v1, v2
-    samoadd.r.x [x1 + SUMS_DELTA], v1
+    samoadd.r.x [x1 + PARTIALS_BYTES], v1
 
 .final
-    add     x7, x0, PART_MASK
-    add     x7, x7, 1
-    add     x1, x0, 0
-    add     x2, x0, DOTS_SP
-row:
-    add     x3, x2, x7
-    sld     v1, [x2]                   ; ds
-    sld     v2, [x2 + SUMS_DELTA]      ; db
-    add     x4, x2, 32
-    bgeu    x4, x3, reduced
-copies:
-    sld     v3, [x4]
-    vadd    v1, v1, v3
-    sld     v3, [x4 + SUMS_DELTA]
-    vadd    v2, v2, v3
-    add     x4, x4, 32
-    bltu    x4, x3, copies
-reduced:
-    vredsum v1, v1
-    vredsum v2, v2
-    shl     x5, x1, 2
-    lw      x6, [x5 + MEAN]
-    vsplat  v3, x6
-    lw      x6, [x5 + RSTD]
-    vsplat  v4, x6                     ; a
-    vfms    v5, v2, v3, v1             ; db·mean − ds
-    vmul    v5, v5, v4
-    vmul    v5, v5, v4
-    vmul    v5, v5, v4
-    vmul    v5, v5, INV_LENGTH         ; b
-    vmul    v6, v2, v4
-    vmul    v6, v6, INV_LENGTH
-    vneg    v6, v6
-    vfnma   v6, v5, v3, v6             ; c
-    vmul    v7, v3, v4
-    vneg    v7, v7                     ; m
-    shl     x5, x1, 7
-    vst     [x5 + ROW_COEFS], v4
-    vst     [x5 + ROW_COEFS + 32], v5
-    vst     [x5 + ROW_COEFS + 64], v6
-    vst     [x5 + ROW_COEFS + 96], v7
-    add     x1, x1, 1
-    add     x2, x2, x7
-    bltu    x1, ROW_COUNT, row
-    exit
+    layernorm_bwd_stats_finalizer

@@ -1,29 +1,13 @@
 .kernel layernorm_stats_bf16
 ; layernorm_stats on BF16 x (L a multiple of 16): a sector's halves are combined first,
-; x_lo² + x_hi² (the second by FMA) and x_lo + x_hi, then added into the row's copy
+; x_lo² + x_hi² (the second by FMA) and x_lo + x_hi, then added into the row's partial
 ; (sector mod K) in trigger order; the finalizer is layernorm_stats'.
-.arg MEAN 0
-.arg RSTD 1
-.arg ROW_COEFS 2         ; per row: a sector of rstd, a sector of −mean·rstd (64 bytes)
-.arg ROWS 3              ; divisor descriptor of 2L: OFFSET ÷ 2L = the row
-.arg PART_SHIFT 4        ; log2(32K)
-.arg PART_MASK 5         ; 32K − 1: OFFSET & PART_MASK = 32 × (sector mod K)
-.arg SQUARES_SP 6        ; the Σx² copies, rows·32K bytes; the Σx copies follow
-.arg SUMS_DELTA 7        ; rows·32K
-.arg ROW_COUNT 8         ; rows
-.arg LENGTH 9            ; L, as FP32
-.arg EPS 10
-.arg SUMS_SP 11        ; SQUARES_SP + SUMS_DELTA
+.include "layernorm.inc"
+    layernorm_stats_arguments
+.arg SUMS_SP 11          ; the Σx partials: SQUARES_SP + PARTIALS_BYTES
 
 .init
-    vsplat  v1, x0
-    add     x1, x0, SQUARES_SP
-    add     x2, x1, SUMS_DELTA
-    add     x2, x2, SUMS_DELTA
-clear:
-    sst     [x1], v1
-    add     x1, x1, 32
-    bltu    x1, x2, clear
+    clear_partials SQUARES_SP
     exit
 
 .main
@@ -32,51 +16,9 @@ clear:
     vmul    v3, v1, v1
     vfma    v3, v2, v2, v3
     vadd    v4, v1, v2
-    divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
-    add     x1, x1, x2
+    row_partial
     samoadd [x1 + SQUARES_SP], v3
     samoadd.r.x [x1 + SUMS_SP], v4
 
 .final
-    add     x7, x0, PART_MASK
-    add     x7, x7, 1                  ; 32K: one row's copies
-    add     x1, x0, 0                  ; the row
-    add     x2, x0, SQUARES_SP         ; its first copy
-row:
-    add     x3, x2, x7                 ; the end of its copies
-    sld     v1, [x2]
-    sld     v2, [x2 + SUMS_DELTA]
-    add     x4, x2, 32
-    bgeu    x4, x3, reduced
-copies:
-    sld     v3, [x4]
-    vadd    v1, v1, v3
-    sld     v3, [x4 + SUMS_DELTA]
-    vadd    v2, v2, v3
-    add     x4, x4, 32
-    bltu    x4, x3, copies
-reduced:
-    vredsum v1, v1
-    vredsum v2, v2
-    vdiv    v2, v2, LENGTH             ; mean
-    vdiv    v1, v1, LENGTH             ; E[x²]
-    vfnma   v1, v2, v2, v1
-    vmax    v1, v1, 0.0
-    vadd    v1, v1, EPS
-    vrsqrt  v1, v1                     ; rstd
-    vmul    v3, v2, v1
-    vneg    v3, v3                     ; −mean·rstd
-    shl     x5, x1, 2
-    vget    x6, v2, x0
-    sw      [x5 + MEAN], x6
-    vget    x6, v1, x0
-    sw      [x5 + RSTD], x6
-    shl     x5, x1, 6
-    vst     [x5 + ROW_COEFS], v1
-    vst     [x5 + ROW_COEFS + 32], v3
-    add     x1, x1, 1
-    add     x2, x2, x7
-    bltu    x1, ROW_COUNT, row
-    exit
+    layernorm_stats_finalizer

@@ -1,57 +1,18 @@
 .kernel softmax_bwd_dot
 ; Softmax backward, phase 1, on the writes of dy: per row Σ dy·y lane by lane in K
-; copies (one rounding per step). The finalizer adds a row's copies in ascending order,
-; then its lanes, and writes the sum as a broadcast sector per row.
-.arg Y 0
-.arg DOT_ROWS 1          ; per row: a sector of Σ dy·y
-.arg ROWS 2              ; divisor descriptor of 4L
-.arg PART_SHIFT 3        ; log2(32K)
-.arg PART_MASK 4         ; 32K − 1
-.arg DOTS_SP 5           ; the copies, rows·32K bytes
-.arg ROW_COUNT 6
+; partials (one rounding per step). The finalizer adds a row's partials in ascending
+; order, then its lanes, and writes the sum as a broadcast sector per row.
+.include "softmax.inc"
+    softmax_bwd_dot_arguments
 
 .init
-    vsplat  v1, x0
-    add     x1, x0, PART_MASK
-    add     x1, x1, 1
-    mul     x2, x1, ROW_COUNT
-    add     x1, x0, DOTS_SP
-    add     x2, x2, x1
-clear:
-    sst     [x1], v1
-    add     x1, x1, 32
-    bltu    x1, x2, clear
-    exit
+    softmax_bwd_dot_initializer
 
 .main
-    divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
-    add     x1, x1, x2
+    row_partial
     add     x1, x1, DOTS_SP
     vld     v1, [OFFSET + Y]
     samofma.r.x [x1], DATA, v1
 
 .final
-    add     x7, x0, PART_MASK
-    add     x7, x7, 1
-    add     x1, x0, 0
-    add     x2, x0, DOTS_SP
-row:
-    add     x3, x2, x7
-    sld     v1, [x2]
-    add     x4, x2, 32
-    bgeu    x4, x3, reduced
-copies:
-    sld     v3, [x4]
-    vadd    v1, v1, v3
-    add     x4, x4, 32
-    bltu    x4, x3, copies
-reduced:
-    vredsum v1, v1
-    shl     x5, x1, 5
-    vst     [x5 + DOT_ROWS], v1
-    add     x1, x1, 1
-    add     x2, x2, x7
-    bltu    x1, ROW_COUNT, row
-    exit
+    row_reduction_finalizer DOTS_SP, vadd, vredsum, DOT_ROWS

@@ -1,54 +1,17 @@
 .kernel softmax_max
-; Softmax, phase 1, on the producer's writes of x (rows × L, L a multiple of 8): the row
-; maximum, lane by lane in K copies (copy = sector mod K). The finalizer takes the
-; maximum of a row's copies and lanes (exact, so in any order) and writes it as a
-; broadcast sector per row. NaN propagates.
-.arg MAX_ROWS 0          ; per row: a sector of its maximum
-.arg ROWS 1              ; divisor descriptor of 4L
-.arg PART_SHIFT 2        ; log2(32K)
-.arg PART_MASK 3         ; 32K − 1
-.arg MAX_SP 4            ; the copies, rows·32K bytes
-.arg REGION_BYTES 5      ; rows·32K
-.arg ROW_COUNT 6
+; Softmax, phase 1, on the producer's writes of x: the row maximum, lane by lane in K
+; partials (partial = sector mod K). The finalizer takes the maximum of a row's partials
+; and lanes (exact, so in any order) and writes it as a broadcast sector per row. NaN
+; propagates.
+.include "softmax.inc"
+    softmax_max_arguments
 
 .init
-    vsplat  v1, x0
-    vadd    v1, v1, -inf
-    add     x1, x0, MAX_SP
-    add     x2, x1, REGION_BYTES
-fill:
-    sst     [x1], v1
-    add     x1, x1, 32
-    bltu    x1, x2, fill
-    exit
+    softmax_max_initializer
 
 .main
-    divc    x1, OFFSET, ROWS
-    shl     x1, x1, PART_SHIFT
-    and     x2, OFFSET, PART_MASK
-    add     x1, x1, x2
+    row_partial
     samomax.r.x [x1 + MAX_SP], DATA
 
 .final
-    add     x7, x0, PART_MASK
-    add     x7, x7, 1
-    add     x1, x0, 0
-    add     x2, x0, MAX_SP
-row:
-    add     x3, x2, x7
-    sld     v1, [x2]
-    add     x4, x2, 32
-    bgeu    x4, x3, reduced
-copies:
-    sld     v3, [x4]
-    vmax    v1, v1, v3
-    add     x4, x4, 32
-    bltu    x4, x3, copies
-reduced:
-    vredmax v1, v1
-    shl     x5, x1, 5
-    vst     [x5 + MAX_ROWS], v1
-    add     x1, x1, 1
-    add     x2, x2, x7
-    bltu    x1, ROW_COUNT, row
-    exit
+    row_reduction_finalizer MAX_SP, vmax, vredmax, MAX_ROWS

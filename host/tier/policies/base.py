@@ -18,10 +18,11 @@ import numpy as np
 
 from ..executor import Executor
 from ..flash import FlashDevice
+from ..plan import InfeasibleError
 from ..plan_check import check_plan
 
 
-__all__ = ["PlanningContext", "TierPolicy", "greedy_residency"]
+__all__ = ["PlanningContext", "TierPolicy", "InfeasibleError", "greedy_residency"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class PlanningContext:
     capacity_pages: int
     costs: object
     check: bool = True
+    tier: object = None           # the TierConfig and FlashConfig of the run, for planners
+    flash: object = None          # that rate the host-DRAM and flash paths apart
 
 
 def greedy_residency(lifetimes, capacity_pages):
@@ -101,3 +104,7 @@ class TierPolicy:
     def next_plan(self, plan, record, *, warm_up):
         """The plan of the next iteration, given the one that ran and its record."""
         return plan
+
+    def run_metrics(self):
+        """Metrics of the policy's own choices, added to the run's (none by default)."""
+        return {}

@@ -34,9 +34,10 @@ from ..plan import Chunk, Plan, PlanError, ring_add, ring_values
 from ..plan_check import check_plan
 from .base import TierPolicy
 from .registry import register_policy
+from .tm_tiers import TierPaths, choose_flash_share, plan_tm_tiers
 
 
-__all__ = ["TMConfig", "plan_tm", "monitor_derate", "TimingMonitor", "TMPolicy"]
+__all__ = ["TMConfig", "plan_tm", "plan_tm_for", "monitor_derate", "TimingMonitor", "TMPolicy"]
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,9 @@ class _Planner:
         self.chunks = []
         gaps = lifetimes.gaps
         self.gaps = gaps
-        self.lo = np.array([g.after + 1 for g in gaps], dtype=np.int64)
-        self.hi = np.array([g.before for g in gaps], dtype=np.int64)
-        self.size = np.array([int(lifetimes.pages[g.tensor]) for g in gaps], dtype=np.int64)
+        self.lo, self.hi, self.size, self.dirty = lifetimes.gap_arrays()
         self.remaining = self.size.copy()
         self.gap_index = {(g.tensor, g.after): k for k, g in enumerate(gaps)}
-        self.dirty = np.array([bool(lifetimes.written_ever[g.tensor]) for g in gaps], dtype=bool)
         page = self.page
         self.write_per_page = np.where(self.dirty, page * costs.write_s_per_byte, 0.0)
         self.write_latency = np.where(self.dirty, costs.write_latency_s, 0.0)
@@ -231,6 +229,19 @@ def plan_tm(lifetimes, slot_times, capacity_pages, costs, derate=None):
                 planned_stall_s=tuple(float(s) for s in planner.stall))
 
 
+def plan_tm_for(context, derate=None, flash_share=None):
+    """The TM plan for a run's planning context: over HBM and flash (:func:`plan_tm`), or
+    over HBM, host DRAM and flash when the run has a host tier (:func:`plan_tm_tiers`,
+    with ``flash_share`` of every evicted part to flash; None: the best ratio)."""
+    tier, flash = context.tier, context.flash
+    if tier is not None and tier.host_bytes:
+        paths = TierPaths.of(tier, flash, context.lifetimes.page_bytes)
+        return plan_tm_tiers(context.lifetimes, context.op_times, context.capacity_pages,
+                             paths, derate, flash_share)
+    return plan_tm(context.lifetimes, context.op_times, context.capacity_pages,
+                   context.costs, derate)
+
+
 def monitor_derate(plan, derate, stall_by_boundary, slot_times, config=TMConfig()):
     """New derate factors if some boundary stalled beyond the plan, else None."""
     n = plan.n_slots
@@ -281,9 +292,11 @@ class TimingMonitor:
     otherwise the previous plan comes back and the monitor stops adjusting, so it never
     settles on a plan slower than the one it started from."""
 
-    def __init__(self, context, config=TMConfig()):
+    def __init__(self, context, config=TMConfig(), replan=None):
         self.context = context
         self.config = config
+        # derate -> plan; by default the planner of the run's tiers.
+        self.replan = replan or (lambda derate: plan_tm_for(context, derate))
         self.derate = np.ones(len(context.op_times))
         self.adjustments = 0
         self.frozen = not config.monitor
@@ -305,8 +318,7 @@ class TimingMonitor:
                              self.config)
         if new is None:
             return plan
-        adjusted = plan_tm(context.lifetimes, context.op_times, context.capacity_pages,
-                           context.costs, new)
+        adjusted = self.replan(new)
         if adjusted == plan:
             return plan
         if context.check:
@@ -328,13 +340,21 @@ class TMPolicy(TierPolicy):
     def __init__(self, config=TMConfig()):
         self.config = config
         self.monitor = None
+        self.flash_share = None       # the split ratio chosen for a host tier
 
     def plan(self, context):
-        return plan_tm(context.lifetimes, context.op_times, context.capacity_pages,
-                       context.costs)
+        tier = context.tier
+        if tier is not None and tier.host_bytes:
+            paths = TierPaths.of(tier, context.flash, context.lifetimes.page_bytes)
+            self.flash_share, plan = choose_flash_share(
+                context.lifetimes, context.op_times, context.capacity_pages, paths)
+            return plan
+        return plan_tm_for(context)
 
     def first_plan(self, context):
-        self.monitor = TimingMonitor(context, self.config)
+        self.monitor = TimingMonitor(
+            context, self.config,
+            lambda derate: plan_tm_for(context, derate, self.flash_share))
         return super().first_plan(context)
 
     def initial_residency(self, context, plan):
@@ -346,3 +366,7 @@ class TMPolicy(TierPolicy):
 
     def next_plan(self, plan, record, *, warm_up):
         return self.monitor.after_iteration(plan, record, warm_up=warm_up)
+
+    def run_metrics(self):
+        """With a host tier, the split ratio the plan was chosen with (``flash_share``)."""
+        return {} if self.flash_share is None else {"flash_share": self.flash_share}

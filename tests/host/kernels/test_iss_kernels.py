@@ -5,6 +5,7 @@ and race reports."""
 import numpy as np
 import pytest
 
+from matndp.hw.config import NDPConfig
 from matndp.hw.engine.isa import ErrorCause, Instruction, Opcode
 from matndp.host.kernels.assembler import assemble
 from matndp.host.kernels.bench import BENCH_KERNELS
@@ -215,13 +216,15 @@ def _fault_setup(main, config=IssConfig(), extra_entry=True, expected=4):
     return simulator, events.take(order), memory, out
 
 
+_SCRATCHPAD = IssConfig().scratchpad_bytes
+
 FAULTS = [
     ("vld v1, [OFFSET + 4]", ErrorCause.MISALIGNED, 1),
     ("lw x1, [OFFSET + 2]", ErrorCause.MISALIGNED, 1),
     ("vld v1, [OFFSET + 0x100000]", ErrorCause.OUT_OF_WINDOW, 1),
-    ("sld v1, [OFFSET + 0x4000]", ErrorCause.SCRATCHPAD_RANGE, 1),
-    # The faulting trigger's OFFSET is 64: the first sector past the 16 KiB scratchpad.
-    ("sld v1, [OFFSET + 0x3FC0]", ErrorCause.SCRATCHPAD_RANGE, 1),
+    (f"sld v1, [OFFSET + {_SCRATCHPAD:#x}]", ErrorCause.SCRATCHPAD_RANGE, 1),
+    # The faulting trigger's OFFSET is 64: the first sector past the scratchpad.
+    (f"sld v1, [OFFSET + {_SCRATCHPAD - 64:#x}]", ErrorCause.SCRATCHPAD_RANGE, 1),
     ("sst [OFFSET + 8], v1", ErrorCause.MISALIGNED, 1),
 ]
 
@@ -355,6 +358,15 @@ def test_an_atomic_on_a_sector_another_thread_loaded_is_reported():
     result = simulator.run(TriggerEvents.sectors(0, 0, np.ones(16, np.float32)), allow_races=True)
     assert [(race.space, race.address, race.kind) for race in result.races] == \
         [("scratchpad", 0, "load/atomic")]
+
+
+def test_the_simulated_engine_is_the_default_slices_unless_told_otherwise():
+    slice_ = NDPConfig()
+    config = IssConfig()
+    assert (config.sector_bytes, config.addr_width) == (slice_.sector_bytes, slice_.addr_width)
+    assert (config.scratchpad_bytes, config.slots) == (slice_.engine.scratchpad_bytes,
+                                                       slice_.engine.slots)
+    assert Memory(1024).sector_bytes == slice_.sector_bytes
 
 
 def test_bad_inputs_are_refused():

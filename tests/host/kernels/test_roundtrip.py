@@ -4,8 +4,9 @@ assembles to it or is reported illegal."""
 
 from hypothesis import given, settings, strategies as st
 
-from matndp.hw.engine.isa import (INSTRUCTION_FIELDS, INSTRUCTIONS, SPECIALS, IllegalInstruction, ImmediateUse,
-                                  Instruction, Opcode, Operand, OperandKind, OperandType)
+from matndp.hw.engine.isa import (INSTRUCTION_FIELDS, INSTRUCTIONS, SPECIALS, IllegalInstruction,
+                                  ImmediateUse, Instruction, Opcode, Operand, OperandKind,
+                                  OperandType)
 from matndp.host.kernels.assembler import assemble, assemble_instruction
 from matndp.host.kernels.disassembler import disassemble, disassemble_instruction
 from matndp.host.kernels.image import KernelImage, Section, release_hazards, section_ranges

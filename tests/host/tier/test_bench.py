@@ -17,6 +17,11 @@ def test_the_quick_tiering_bench_runs_every_policy_on_gpt2():
     tier = TierConfig(hbm_fraction=0.5)
     for run in result["runs"]:
         assert (run["model"], run["batch"], run["hbm_fraction"]) == ("gpt2", 8, 0.5)
+        if "fails" in run:
+            # FlashNeuron keeps all but the activations it offloads in a flat address space:
+            # at half the footprint a tensor finds no contiguous run (the reason is kept).
+            assert run["policy"] == "flashneuron" and "no contiguous run" in run["fails"]
+            continue
         assert (run["ops"], run["tensors"]) == (len(graph.ops), len(graph.tensors))
         assert run["iterations_simulated"] == 3
         metrics = simulate(graph, times, tier, flash_preset("zssd"), run["policy"],

@@ -55,6 +55,16 @@ def test_a_read_queues_behind_a_program_on_the_same_die():
     assert device.read(4096, at=0.0) == pytest.approx(112e-6)
 
 
+def test_a_duplex_device_reads_while_it_programs():
+    """Separate read and program resources: the read of the test above no longer waits
+    for the program (11 µs, as on an idle device), and the program still takes 101 µs."""
+    device = FlashDevice(tiny(duplex=True))
+    assert device.program(4096, at=0.0) == pytest.approx(101e-6)
+    assert device.read(4096, at=0.0) == pytest.approx(11e-6)
+    # Programs still queue behind programs.
+    assert device.program(4096, at=0.0) == pytest.approx(201e-6)
+
+
 def test_back_to_back_reads_queue_per_die():
     device = FlashDevice(tiny())
     device.read(4096, at=0.0)                # die free at 10 µs, bus free at 11 µs
@@ -83,6 +93,7 @@ def test_presets_sustain_their_cited_bandwidths():
     ({"page_bytes": 1.5}, "page_bytes"),
     ({"read_latency_s": 0.0}, "read_latency_s"),
     ({"cost_usd_per_gb": -1.0}, "cost_usd_per_gb"),
+    ({"duplex": "yes"}, "duplex must be true or false"),
 ])
 def test_bad_flash_configuration_is_refused_by_name(overrides, message):
     with pytest.raises(ValueError, match=message):

@@ -5,7 +5,9 @@ import shutil
 
 import pytest
 
-from matndp.host.tier.g10_validation import G10_WORKLOADS, g10_validation, published_g10_times
+from matndp.host.tier.g10_validation import (G10_WORKLOADS, g10_batch_sizes, g10_validation,
+                                             published_g10_batch_sizes, published_g10_times,
+                                             published_g10_traffic)
 from matndp.host.workload.synthetic import write_synthetic_g10
 
 
@@ -13,6 +15,10 @@ LAYERS, SKIPS, SECONDS = 10, 2, 0.25
 # Cycles of G10's 1.2 GHz clock: ideal 0.5 s, Base UVM 2 s, G10 0.625 s.
 PUBLISHED = "ideal | lru | prefetch_lru\n" + "".join(
     f"{name}|table\n6e8 2.4e9 7.5e8\n" for name, _, _ in G10_WORKLOADS)
+# Pages moved (SSD to GPU, GPU to SSD, host to GPU, GPU to host): Base UVM 2 M in all,
+# DeepUM 1 M, G10 0.4 M.
+TRAFFIC = "lru | deepUM | prefetch_lru\n" + "".join(
+    f"{name}|table\n" + "5e5 2.5e5 1e5\n" * 4 for name, _, _ in G10_WORKLOADS)
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +35,26 @@ def checkout(tmp_path_factory):
     table = root / "example_results" / "overall_performance" / "all.base.txt"
     table.parent.mkdir(parents=True)
     table.write_text(PUBLISHED)
+    traffic = root / "example_results" / "overall_traffic" / "traffic.txt"
+    traffic.parent.mkdir(parents=True)
+    traffic.write_text(TRAFFIC)
+    sizes = root / "example_results" / "overall_batchsize"
+    sizes.mkdir(parents=True)
+    for (name, _, batch), filename in zip(G10_WORKLOADS, ("bert", "vit", "inception", "resnet",
+                                                          "senet")):
+        # The batch the trace has (ideal 0.5 s, Base UVM 2 s, FlashNeuron fails, G10
+        # 0.625 s) and a batch without a trace.
+        (sizes / f"{filename}.txt").write_text(
+            "lru | FlashNeuron | prefetch_lru | ideal\n\n"
+            f"{batch}\n2.4e9 inf 7.5e8 6e8\n\n{2 * batch}\n4.8e9 inf 1.5e9 1.2e9\n")
     return root
 
 
 def test_the_published_table_is_read_in_seconds(checkout):
     assert published_g10_times(checkout)["ViT"] == pytest.approx(
         {"ideal": 0.5, "lru": 2.0, "prefetch_lru": 0.625})
+    assert published_g10_traffic(checkout)["ViT"] == pytest.approx(
+        {"lru": 2e6, "deepUM": 1e6, "prefetch_lru": 4e5})
 
 
 def _rows(text):
@@ -46,13 +66,35 @@ def test_both_tables_have_a_row_per_workload(checkout, capsys):
     text = g10_validation(checkout, progress=True)
     assert "G10 workloads" in capsys.readouterr().err
     rows = _rows(text)
-    sizes, ratios = rows[1:6], rows[7:12]
+    sizes, ratios, traffic = rows[1:6], rows[7:12], rows[13:18]
     for (name, _, batch), row in zip(G10_WORKLOADS, sizes):
         assert row[:3] == [f"{name} ({batch})", str(4 * LAYERS + 3), str(7 * LAYERS + SKIPS + 2)]
         # The traces fit in the HBM of G10's setup: nothing moves.
-        assert row[4] == "0 / 0 / 0"
+        assert row[4] == " / ".join(["0"] * 7)
         assert float(row[5]) == pytest.approx(SECONDS, abs=1e-5)
         assert row[6] == "0.500000"
     for (name, _, batch), row in zip(G10_WORKLOADS, ratios):
-        # Ours: every policy as fast as ideal; G10's: 0.5 / 2 and 0.5 / 0.625.
-        assert row == [f"{name} ({batch})", "1.000", "0.250", "1.000", "0.800", "1.000"]
+        # Ours: every policy as fast as ideal; G10's: 0.5 / 2 and 0.5 / 0.625, no others.
+        assert row == [f"{name} ({batch})", "0.250 / 1.000 / +0.750", "— / 1.000",
+                       "— / 1.000", "— / 1.000", "— / 1.000",
+                       "0.800 / 1.000 / +0.200", "1.000"]
+    for (name, _, batch), row in zip(G10_WORKLOADS, traffic):
+        # Nothing moves here; G10's table says 2, 1 and 0.4 million pages.
+        assert row == [f"{name} ({batch})", "2.00 / 0.00 / -100 %", "— / 0.00",
+                       "1.00 / 0.00 / -100 %", "— / 0.00", "— / 0.00",
+                       "0.40 / 0.00 / -100 %", "0.00"]
+
+
+def test_the_batch_size_figure_is_read_and_run_where_traces_exist(checkout):
+    published = published_g10_batch_sizes(checkout)
+    name, _, batch = G10_WORKLOADS[3]
+    assert published[name][batch] == pytest.approx(
+        {"lru": 2.0, "FlashNeuron": float("inf"), "prefetch_lru": 0.625, "ideal": 0.5})
+    text = g10_batch_sizes(checkout)
+    rows = _rows(text)
+    assert rows[0][:3] == ["workload", "batch", "Base UVM (`uvm`)"]
+    for (name, _, batch), row in zip(G10_WORKLOADS, rows[1:]):
+        # Ours: every policy as fast as ideal (the trace fits); G10's: 0.25, fails, 0.8.
+        assert row == [name, str(batch), "0.250 / 1.000", "fails / 1.000", "0.800 / 1.000", "1.000"]
+    assert "No trace (G10's front end not run at that batch): " + ", ".join(
+        f"{name} {2 * batch}" for name, _, batch in G10_WORKLOADS) in text

@@ -54,3 +54,21 @@ def test_lru_energy_adds_link_flash_and_stall():
     # 13 pages of HBM plus the 17-page footprint in Z-NAND.
     assert metrics["memory_cost_usd"] == pytest.approx(13 * PAGE / 1e9 * 9.0 + 17 * PAGE / 1e9 * 0.50)
     assert metrics["flash_page_reads"] == 4 and metrics["flash_page_programs"] == 4
+
+
+def test_the_time_breakdown_splits_each_op_span_as_g10_does():
+    """Two 1 s ops; a transfer is in flight from 0.5 s to 1.5 s and op 1 waits for it
+    (0.5 s of stall). Op 0's span [0, 1] has 0.5 s beside the transfer: 0.5 s compute
+    alone, 0.5 s overlapped. Op 1's span [1, 2.5] has 0.5 s of transfer: 1 s compute
+    alone, no overlap (0.5 + 1 - 1.5), 0.5 s stall."""
+    from matndp.host.tier.events import EventKind, TraceEvent
+    from matndp.host.tier.executor import IterationRecord
+    from matndp.host.tier.metrics import time_breakdown
+    log = [TraceEvent(0.0, EventKind.OP, None, 0, slot=0),
+           TraceEvent(0.5, EventKind.FETCH_BEGIN, 0, 1),
+           TraceEvent(1.5, EventKind.FETCH_END, 0, 1),
+           TraceEvent(1.5, EventKind.OP, None, 0, slot=1)]
+    record = IterationRecord(index=0, start_s=0.0, end_s=2.5, compute_s=2.0, stall_s=0.5,
+                             stall_by_boundary=np.array([0.0, 0.5]), counters={}, flash={})
+    assert time_breakdown(log, record, [1.0, 1.0]) == pytest.approx(
+        {"compute": 1.5, "overlap": 0.5, "stall": 0.5})

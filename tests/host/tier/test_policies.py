@@ -5,6 +5,7 @@ import pytest
 
 from matndp.host.tier import POLICIES, TierConfig, check_plan, flash_preset, simulate
 from matndp.host.tier.events import EventKind
+from matndp.host.tier.plan import InfeasibleError
 from matndp.host.tier.policies.tm import TMConfig, TMPolicy
 
 from .graphs import PAGE, frozen_weight_graph, mlp_graph, split_graph
@@ -32,7 +33,12 @@ CASES = [
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("make, tier", CASES)
 def test_every_policy_keeps_the_invariants(make, tier, policy):
-    result = run(make(), policy, op_s=0.1 * MS, **tier)
+    try:
+        result = run(make(), policy, op_s=0.1 * MS, **tier)
+    except InfeasibleError as error:
+        # FlashNeuron pins weights and room for the largest op's tensors: no room left here.
+        assert policy == "flashneuron" and "FlashNeuron" in str(error)
+        return
     # The trace check ran inside simulate (capacity at every instant, every op's tensors
     # entirely in HBM, no page dropped without a flash copy); its totals match the counters.
     totals = result.trace_totals

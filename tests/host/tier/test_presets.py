@@ -14,9 +14,13 @@ def test_the_g10_preset_is_g10s_published_setup():
     setup = setup_preset("g10")
     tier, flash = setup.tier, setup.flash
     assert (tier.hbm_bytes, tier.host_bytes) == (40 * 2**30, 128 * 2**30)
-    assert tier.link_bytes_per_s == 15.754 * 2**30 and tier.link_duplex
+    # Bandwidths in G10's units (GB/s = 10**9 B/s); its batcher moves 10 SSD pages per
+    # 50-page PCIe batch each way, so the SSD reads and writes 3.15 GB/s at once.
+    assert tier.link_bytes_per_s == 15.754e9 and tier.link_duplex
     assert (tier.fault_latency_s, tier.fault_batch_pages, tier.page_bytes) == (45e-6, 50, 4096)
-    assert flash.read_bytes_per_s == flash.program_bytes_per_s == 3.2 * 2**30
+    assert flash.read_bytes_per_s == pytest.approx(15.754e9 * 10 / 50)
+    assert flash.program_bytes_per_s == pytest.approx(15.754e9 * 10 / 50)
+    assert flash.duplex
     assert (flash.read_latency_s, flash.program_latency_s) == (12e-6, 16e-6)
 
 

@@ -11,14 +11,14 @@ from matndp.host.tier.policies import TierPolicy, register_policy, tier_policy
 from .graphs import PAGE, split_graph
 
 
-def test_the_four_policies_are_registered_in_order():
-    assert POLICIES == ("ideal", "lru", "g10", "tm")
+def test_the_policies_are_registered_in_order():
+    assert POLICIES == ("ideal", "lru", "uvm", "deepum", "g10", "flashneuron", "g10_gds_ssd", "g10_gds_full", "tm")
     assert [TIER_POLICIES[name].name for name in POLICIES] == list(POLICIES)
 
 
 @pytest.mark.parametrize("name", [None, "fifo", "TM", ""])
 def test_unknown_names_are_refused_with_the_known_ones(name):
-    with pytest.raises(ValueError, match=r"unknown policy .*; known: ideal, lru, g10, tm"):
+    with pytest.raises(ValueError, match=r"unknown policy .*; known: ideal, lru, uvm, deepum, g10, flashneuron, g10_gds_ssd, g10_gds_full, tm"):
         tier_policy(name)
 
 

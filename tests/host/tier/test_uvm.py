@@ -3,6 +3,8 @@ worked out by hand on small graphs, with and without a host-DRAM tier."""
 
 import math
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -86,14 +88,20 @@ def test_evictions_fill_host_dram_first_then_flash():
 
 def test_a_duplex_link_overlaps_write_outs_with_migrations():
     """Each of the steady iteration's two fault batches migrates 22 pages in and writes 22
-    out: with a full-duplex link a batch takes the longer of the two, with a shared one
-    their sum."""
-    duplex = run(duplex_graph(), hbm_bytes=100 * PAGE)
-    shared = run(duplex_graph(), hbm_bytes=100 * PAGE, link_duplex=False)
+    out: with a full-duplex link and a duplex flash device a batch takes the longer of the
+    two; with a shared link, or a flash device whose reads and programs share its dies and
+    buses (the Z-SSD preset), their sum."""
+    tier = TierConfig(hbm_bytes=100 * PAGE)
+    times = np.full(3, OP_S)
+    duplex = simulate(duplex_graph(), times, tier, replace(ZSSD, duplex=True), "lru")
+    shared = simulate(duplex_graph(), times, replace(tier, link_duplex=False),
+                      replace(ZSSD, duplex=True), "lru")
+    shared_flash = run(duplex_graph(), hbm_bytes=100 * PAGE)
     assert evictions(duplex) == [("A", 22, 0), ("W", 22, 0)]
     into = ZSSD.read_latency_s + 22 * READ
     out = ZSSD.program_latency_s + 22 * PROGRAM
-    for result, batch in ((duplex, max(into, out)), (shared, into + out)):
+    for result, batch in ((duplex, max(into, out)), (shared, into + out),
+                          (shared_flash, into + out)):
         metrics = result.metrics
         assert (metrics["faults"], metrics["fault_batches"]) == (44, 2)
         assert metrics["inter_tier_bytes"] == 88 * PAGE

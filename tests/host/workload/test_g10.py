@@ -117,3 +117,56 @@ def test_missing_and_ambiguous_files_are_named(trace_dir, tmp_path):
     (trace_dir / "kernels.config").unlink()
     with pytest.raises(WorkloadError, match=r"kernels.config: missing"):
         read_g10(trace_dir, batch=4)
+
+
+def _fault_files(directory, every=(2.0, 5.0, 0.5, 8.0, 0.25), outputs=(1.0, 2.5, 0.25, 4.0, 0.125),
+                 workspace=(0, 8192, 0, 0, 0)):
+    (directory / "cudnn4PF.txt").write_text("".join(f"{k:04d} {t:.6f} ms\n" for k, t in enumerate(every)))
+    (directory / "cudnn4InputPF.txt").write_text("".join(f"{k:04d} {t:.6f} ms\n"
+                                                         for k, t in enumerate(outputs)))
+    (directory / "cudnn4Workspace.txt").write_text("".join(f"{k:04d} {b} B\n"
+                                                           for k, b in enumerate(workspace)))
+
+
+def test_fault_laden_times_and_workspaces_are_read(trace_dir):
+    _fault_files(trace_dir)
+    graph = read_g10(trace_dir)
+    assert [op.fault_duration_s for op in graph.ops] == [2e-3, 5e-3, 0.5e-3, 8e-3, 0.25e-3]
+    assert [op.output_fault_duration_s for op in graph.ops] == [1e-3, 2.5e-3, 0.25e-3, 4e-3,
+                                                               0.125e-3]
+    # kernel 1's 8 KiB workspace: a tensor of its own, written by kernel 1 alone
+    assert graph.tensors["workspace1"].bytes == 8192
+    assert graph.tensors["workspace1"].kind == "workspace"
+    assert graph.op("1.Linear_Forward").outputs == ("tensor2", "workspace1")
+    assert [op for op in graph.ops if "workspace1" in (*op.inputs, *op.outputs)] == \
+        [graph.op("1.Linear_Forward")]
+
+
+def test_the_workload_format_keeps_the_fault_laden_times(trace_dir, tmp_path):
+    from matndp.host.workload import read_workload, write_workload
+    _fault_files(trace_dir)
+    graph = read_g10(trace_dir)
+    again = read_workload(write_workload(graph, tmp_path / "w.json"))
+    assert [(op.fault_duration_s, op.output_fault_duration_s) for op in again.ops] == \
+        [(op.fault_duration_s, op.output_fault_duration_s) for op in graph.ops]
+
+
+def test_one_fault_file_without_the_other_is_refused(trace_dir):
+    _fault_files(trace_dir)
+    (trace_dir / "cudnn4InputPF.txt").unlink()
+    with pytest.raises(WorkloadError, match=r"cudnn4InputPF.txt: missing: cudnn4PF.txt is there"):
+        read_g10(trace_dir)
+
+
+def test_malformed_fault_and_workspace_files_name_file_and_line(trace_dir):
+    _fault_files(trace_dir)
+    _edit(trace_dir / "cudnn4PF.txt", "0002 0.500000 ms", "0002 half ms")
+    with pytest.raises(WorkloadError, match=r"cudnn4PF.txt:3: expected '<kernel id> <time> ms'"):
+        read_g10(trace_dir)
+    _fault_files(trace_dir)
+    _edit(trace_dir / "cudnn4Workspace.txt", "0001 8192 B", "0001 8192 KB")
+    with pytest.raises(WorkloadError, match=r"cudnn4Workspace.txt:2: expected '<kernel id> <bytes> B'"):
+        read_g10(trace_dir)
+    _fault_files(trace_dir, workspace=(0, 0, 0, 0))
+    with pytest.raises(WorkloadError, match=r"cudnn4Workspace.txt: 4 workspace sizes for the 5 "):
+        read_g10(trace_dir)

@@ -3,7 +3,7 @@ GEMM/convolution FLOPs from the shape formulas, the structure of the iteration."
 
 import pytest
 
-from matndp.host.kernels.catalog import KERNELS, OPS
+from matndp.host.kernels.library import KERNELS, OPS
 from matndp.host.zoo import MODEL_NAMES, build_model
 from matndp.host.zoo.builder import GraphBuilder
 from matndp.host.zoo.summary import summarize

@@ -14,9 +14,10 @@ import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.hw.engine.engine import Engine
-from matndp.host.kernels.catalog import kernel, prepare_on_iss, run_on_iss
+from matndp.host.kernels.library import kernel
+from matndp.host.kernels.library.iss_runner import prepare_on_iss, run_on_iss
 from matndp.host.kernels.image import Section
-from matndp.host.kernels.inputs import random_inputs
+from matndp.host.kernels.library.inputs import random_inputs
 
 from .engine_runner import EngineEntry, run_engine
 

@@ -4,9 +4,8 @@ random back-pressure on both sides."""
 import numpy as np
 import pytest
 
-from matndp.hw.config import EngineConfig, NDPConfig
+from matndp.hw.config import NDPConfig
 from matndp.hw.engine.convert import VectorConvert
-from matndp.hw.engine.divide import VectorDivide
 from matndp.hw.engine.fma_lanes import FMALanes
 from matndp.hw.engine.isa import Opcode
 from matndp.hw.engine.reduce import VectorReduce
@@ -18,7 +17,6 @@ from ..streams import receive, send, simulate
 
 CONFIG = NDPConfig()
 LANES = CONFIG.lanes
-ONE = np.uint32(0x3F800000)
 
 
 def _vectors(rng, count, specials=True):
@@ -154,26 +152,6 @@ def test_convert_unit():
             opcode = Opcode.VPACKBF
         cases.append((_request(index % 16, opcode, a, b), (index % 16, expected)))
     _check(_run(VectorConvert(CONFIG), [r for r, _ in cases], seed=4, cycles_each=6),
-           [e for _, e in cases])
-
-
-@pytest.mark.parametrize("divide_units", [1, 2, 8])
-def test_divide_unit(divide_units):
-    config = NDPConfig(engine=EngineConfig(divide_units=divide_units))
-    rng = np.random.default_rng(divide_units)
-    cases = []
-    for index in range(9):
-        a, b = _vectors(rng, 2)
-        opcode = [Opcode.VDIV, Opcode.VSQRT, Opcode.VRSQRT][index % 3]
-        if opcode == Opcode.VDIV:
-            expected = reference("div", a, b)
-        elif opcode == Opcode.VSQRT:
-            expected = reference("sqrt", a)
-        else:
-            expected = reference("div", np.full(LANES, ONE), reference("sqrt", a))
-        cases.append((_request(index, opcode, a, b), (index, expected)))
-    unit = VectorDivide(config)
-    _check(_run(unit, [r for r, _ in cases], seed=6, cycles_each=80 * (8 // divide_units) + 40),
            [e for _, e in cases])
 
 

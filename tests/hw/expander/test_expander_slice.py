@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
 """The expander slice's composition: the merged id width of the slice inside, its ports,
-and every constructor error. Its behaviour end to end is tests/sim/test_expander.py's."""
+and every constructor error. Its behaviour end to end is tests/sim/flows/test_expander_run.py's."""
 
 import pytest
 

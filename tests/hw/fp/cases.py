@@ -1,5 +1,5 @@
 """Stream-timing checks shared by the FP unit tests, in Amaranth's simulator: a pipelined
-unit at full rate, and an iterative unit fed back to back.
+unit at full rate.
 
 Operands are given by record field (``a``, ``b``, ``c``, ``op``), each a sequence with one
 entry per record; a field left out is 0 in every record."""
@@ -10,7 +10,7 @@ from amaranth.sim import Simulator
 from matndp.hw.fp.units import operations_of
 
 
-__all__ = ["interleaved", "results_at_full_rate", "results_back_to_back"]
+__all__ = ["interleaved", "results_at_full_rate"]
 
 
 def interleaved(unit, expected):
@@ -64,38 +64,4 @@ def results_at_full_rate(unit, **fields):
     _simulate(unit, bench)
     assert [cycle for cycle, _ in offered] == \
         [index + unit.LATENCY for index in range(len(records))]
-    return [payload for _, payload in offered]
-
-
-def results_back_to_back(unit, **fields):
-    """The results of iterative ``unit`` with records offered back to back and the result
-    always taken, after asserting that records are accepted exactly
-    ``CYCLES_PER_RESULT`` cycles apart (``operands.ready`` low in between) and that each
-    result is offered in the cycle its successor is accepted."""
-    records = _records(fields)
-    accepted, offered = [], []
-
-    async def bench(ctx):
-        ctx.set(unit.result.ready, 1)
-        ctx.set(unit.operands.valid, 1)
-        cycle = 0
-        pending = list(records)
-        while len(offered) < len(records):
-            if pending:
-                ctx.set(unit.operands.payload, pending[0])
-            else:
-                ctx.set(unit.operands.valid, 0)
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                unit.operands.ready, unit.result.valid, unit.result.payload)
-            if pending and ready:
-                accepted.append(cycle)
-                pending.pop(0)
-            if valid:
-                offered.append((cycle, payload))
-            cycle += 1
-
-    _simulate(unit, bench)
-    period = unit.CYCLES_PER_RESULT
-    assert accepted == [index * period for index in range(len(records))]
-    assert [cycle for cycle, _ in offered] == [start + period for start in accepted]
     return [payload for _, payload in offered]

@@ -8,8 +8,8 @@ import pytest
 
 from matndp.hw.fp.convert import FPConvert
 from matndp.hw.fp.opcodes import ConvertOp
-from matndp.sim.fp import run_fp_vectors
-from matndp.sim.fp_check import check_fp_op
+from matndp.sim.flows.fp_vectors import run_fp_vectors
+from matndp.sim.flows.fp_check import check_fp_op
 from matndp.sim.golden.fp import SPECIAL_VALUES, directed_operands, random_operands, reference
 
 from .cases import interleaved, results_at_full_rate
@@ -109,7 +109,7 @@ def test_widening_all_bfloat16_icarus():
 def test_high_half_of_a_bfloat16_operand_is_ignored():
     """The unit reads only the low 16 bits for widening (run_fp_vectors refuses wider
     patterns, so this drives the unit directly)."""
-    from matndp.sim.fp_amaranth import run_unit
+    from matndp.sim.flows.fp_amaranth import run_unit
     low = np.array([0x3F80, 0x0001, 0xFF80, 0x7FC1], dtype=np.uint32)
     noisy = low | np.array([0xFFFF0000, 0x12340000, 0x80000000, 0x7F800000], dtype=np.uint32)
     zeros = np.zeros(len(low), dtype=np.uint32)

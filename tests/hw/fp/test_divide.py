@@ -1,16 +1,18 @@
 """FPDivide: bit-exact against MPFR (sim.golden.fp.reference) on directed and random
-operands in Amaranth's simulator, Verilator and Icarus, under random back-pressure; and its
-busy/ready handshake at the documented cycles per result."""
+operands in Amaranth's simulator, Verilator and Icarus, under random back-pressure, and on
+the cases where the recurrence's last remainder alone decides the rounding; one result
+per cycle at the documented latency."""
 
 import numpy as np
 import pytest
 
 from matndp.hw.fp.divide import FPDivide
-from matndp.sim.fp import run_fp_vectors
-from matndp.sim.fp_check import check_fp_op
-from matndp.sim.golden.fp import directed_operands, random_floats, random_operands, reference
+from matndp.sim.flows.fp_vectors import run_fp_vectors
+from matndp.sim.flows.fp_check import check_fp_op
+from matndp.sim.golden.fp import (bits_to_float, directed_operands, random_floats,
+                                  random_operands, reference)
 
-from .cases import results_back_to_back
+from .cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -88,9 +90,56 @@ def _division_operands(n, seed):
             np.concatenate([generic[1], close[1], b])]
 
 
+_SIGNIFICAND_MIN = 1 << 23
+
+
+def _near_midpoints(count, seed):
+    """Quotients of normal range just off a half-way point between two binary32 values,
+    on either side, where the guard bit is 1 and the last remainder alone decides the
+    rounding: for a divisor significand B (odd) and a small odd R, the dividend
+    significand A with A · 2^s = (2k + 1) · B + R (s = 24 for quotients in [1, 2), 25 in
+    (1/2, 1)), so that A / B lies R / B units of the last place's half off the half-way
+    point (2k + 1) · 2^-s. A quotient exactly half-way is impossible in the normal range."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    while len(pairs) < count:
+        divisor = int(rng.integers(_SIGNIFICAND_MIN, 2 * _SIGNIFICAND_MIN)) | 1
+        remainder = int(rng.choice([-7, -5, -3, -1, 1, 3, 5, 7]))
+        for scale, low, high in ((24, divisor, 2 * _SIGNIFICAND_MIN),
+                                 (25, _SIGNIFICAND_MIN, divisor)):
+            dividend = remainder * pow(1 << scale, -1, divisor) % divisor
+            dividend += -(-(low - dividend) // divisor) * divisor   # the first at or above low
+            if dividend < high:
+                exponent_a = int(rng.integers(2, 253))
+                exponent_b = int(np.clip(exponent_a + rng.integers(-100, 101), 2, 253))
+                sign = int(rng.integers(0, 2)) << 31
+                pairs.append((sign | exponent_a << 23 | dividend - _SIGNIFICAND_MIN,
+                               exponent_b << 23 | divisor - _SIGNIFICAND_MIN))
+    return pairs[:count]
+
+
+def _subnormal_ties(count, seed):
+    """Quotients exactly half-way between two subnormals ((2j + 1) · 2^-150, which
+    division reaches only below the normal range), by powers of two and by odd divisors
+    of up to 12 bits, and the dividends one unit either side of them."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(count):
+        divisor_odd = int(rng.integers(0, 1 << 11)) * 2 + 1
+        half_ulps = int(rng.integers(0, 1 << 11)) * 2 + 1
+        scale = int(rng.integers(1, 100))
+        # a = (2j + 1) · 2^-150 · divisor_odd · 2^scale, exact in 24 bits.
+        dividend = float(half_ulps * divisor_odd) * 2.0 ** (scale - 150)
+        divisor = float(divisor_odd) * 2.0 ** scale
+        a, b = (int(x) for x in np.array([dividend, divisor], dtype=np.float32).view(np.uint32))
+        pairs += [(a, b), (a + 1, b), (a - 1, b)]
+    return pairs
+
+
 def _directed():
     a, b = directed_operands("div")
-    extra_a, extra_b = (np.array(column, dtype=np.uint32) for column in zip(*DIVISION_CASES))
+    cases = DIVISION_CASES + _near_midpoints(200, seed=1) + _subnormal_ties(100, seed=2)
+    extra_a, extra_b = (np.array(column, dtype=np.uint32) for column in zip(*cases))
     # Each case also with the signs flipped and with the operands swapped.
     return [np.concatenate([a, extra_a, extra_a ^ 0x80000000, extra_b]),
             np.concatenate([b, extra_b, extra_b, extra_a])]
@@ -133,8 +182,37 @@ def test_a_million_random_vectors_verilator():
     check_fp_op("div", _division_operands(1_000_000, seed=2024), simulator="verilator")
 
 
-def test_busy_handshake_and_cycles_per_result():
-    records = [(0x3F800000, 0x40400000), (0x00000001, 0x7F7FFFFF), (0x7F800000, 0x00000000),
-               (0x40C00000, 0x40400000)]
-    a, b = (np.array(column, dtype=np.uint32) for column in zip(*records))
-    assert results_back_to_back(FPDivide(), a=a, b=b) == reference("div", a, b).tolist()
+@pytest.mark.slow
+def test_every_divisor_significand_verilator():
+    """1 / b for each of the 2^23 significands of b: every divisor through every step."""
+    divisor = (np.uint32(127 << 23) | np.arange(1 << 23, dtype=np.uint32)).astype(np.uint32)
+    check_fp_op("div", [np.full(len(divisor), 0x3F800000, dtype=np.uint32), divisor],
+                simulator="verilator", back_pressure="none")
+
+
+@pytest.mark.parametrize("family", [_near_midpoints, _subnormal_ties])
+def test_remainder_decided_roundings_in_amaranth(family):
+    a, b = (np.array(column, dtype=np.uint32) for column in zip(*family(40, seed=3)))
+    check_fp_op("div", [a, b], simulator="amaranth", seed=4)
+
+
+def test_the_families_reach_their_rounding_points():
+    """Near a half-way point the quotient's bits below the guard bit are all zeros or all
+    ones for many places (a remainder of a few units of 2^-49 relative); the subnormal
+    ties are exactly half-way."""
+    a, b = (np.array(column, dtype=np.uint32) for column in zip(*_near_midpoints(200, seed=1)))
+    significand_a = ((a & 0x7FFFFF) | 0x800000).astype(object)
+    significand_b = ((b & 0x7FFFFF) | 0x800000).astype(object)
+    for x, y in zip(significand_a, significand_b):
+        scale = 24 if x >= y else 25
+        quotient, remainder = divmod(x << (scale + 20), y)
+        assert quotient % (1 << 21) in (1 << 20, (1 << 20) - 1), (hex(x), hex(y))
+    ties = _subnormal_ties(100, seed=2)[::3]
+    a, b = (np.array(column, dtype=np.uint32) for column in zip(*ties))
+    half_ulps = bits_to_float(a) / bits_to_float(b) * 2.0 ** 150      # exact
+    assert np.all(half_ulps % 2 == 1)
+
+
+def test_one_result_per_cycle_at_the_documented_latency():
+    a, b = random_operands("div", 40, seed=8)
+    assert results_at_full_rate(FPDivide(), a=a, b=b) == reference("div", a, b).tolist()

@@ -7,7 +7,7 @@ half-way point only in the bits the shift into that range pushes out
 import numpy as np
 import pytest
 
-from matndp.sim.fp import run_fp_vectors
+from matndp.sim.flows.fp_vectors import run_fp_vectors
 from tests.sim.golden.hand_worked import HAND_WORKED
 
 

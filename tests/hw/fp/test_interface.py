@@ -1,7 +1,6 @@
-"""The FP checking interface (sim.fp.run_fp_vectors) and the stream contract of the
+"""The FP checking interface (sim.flows.fp_vectors.run_fp_vectors) and the stream contract of the
 pipelined units: latency as documented, one record per cycle, whole-pipeline stalls."""
 
-import pathlib
 import random
 import re
 
@@ -15,8 +14,8 @@ from matndp.hw.fp.addsub import FPAddSub
 from matndp.hw.fp.interface import FPUnitSignature, operand_layout
 from matndp.hw.fp.opcodes import OP_BITS, AddSubOp
 from matndp.hw.fp.units import FP_UNITS, FPOperation, is_pipelined
-from matndp.sim import fp as sim_fp
-from matndp.sim.fp import FP_OPS, run_fp_unit, run_fp_vectors
+from matndp.sim.harnesses import harness_file
+from matndp.sim.flows.fp_vectors import FP_OPS, run_fp_unit, run_fp_vectors
 from matndp.sim.golden.fp import random_operands, reference
 from matndp.sim.runner import SimulationFailed
 
@@ -40,6 +39,8 @@ TWO = np.array([0x3F800000, 0x40000000], dtype=np.uint32)
     (lambda: run_fp_vectors("add", ONE, ONE, simulator="modelsim"), "unknown simulator 'modelsim'"),
     (lambda: run_fp_vectors("add", ONE, ONE, back_pressure="some"), "unknown back-pressure mode"),
     (lambda: run_fp_vectors("bf16_to_f32", ONE), "16-bit patterns in the low bits"),
+    (lambda: run_fp_vectors("add", ONE, ONE, simulator="amaranth", with_cycles=True),
+     "with_cycles: the cycles are counted by the Verilator and Icarus harness"),
     (lambda: run_fp_unit(FPAddSub, 1 << OP_BITS, ONE, ONE, ONE), "op code must be a member"),
     (lambda: run_fp_unit(FPAddSub, -1, ONE, ONE, ONE), rf"integer in \[0, {1 << OP_BITS}\), not -1"),
 ])
@@ -56,7 +57,7 @@ def test_op_table_names_every_op():
 
 def test_harness_records_are_as_wide_as_the_operand_layout():
     # sim/harnesses/fp_harness.v spells the record width out; it must follow the layout.
-    harness = (pathlib.Path(sim_fp.__file__).parent / "harnesses" / "fp_harness.v").read_text()
+    harness = harness_file("fp_harness.v").read_text()
     widths = {int(top) + 1 for top in re.findall(r"\[(\d+):0\] *(?:operands|in_payload)\b", harness)}
     assert widths == {operand_layout(AddSubOp).size}
 
@@ -83,6 +84,18 @@ def test_results_in_order_across_chunks(simulator):
     result = run_fp_vectors("add", a, b, simulator=simulator)
     assert result.dtype == np.uint32
     np.testing.assert_array_equal(result, reference("add", a, b))
+
+
+@pytest.mark.parametrize("simulator", ["verilator", "icarus"])
+def test_the_harness_counts_its_cycles(simulator):
+    a, b = random_operands("add", 3000, seed=5)
+    full_rate, cycles = run_fp_vectors("add", a, b, simulator=simulator, back_pressure="none",
+                                       with_cycles=True)
+    np.testing.assert_array_equal(full_rate, reference("add", a, b))
+    # One record a cycle: the records, the pipeline's latency and the harness's own stages.
+    assert len(a) < cycles <= len(a) + FPAddSub.LATENCY + 4
+    _, throttled = run_fp_vectors("add", a, b, simulator=simulator, with_cycles=True)
+    assert throttled > cycles + len(a) // 4
 
 
 # Stream contract of the pipelined units, in Amaranth's simulator.
@@ -126,7 +139,8 @@ def test_one_result_per_cycle_and_stall_as_a_whole(unit_class):
     count = 64
     records = [random.Random(i).getrandbits(96) for i in range(count)]
     accepted, delivered = [], []
-    stall_cycles = set(range(20, 30))   # sink refuses results during these cycles
+    # The sink refuses results during these cycles, once results flow.
+    stall_cycles = set(range(unit_class.LATENCY + 10, unit_class.LATENCY + 20))
 
     async def source(ctx):
         ctx.set(unit.operands.valid, 1)

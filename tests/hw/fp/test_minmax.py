@@ -7,8 +7,8 @@ import pytest
 
 from matndp.hw.fp.minmax import FPMinMax
 from matndp.hw.fp.units import operations_of
-from matndp.sim.fp import run_fp_vectors
-from matndp.sim.fp_check import check_fp_op
+from matndp.sim.flows.fp_vectors import run_fp_vectors
+from matndp.sim.flows.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_operands, reference
 
 from .cases import interleaved, results_at_full_rate

@@ -16,7 +16,7 @@ from matndp.hw.fp.compare import FPCompare
 from matndp.hw.fp.interface import FPUnitSignature, operand_layout
 from matndp.hw.fp.opcodes import OP_BITS, AddSubOp, MultiplyOp, selects
 from matndp.hw.fp.units import FP_UNITS, operations_of
-from matndp.sim.fp_amaranth import run_unit
+from matndp.sim.flows.fp_amaranth import run_unit
 from matndp.sim.golden.fp import mismatches, random_operands, reference
 
 

@@ -9,7 +9,7 @@ import zlib
 import pytest
 
 from matndp.hw.fp.units import FP_UNITS, operations_of
-from matndp.sim.fp_check import check_fp_op
+from matndp.sim.flows.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_operands
 
 

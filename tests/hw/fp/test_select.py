@@ -7,7 +7,7 @@ import pytest
 
 from matndp.hw.fp.opcodes import OP_BITS, SelectOp
 from matndp.hw.fp.select import FPSelect
-from matndp.sim.fp import run_fp_unit
+from matndp.sim.flows.fp_vectors import run_fp_unit
 from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_operands, reference
 
 from .cases import results_at_full_rate

@@ -7,7 +7,7 @@ import pytest
 
 from matndp.hw.fp.sign import FPSign
 from matndp.hw.fp.units import operations_of
-from matndp.sim.fp import run_fp_unit
+from matndp.sim.flows.fp_vectors import run_fp_unit
 from matndp.sim.golden.fp import SPECIAL_VALUES, mismatches, random_floats, reference
 
 from .cases import interleaved, results_at_full_rate

@@ -1,16 +1,21 @@
 """FPSqrt: bit-exact against MPFR (sim.golden.fp.reference) on directed and random
-operands in Amaranth's simulator, Verilator and Icarus, under random back-pressure; and its
-busy/ready handshake at the documented cycles per result."""
+operands in Amaranth's simulator, Verilator and Icarus, under random back-pressure, and on
+the roots closest to a half-way point, where the last remainder alone decides the
+rounding; one result per cycle at the documented latency; every significand in the slow
+suite."""
+
+import functools
+import math
 
 import numpy as np
 import pytest
 
 from matndp.hw.fp.sqrt import FPSqrt
-from matndp.sim.fp import run_fp_vectors
-from matndp.sim.fp_check import check_fp_op
+from matndp.sim.flows.fp_vectors import run_fp_vectors
+from matndp.sim.flows.fp_check import check_fp_op
 from matndp.sim.golden.fp import directed_operands, random_floats, random_operands, reference
 
-from .cases import results_back_to_back
+from .cases import results_at_full_rate
 
 
 # One worker runs this file, so its simulator builds happen once and in turn.
@@ -53,6 +58,37 @@ def _perfect_squares_and_neighbours(n, seed):
     return (bits.astype(np.int64) + step).astype(np.uint32)
 
 
+def _significand_radicands(odd):
+    """N = X · 2^25 (X · 2^26 for an odd exponent) for every significand X: the radicand
+    whose integer root has the result's 24 bits and its guard bit."""
+    significand = np.arange(1 << 23, 1 << 24, dtype=np.int64)
+    return significand, significand << (25 + odd)
+
+
+@functools.lru_cache(maxsize=None)
+def near_midpoints(count):
+    """The ``count`` operands per exponent parity whose roots lie closest to a half-way
+    point between two binary32 values: N = m^2 + R for an odd m (a root whose guard bit is
+    1 and whose lower bits are zero) and the smallest |R|. R is odd, so never 0: a square
+    root is never exactly half-way. Exponents spread over the range (subnormal operands
+    have normal roots of the same significands)."""
+    rng = np.random.default_rng(count)
+    operands = []
+    for odd in (0, 1):
+        significand, radicand = _significand_radicands(odd)
+        root = np.sqrt(radicand.astype(np.float64)).astype(np.int64)
+        root -= root * root > radicand              # floor, exactly
+        root += (root + 1) * (root + 1) <= radicand
+        middle = root | 1                           # the odd one of floor and floor + 1
+        middle = np.where(middle > root + 1, middle - 2, middle)
+        off = np.abs(radicand - middle * middle)
+        chosen = significand[np.argsort(off, kind="stable")[:count]]
+        # Biased exponents E of this parity: the unbiased E - 127 is odd for an even E.
+        exponent = 2 * rng.integers(1, 127, count) + 1 - odd
+        operands.append(((exponent << 23) | (chosen - (1 << 23))).astype(np.uint32))
+    return np.concatenate(operands)
+
+
 def _sqrt_operands(n, seed):
     quarter = n // 4
     generic = random_operands("sqrt", n - 2 * quarter, seed)[0]
@@ -72,8 +108,19 @@ def test_known_roots_match_the_reference_and_the_rtl():
 @pytest.mark.parametrize("simulator", ["amaranth", "verilator", "icarus"])
 def test_directed_table(simulator):
     check_fp_op("sqrt", [np.concatenate([directed_operands("sqrt")[0],
-                                         _perfect_squares_and_neighbours(64, seed=3)])],
+                                         _perfect_squares_and_neighbours(64, seed=3),
+                                         near_midpoints(64)])],
                 simulator=simulator)
+
+
+def test_near_midpoints_lie_within_a_hair_of_one():
+    """Their roots' bits below the guard bit are all zeros or all ones for 16 places."""
+    bits = near_midpoints(64)
+    significand = ((bits & 0x7FFFFF) | 0x800000).astype(object)
+    odd = ((bits >> 23) & 1) == 0                   # biased exponent even: unbiased odd
+    for x, doubled in zip(significand, odd):
+        root = math.isqrt(x << (25 + int(doubled) + 32))
+        assert root % (1 << 17) in (1 << 16, (1 << 16) - 1), hex(x)
 
 
 @pytest.mark.parametrize("simulator, count", [
@@ -98,6 +145,15 @@ def test_a_million_random_vectors_verilator():
     check_fp_op("sqrt", _sqrt_operands(1_000_000, seed=2025), simulator="verilator")
 
 
-def test_busy_handshake_and_cycles_per_result():
-    a = np.array([0x40000000, 0x00000001, 0xBF800000, 0x7F7FFFFF], dtype=np.uint32)
-    assert results_back_to_back(FPSqrt(), a=a) == reference("sqrt", a).tolist()
+@pytest.mark.slow
+def test_every_significand_at_both_exponent_parities_verilator():
+    """Every 24-bit significand, doubled or not: every radicand the root steps see."""
+    significand = np.arange(1 << 23, dtype=np.uint32)
+    a = np.concatenate([np.uint32(127 << 23) | significand, np.uint32(128 << 23) | significand])
+    check_fp_op("sqrt", [a.astype(np.uint32)], simulator="verilator", back_pressure="none")
+
+
+def test_one_result_per_cycle_at_the_documented_latency():
+    a = np.array([0x40000000, 0x00000001, 0xBF800000, 0x7F7FFFFF, 0x00000000, 0x80000000,
+                  0x7F800000, 0x3F800000], dtype=np.uint32)
+    assert results_at_full_rate(FPSqrt(), a=a) == reference("sqrt", a).tolist()

@@ -31,9 +31,15 @@ def test_each_operation_is_named_after_its_code_and_belongs_to_its_unit():
         assert isinstance(operation.code, operation.unit.OPS)
 
 
+class _Iterative:
+    """What the interface allows beside the pipelined units: one record at a time."""
+    CYCLES_PER_RESULT = 7
+
+
 def test_timing_text():
     assert timing_text(FPAddSub) == f"pipelined, latency {FPAddSub.LATENCY}"
-    assert timing_text(FPDivide) == f"iterative, {FPDivide.CYCLES_PER_RESULT} cycles per result"
+    assert timing_text(FPDivide) == f"pipelined, latency {FPDivide.LATENCY}"
+    assert timing_text(_Iterative) == "iterative, 7 cycles per result"
     assert timing_text(object) is None
 
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from matndp.host.kernels.expander import ReductionLaunch
-from matndp.sim.expander_golden import reduction_golden
-from matndp.sim.expander_run import GpuTiming, run_expander_rtl
+from matndp.sim.golden.expander import reduction_golden
+from matndp.sim.flows.expander_run import GpuTiming, run_expander_rtl
 from matndp.sim.tb.axi_expander_tb import MAX_BURST_SECTORS, axi_operations
 
 

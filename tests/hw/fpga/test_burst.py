@@ -1,6 +1,6 @@
 """Burst splitting in Amaranth's simulator: random bursts of every type, size, length and
 alignment, with random back-pressure on both streams, against the specification's beat
-addresses and byte lanes (tests/hw/fpga/axi_reference.py)."""
+addresses and byte lanes (sim/golden/axi.py)."""
 
 import random
 

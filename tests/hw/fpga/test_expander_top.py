@@ -14,8 +14,8 @@ from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.export import export_verilog
 from matndp.hw.fpga.config import AXIConfig
 from matndp.hw.fpga.expander_top import AXIExpander, gpu_prefix
-from matndp.sim.expander import AXI_EXPANDER_MODULE, EXPANDER_CONFIG, EXPANDER_PORTS
-from matndp.sim.lint import lint
+from matndp.sim.designs import AXI_EXPANDER_MODULE, EXPANDER_CONFIG, EXPANDER_PORTS
+from matndp.sim.fpga_flow.lint import lint
 
 
 SMALL = NDPConfig(id_width=6, engine=EngineConfig(slots=2, instruction_words=64,

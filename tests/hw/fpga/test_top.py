@@ -15,7 +15,7 @@ from matndp.hw.fpga.axi import AXI4LiteSignature, AXI4Signature
 from matndp.hw.fpga.config import AXIConfig
 from matndp.hw.fpga.top import AXISlice
 from matndp.sim.designs import AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
-from matndp.sim.lint import lint
+from matndp.sim.fpga_flow.lint import lint
 
 
 @pytest.mark.parametrize("arguments, error, message", [

@@ -38,8 +38,8 @@ import pytest
 from matndp.hw.config import NDPConfig, TriggerConfig
 from matndp.hw.layouts import request_layout, response_layout, trigger_event_layout
 from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
-                                      PIPELINED_RESPONSE_LATENCY, PIPELINED_REUSE_DELAY,
-                                      PIPELINED_REQUEST_PLACES, RESPONSE_BUFFER_PLACES, Trigger)
+                                       PIPELINED_RESPONSE_LATENCY, PIPELINED_REUSE_DELAY,
+                                       PIPELINED_REQUEST_PLACES, RESPONSE_BUFFER_PLACES, Trigger)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Pause, Sink, Source, run
 from tests.hw.trigger.reference import entry, matching_entry

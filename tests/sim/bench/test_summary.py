@@ -40,3 +40,14 @@ def test_every_registered_benchmark_has_a_headline():
     from matndp.sim.bench import BENCHMARKS
     assert set(HEADLINES) <= set(BENCHMARKS)
     assert [name for name in BENCHMARKS if name not in HEADLINES] == []
+
+
+def test_fp_throughput_is_the_lowest_op_at_full_rate(tmp_path):
+    entry = lambda none, random: {"none": {"vectors_per_s": 9, "results_per_cycle": none},
+                                  "random": {"vectors_per_s": 8, "results_per_cycle": random}}
+    fp = _document(tmp_path, "fp_vectors", {
+        "add": {"unit": {"latency_cycles": 6}, "verilator": entry(1.0, 0.5),
+                "amaranth": {"none": {"vectors_per_s": 3}}},
+        "div": {"unit": {"latency_cycles": 30}, "verilator": entry(0.999, 0.52)}})
+    rows = headline_rows([fp])
+    assert rows[1][2:] == ("0.999 results/cycle", "≥ 0.500 results/cycle", "met")

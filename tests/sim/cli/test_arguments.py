@@ -93,7 +93,7 @@ def test_choices_and_help_come_from_the_registries(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["tier", "run", "--help"])
     out = capsys.readouterr().out
-    assert "--policy {ideal,lru,g10,tm,hoard}" in out
+    assert "--policy {ideal,lru,uvm,deepum,g10,flashneuron,g10_gds_ssd,g10_gds_full,tm,hoard}" in out
     assert f"--gpu {{{','.join(PRESETS)}}}" in out
     assert build_parser().parse_args(_with(TIER_RUN, "--policy", "hoard")).policy == "hoard"
 
@@ -122,7 +122,7 @@ def test_number_refuses_what_is_not_finite_and_above():
 
 def test_names_are_checked_against_the_registry():
     assert name_in(PRESETS)("h100") == "h100"
-    with pytest.raises(argparse.ArgumentTypeError, match="unknown GPU preset 'H100'; known: v100, a100, h100"):
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown GPU preset 'H100'; known: v100, a100, h100, tpu-v4"):
         name_in(PRESETS)("H100")
     assert names_in(PRESETS, every="all")("all") == PRESETS.names
     with pytest.raises(argparse.ArgumentTypeError, match="unknown GPU preset 'p4'"):

@@ -19,12 +19,13 @@ MISSING = "no-such-file.json"
 TABLE = [
     (["doctor"], ["--fast"], "unrecognized arguments: --fast"),
     (["csr", "doc"], ["--output", f"{UNWRITABLE}/csr.md"], "cannot create /sys/matndp-out/csr.md"),
+    (["docs"], ["--root", "no-such-dir"], "no-such-dir: no docs/ folder"),
     (["kernel", "asm"], [MISSING], f"{MISSING}: no such file"),
     (["kernel", "asm"], [MISSING, "--instruction-words=0"], "argument --instruction-words: must be an integer >= 1"),
     (["kernel", "asm"], [MISSING, "--output", f"{UNWRITABLE}/k.ndpk"], "argument --output: cannot create"),
     (["kernel", "disasm"], [MISSING], f"{MISSING}: no such file"),
     (["kernel", "doc"], ["--output", UNWRITABLE], "argument --output: cannot create"),
-    (["kernel", "list"], ["--update", "docs/kernels.md"], "--update goes with --markdown"),
+    (["kernel", "list"], ["relu_fwd"], "unrecognized arguments: relu_fwd"),
     (["kernel", "run"], ["nope"], "no library kernel 'nope'"),
     (["kernel", "run"], ["relu_fwd", "--pressure", "1"], "argument --pressure: must be a number in [0, 1)"),
     (["kernel", "run"], ["relu_fwd", "--dump", f"{UNWRITABLE}/d"], f"{UNWRITABLE}/d: cannot create"),
@@ -91,7 +92,6 @@ TABLE = [
     (["synth"], ["--only", "fp_warp"], "unknown design(s) fp_warp"),
     (["synth"], ["--placer", "quick"], "argument --placer: invalid choice: 'quick'"),
     (["synth"], ["--router", "router3"], "argument --router: invalid choice: 'router3'"),
-    (["fp", "doc"], ["--file", "docs/no-such.md"], "docs/no-such.md: No such file or directory"),
 ]
 
 

@@ -206,8 +206,8 @@ def test_a_failed_simulation_shows_its_log_and_exits_1(capfd, tmp_path, monkeypa
     def failing(**kwargs):
         subprocess.run(["echo", "%Error: ndp_slice.v:12: the compiler's complaint"], check=True)
         raise SimulationFailed("matndp.sim.tb.ndp_slice_tb on ndp_slice under verilator: build failed")
-    monkeypatch.setattr("matndp.sim.flagship.run_cocotb", failing)
-    monkeypatch.setattr("matndp.sim.flagship.ndp_slice_verilog", lambda config, simulator="verilator": tmp_path / "unused.v")
+    monkeypatch.setattr("matndp.sim.flows.trigger_layer.run_cocotb", failing)
+    monkeypatch.setattr("matndp.sim.flows.trigger_layer.ndp_slice_verilog", lambda config, simulator="verilator": tmp_path / "unused.v")
     monkeypatch.setenv("MATNDP_BUILD", str(tmp_path / "build"))
     assert exit_code(["sim", "--tiles", "1", "--output", str(tmp_path / "sim")]) == 1
     err = capfd.readouterr().err

@@ -24,6 +24,22 @@ def test_asm_then_disasm(tmp_path, capsys):
     assert load_image(tmp_path / "out" / "again.ndpk").words == image.words
 
 
+def test_asm_includes_from_the_source_folder_then_the_include_folders(tmp_path, capsys):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "relu.inc").write_text(".macro relu y, x\n    vmax \\y, \\x, 0.0\n.endm\n")
+    source = tmp_path / "relu.s"
+    source.write_text('.kernel relu\n.include "relu.inc"\n.arg OUT 0\n.main\n    relu v1, DATA\n'
+                      '    vst.x [OFFSET + OUT], v1\n')
+    assert main(["kernel", "asm", str(source)]) == 2
+    assert "relu.s:2:10: cannot include 'relu.inc'" in capsys.readouterr().err
+    assert main(["kernel", "asm", str(source), "-I", str(shared)]) == 0
+    plain = tmp_path / "plain.s"
+    plain.write_text(SOURCE)
+    assert main(["kernel", "asm", str(plain)]) == 0
+    assert load_image(tmp_path / "relu.ndpk").words == load_image(tmp_path / "plain.ndpk").words
+
+
 @pytest.mark.parametrize("command, content, message", [
     ("asm", ".kernel k\n.main\n    vaddd v1\n", "k.s:3:5: unknown mnemonic 'vaddd'"),
     ("asm", None, "no such file"),
@@ -49,7 +65,7 @@ def test_doc_prints_the_isa_page(capsys):
 
 
 def test_list_prints_every_library_kernel_with_its_trigger_and_count(capsys):
-    from matndp.host.kernels.catalog import KERNELS
+    from matndp.host.kernels.library import KERNELS
     assert main(["kernel", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(KERNELS)
@@ -58,33 +74,12 @@ def test_list_prints_every_library_kernel_with_its_trigger_and_count(capsys):
     assert "read x" in lines[list(KERNELS).index("bn_apply")]
 
 
-def test_list_ops_and_markdown(tmp_path, capsys):
+def test_list_ops_and_markdown(capsys):
     assert main(["kernel", "list", "--ops"]) == 0
     assert "softmax_fwd" in capsys.readouterr().out
-    page = tmp_path / "page.md"
-    page.write_text("intro\n<!-- Generated from host/kernels/catalog.py by `matndp kernel list "
-                    "--markdown --update docs/kernels.md`; do not edit by hand. -->\nold\n"
-                    "<!-- End of the generated part. -->\nafter\n")
-    assert main(["kernel", "list", "--markdown", "--update", str(page)]) == 0
-    text = page.read_text()
-    assert text.startswith("intro\n") and text.endswith("after\n") and "old" not in text
-    assert "| `relu_fwd` |" in text
-
-
-@pytest.mark.parametrize("arguments, message", [
-    (["--update", "x.md"], "--update goes with --markdown"),
-    (["--markdown", "--update", "missing.md"], "no such file"),
-])
-def test_list_bad_arguments_are_exit_code_2(tmp_path, capsys, arguments, message):
-    assert main(["kernel", "list", *[str(tmp_path / a) if a.endswith(".md") else a for a in arguments]]) == 2
-    assert message in capsys.readouterr().err
-
-
-def test_list_update_refuses_a_file_without_the_markers(tmp_path, capsys):
-    page = tmp_path / "plain.md"
-    page.write_text("no markers\n")
-    assert main(["kernel", "list", "--markdown", "--update", str(page)]) == 2
-    assert "no generated part" in capsys.readouterr().err
+    assert main(["kernel", "list", "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("\n### Kernels\n") and "| `relu_fwd` |" in text
 
 
 def test_run_on_the_iss_dumps_tensors_with_pytorch_names(tmp_path, capsys):

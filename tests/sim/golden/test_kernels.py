@@ -122,3 +122,8 @@ def test_bf16_conversions_round_to_nearest_even():
     x = np.array([0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF], np.uint32).view(np.float32)
     assert list(golden.to_bf16(x)) == [0x3F80, 0x3F82, 0x3F81, 0x7F80]
     assert golden.from_bf16(np.uint16([0x3F81])).view(np.uint32)[0] == 0x3F810000
+
+
+def test_bf16_values_round_trip_through_the_conversions():
+    x = np.array([1.0, -2.5, 3.140625, np.inf], dtype=np.float32)
+    assert (golden.from_bf16(golden.to_bf16(x)) == x).all()

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from matndp.sim.sweep.points import POINT_FUNCTIONS
+from matndp.sim.sweep.registry import POINT_FUNCTIONS
 from tests.paths import DOCS
 from tests.sim.cli.commands import exit_code
 

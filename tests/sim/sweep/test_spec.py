@@ -131,7 +131,7 @@ BAD = [
     ({"point": "tier", "fixed": {"model": "gpt2", "hbm_fraction": 0.5, "hbm_gb": 2}},
      "hbm_fraction, hbm_gb: give exactly one"),
     ({"point": "tier", "fixed": {"model": "gpt2", "hbm_fraction": 0.5}, "axes": {"policy": ["lfu"]}},
-     "axes.policy[0]: unknown policy 'lfu'; known: ideal, lru, g10, tm"),
+     "axes.policy[0]: unknown policy 'lfu'; known: ideal, lru, uvm, deepum, g10, flashneuron, g10_gds_ssd, g10_gds_full, tm"),
     ({"point": "rtl-bench", "axes": {"slots": [16, 12]}},
      "RTL configuration: EngineConfig.slots must be a power of two in 2..64, not 12 (at slots=12)"),
     ({"point": "rtl-bench", "axes": {"lanes": [4]}},
@@ -157,7 +157,7 @@ def test_bad_specifications_are_refused_naming_the_key(data, message):
 
 
 def test_unknown_tier_policy_names_the_known_ones():
-    with pytest.raises(SpecError, match="known: ideal, lru, g10, tm"):
+    with pytest.raises(SpecError, match="known: ideal, lru, uvm, deepum, g10, flashneuron, g10_gds_ssd, g10_gds_full, tm"):
         parse_spec({"point": "tier", "fixed": {"model": "gpt2", "hbm_fraction": 0.5,
                                                "policy": "fifo"}})
 

@@ -54,3 +54,67 @@ def test_the_longest_gap_goes_first_and_planning_stops_when_hbm_suffices():
     assert list(lifetimes.base_occupancy) == SPLIT_WITH_V_OCCUPANCY
     assert g10.chunks == (Chunk(lifetimes.index["X"], 10, gap_after=0, evict_at=1, evict_due=2,
                                 fetch_at=8, fetch_due=9),)
+
+
+# ---- three tiers: G10's choice of SSD or host memory per idle gap --------------------
+# Host path: 1 µs per page each way; SSD path: 4 µs per page, 20 µs SSD latency. For X
+# (10 pages) the SSD rule is 2 × (20 + 40) + 0.5 × 40 = 140 µs and the host rule
+# 2 × 10 + 0.5 × 10 = 25 µs; host DRAM holds 64 pages unless a test says otherwise.
+HOST = TransferCosts(read_s_per_byte=US / PAGE, write_s_per_byte=US / PAGE, read_latency_s=0.0,
+                     write_latency_s=0.0, flash_latency_s=0.0, system_latency_s=0.0)
+SSD = TransferCosts(read_s_per_byte=4 * US / PAGE, write_s_per_byte=4 * US / PAGE,
+                    read_latency_s=0.0, write_latency_s=0.0, flash_latency_s=20 * US,
+                    system_latency_s=0.0)
+
+
+def plan3(graph, slot_us, capacity, host_pages=64, ssd=SSD):
+    lifetimes = Lifetimes(graph, PAGE)
+    return lifetimes, plan_g10(lifetimes, np.array(slot_us) * US, capacity, HOST,
+                               flash_costs=ssd, host_pages=host_pages)
+
+
+def test_an_idle_gap_just_above_the_ssd_rule_goes_to_the_ssd():
+    """Idle 6 × 10.1 + 2 × 40 = 140.6 µs > 140 µs. The SSD's write bandwidth after op 0
+    takes the 40 µs write-out by boundary 5 (4 × 10.1 µs = 40.4 µs); the prefetch, 1.5 ×
+    40 = 60 µs, starts at boundary 7 (80 µs before op 9): X is out over ops 5 and 6."""
+    lifetimes, g10 = plan3(split_graph(), [100] + [10.1] * 6 + [40, 40, 100], 13)
+    assert g10.chunks == (Chunk(lifetimes.index["X"], 10, 0, 1, 5, 7, 9, destination="flash"),)
+
+
+def test_an_idle_gap_just_below_the_ssd_rule_goes_to_host_memory():
+    """Idle 6 × 9.9 + 80 = 139.4 µs < 140 µs but > 25 µs: host memory. The 10 µs
+    write-out is done by boundary 3, the 15 µs prefetch starts at boundary 8."""
+    lifetimes, g10 = plan3(split_graph(), [100] + [9.9] * 6 + [40, 40, 100], 13)
+    assert g10.chunks == (Chunk(lifetimes.index["X"], 10, 0, 1, 3, 8, 9, destination="host"),)
+
+
+def test_host_memory_too_small_for_the_tensor_keeps_it_in_hbm():
+    """As above with 9 pages of host DRAM: X (10 pages) does not fit, and a gap shorter
+    than the SSD rule does not go to the SSD either."""
+    _, g10 = plan3(split_graph(), [100] + [9.9] * 6 + [40, 40, 100], 13, host_pages=9)
+    assert g10.chunks == ()
+
+
+def test_idle_gaps_around_the_host_rule():
+    """Idle 6 × 2.1 + 2 × 7.6 = 27.8 µs > 25 µs: host memory, written by boundary 6 (10 µs
+    take ops 1..5, 10.5 µs), prefetched from boundary 7 (15.2 µs before op 9, and 15 µs
+    are needed). Idle 6 × 1.5 + 15.2 = 24.2 µs < 25 µs: not evicted."""
+    lifetimes, above = plan3(split_graph(), [100] + [2.1] * 6 + [7.6, 7.6, 100], 13)
+    assert above.chunks == (Chunk(lifetimes.index["X"], 10, 0, 1, 6, 7, 9, destination="host"),)
+    _, below = plan3(split_graph(), [100] + [1.5] * 6 + [7.6, 7.6, 100], 13)
+    assert below.chunks == ()
+
+
+def test_a_gap_whose_ssd_write_bandwidth_is_taken_goes_to_host_memory():
+    """SSD at 23.5 µs per page, 100 µs ops, HBM 15: X (10 pages, idle 800 µs > 587.5 µs
+    SSD rule) goes first (its over-capacity area is larger) and to the SSD: its 235 µs
+    write-out takes the SSD's bandwidth of ops 1 and 2 and 35 µs of op 3's. V (8 pages,
+    idle 500 µs > 470 µs SSD rule) would need 188 µs of it by boundary 5, finds 65 + 100
+    µs and goes to host memory instead: written by boundary 4, prefetched from boundary 7
+    (12 µs before op 8). X's prefetch, 1.5 × 235 µs, starts at boundary 5."""
+    slow = TransferCosts(read_s_per_byte=23.5 * US / PAGE, write_s_per_byte=23.5 * US / PAGE,
+                         read_latency_s=0.0, write_latency_s=0.0, flash_latency_s=0.0,
+                         system_latency_s=0.0)
+    lifetimes, g10 = plan3(split_with_v_graph(), [100] * 10, 15, ssd=slow)
+    assert g10.chunks == (Chunk(lifetimes.index["X"], 10, 0, 1, 4, 5, 9, destination="flash"),
+                          Chunk(lifetimes.index["V"], 8, 2, 3, 4, 7, 8, destination="host"))

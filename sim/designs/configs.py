@@ -1,0 +1,35 @@
+"""The configurations the testbenches, flows and reports build their designs with, in one
+place. Each is an :class:`~matndp.hw.config.NDPConfig`; the parameters themselves are
+documented in ``hw/config.py``."""
+
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
+
+
+__all__ = ["TRIGGER_SLICE", "PIPELINED_TRIGGER_SLICE", "KERNEL_CONFIG", "FPGA_ENGINE_SLICE",
+           "EXPANDER_CONFIG", "EXPANDER_PORTS"]
+
+
+# The slice of the trigger alone, at the default parameters: the trigger's own testbench
+# watches its events port.
+TRIGGER_SLICE = NDPConfig(engine=None)
+# The same with the trigger's request side pipelined, as an FPGA build clocks it.
+PIPELINED_TRIGGER_SLICE = NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))
+
+# The slice the library's kernels run on: the default parameters, with the scratchpad large
+# enough for every kernel's accumulators at test sizes.
+KERNEL_CONFIG = NDPConfig(engine=EngineConfig())
+
+# The engine in an FPGA-sized slice: one sub-core, few µthread slots, one divider and small
+# memories; the GPU port (sector and address widths) as by default.
+FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
+    sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
+    divide_units=1, in_flight=1))
+
+# The expander slice's GPU ports in the tests, benchmarks and `make verilog`'s export.
+EXPANDER_PORTS = 4
+# The slice the expander tests run on: the default engine, with fewer filter entries,
+# argument blocks and instruction words than a channel slice (an expander watches a few
+# gradient tensors at a time), which keeps its build short.
+EXPANDER_CONFIG = NDPConfig(
+    id_width=6, trigger=TriggerConfig(filter_entries=4),
+    engine=EngineConfig(instruction_words=512, argument_blocks=4, scratchpad_bytes=16384))

@@ -1,0 +1,389 @@
+"""The co-simulation's report: ``report.json``, ``report.md`` and its figures (the
+timeline of GPU and NDP activity per op, the memory slots by source, HBM occupancy from
+the tiering run), and the calibration file the run measured, with the host model's
+iteration re-timed by it."""
+
+import json
+import pathlib
+
+import numpy as np
+
+from matndp.host.calibration import load_calibration
+from matndp.host.offload import plan_offload
+from matndp.host.output import pyplot, save_figure
+from matndp.host.units import format_seconds
+from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure, share_measures
+
+
+__all__ = ["write_report", "write_iteration_report", "FILES"]
+
+
+FILES = {"report_json": "report.json", "report_markdown": "report.md",
+         "timeline": "timeline.png", "slots": "memory_slots.png", "tiers": "hbm_occupancy.png",
+         "calibration": "calibration.json"}
+
+_COLORS = {"gpu": "#4c72b0", "migration": "#dd8452", "sweep": "#8172b3", "engine": "#55a868",
+           "stall": "#c44e52"}
+
+
+def _timeline(measures, clock_hz, path):
+    """Two panels: the run as it went, and the same with the tiering stalls cut out, where
+    the ops' own cycles can be seen."""
+    plt = pyplot()
+    steps = [step for step in measures["steps"] if step["first_cycle"] is not None]
+    figure, panels = plt.subplots(1, 2, figsize=(13, max(4, 0.22 * len(steps) + 1.5)), sharey=True,
+                                  gridspec_kw={"width_ratios": [1, 1.4]})
+    scale = 1e6 / clock_hz
+    for panel, (axes, cut) in enumerate(zip(panels, (False, True))):
+        removed = 0
+        for row, step in enumerate(steps):
+            if cut:
+                removed += step["stall_cycles"]
+            elif step["stall_cycles"]:
+                start = step["first_cycle"] - step["stall_cycles"]
+                axes.broken_barh([(start * scale, step["stall_cycles"] * scale)], (row - 0.4, 0.8),
+                                 facecolors=_COLORS["stall"], alpha=0.5)
+            for stage in step["stages"]:
+                if stage["first_cycle"] is None:
+                    continue
+                start, width = (stage["first_cycle"] - removed) * scale, stage["cycles"] * scale
+                color = _COLORS["gpu"] if stage["kind"] == "gpu" else _COLORS["sweep"]
+                axes.broken_barh([(start, width)], (row - 0.4, 0.8), facecolors=color)
+                if stage["kind"] == "gpu" and stage["kernels"]:
+                    axes.broken_barh([(start, width)], (row - 0.12, 0.24), facecolors=_COLORS["engine"])
+        axes.set_xlabel("µs at the slice clock" + (", tiering stalls cut out" if cut else ""))
+    panels[0].set_yticks(range(len(steps)), [step["op"] for step in steps], fontsize=7)
+    panels[0].invert_yaxis()
+    panels[0].set_title("as run")
+    panels[1].set_title("without the stalls")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=_COLORS[key]) for key in ("gpu", "engine", "sweep", "stall")]
+    panels[1].legend(handles, ["GPU kernel (its accesses to this slice)", "on-the-fly NDP kernels riding on it",
+                               "NDP kernel (standalone / later phase)", "stall: waiting for flash (tiering)"],
+                     loc="lower left", fontsize=8)
+    figure.suptitle("One slice's share of the block through the RTL")
+    return save_figure(figure, path)
+
+
+def _slots(measures, clock_hz, path):
+    plt = pyplot()
+    slots = measures["slots"]
+    edges = np.array(slots["edges_cycles"]) * 1e6 / clock_hz
+    figure, axes = plt.subplots(figsize=(11, 3.6))
+    bottom = np.zeros(len(edges) - 1)
+    labels = {"gpu": "GPU", "migration": "tier copies (HBM↔flash)", "sweep": "NDP sweep",
+              "engine": "NDP engine"}
+    for source in SLOT_SOURCES:
+        values = np.array(slots["fraction"][source])
+        axes.bar(edges[:-1], values, width=np.diff(edges), bottom=bottom, align="edge",
+                 color=_COLORS[source], label=labels[source])
+        bottom += values
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("share of memory slots")
+    axes.set_xlabel("µs at the slice clock, tiering stalls cut out")
+    axes.legend(fontsize=8, loc="upper right")
+    axes.set_title("The slice's memory slots by source (the rest idle)")
+    return save_figure(figure, path)
+
+
+def _tiers(share, path):
+    plt = pyplot()
+    record = share.tier.records[-1]
+    samples = record.occupancy
+    page = share.tier.lifetimes.page_bytes
+    times = np.array([sample.time_s for sample in samples]) - record.start_s
+    pages = np.array([sample.pages for sample in samples])
+    figure, axes = plt.subplots(figsize=(11, 3.4))
+    axes.step(times * 1e3, pages * page / 2**30, where="post", label="HBM in use")
+    axes.axhline(share.tier.capacity_pages * page / 2**30, color="k", linestyle="--", label="HBM capacity")
+    names = {op["op"] for op in share.ops}
+    starts = _op_starts(share)
+    spans = [(starts[slot] * 1e3, (starts[slot + 1] - starts[slot]) * 1e3)
+             for slot, op in enumerate(share.graph.ops) if op.name in names and slot + 1 in starts]
+    axes.broken_barh(spans, (0, pages.max() * page / 2**30 * 1.02), facecolors="#8172b3", alpha=0.35,
+                     label=f"the ops of {share.setup.block}")
+    axes.set_xlabel("time in the iteration (ms, tiering model)")
+    axes.set_ylabel("GiB")
+    axes.legend(fontsize=8)
+    axes.set_title(f"HBM occupancy, policy {share.setup.policy}, HBM = {share.setup.hbm_fraction:g} × footprint")
+    return save_figure(figure, path)
+
+
+def _op_starts(share):
+    from matndp.host.tier.events import EventKind
+    record = share.tier.records[-1]
+    starts = {}
+    for event in share.tier.log or ():
+        if event.time_s >= record.start_s and event.kind is EventKind.OP:
+            starts.setdefault(event.slot, event.time_s - record.start_s)
+    starts[len(share.graph.ops)] = record.end_s - record.start_s
+    return starts
+
+
+def _retime(share, calibration_path, blocks=True):
+    calibration = load_calibration(calibration_path)
+    plan = plan_offload(share.graph, share.plan.gpu, calibration)
+    before = {entry.op: entry.end_s - entry.start_s for entry in share.plan.schedule}
+    after = {entry.op: entry.end_s - entry.start_s for entry in plan.schedule}
+    block = [op["op"] for op in share.ops]
+    return {"iteration_s_host": share.plan.matndp_s, "iteration_s_retimed": plan.matndp_s,
+            "baseline_s": share.plan.baseline_s,
+            "speedup_host": share.plan.speedup, "speedup_retimed": plan.speedup,
+            "block_s_host": sum(before[name] for name in block) if blocks else None,
+            "block_s_retimed": sum(after[name] for name in block) if blocks else None,
+            "calibration_host": share.plan.calibration.describe()["source"]}
+
+
+def write_report(run, output, *, checks, wall_s=None, extra_files=None):
+    """Measure ``run`` and write every file of :data:`FILES` into ``output``; returns the
+    report (what ``report.json`` holds)."""
+    output = pathlib.Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    share = run.share
+    measures = measure(run)
+    calibration = calibration_document(measures, share.clock_hz)
+    (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
+    retimed = _retime(share, output / FILES["calibration"])
+    _timeline(measures, share.clock_hz, output / FILES["timeline"])
+    _slots(measures, share.clock_hz, output / FILES["slots"])
+    _tiers(share, output / FILES["tiers"])
+    report = {"setup": share.setup.as_dict(), "slices": share.slices, "clock_hz": share.clock_hz,
+              "memory": {"latency_cycles": run.job.timing.latency,
+                         "interval_cycles": share.memory_interval, "reorder": run.job.timing.reorder},
+              "checks": checks, "passed": True, "measures": measures, "retimed": retimed,
+              "tier": {"policy": share.setup.policy, "stall_s": share.tier.metrics["stall_s"],
+                       "iteration_s": share.tier.metrics["iteration_s"],
+                       "inter_tier_bytes": share.tier.metrics.get("inter_tier_bytes")},
+              "values": "seeded random (no producer is modelled in numpy for these tensors)",
+              "notes": share.notes, "wall_s": wall_s, "files": {**FILES, **(extra_files or {})}}
+    (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
+    (output / FILES["report_markdown"]).write_text(_markdown(report, share))
+    return report
+
+
+def write_iteration_report(runs, output, *, checks, wall_s=None):
+    """The report of a whole iteration run block by block (``runs``: a
+    :class:`~matndp.sim.flows.cosim.share_run.ShareRun` per block of one job): ``report.json``, ``report.md`` and the
+    calibration; returns the report."""
+    output = pathlib.Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    first = runs[0].share
+    taken = runs[0].result.log("gpu_requests")["cycle"].astype(np.int64)
+    blocks, steps, ops = [], [], []
+    for run in runs:
+        measures = share_measures(run, taken)
+        steps += measures["steps"]
+        ops += measures["ops"]
+        launches = sum(len(stage.launches) for step in run.share.steps for stage in step.stages)
+        blocks.append({"block": run.share.setup.block, "steps": len(run.share.steps),
+                       "launches": launches, "host_cycles": measures["host_cycles"],
+                       "rtl_cycles": measures["rtl_busy_cycles"], "stall_cycles": measures["stall_cycles"]})
+    kernels = kernel_costs(steps, ops, first.plan.calibration)
+    calibration = calibration_document({"kernels": kernels}, first.clock_hz)
+    (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
+    retimed = _retime(first, output / FILES["calibration"], blocks=None)
+    cycles = int(runs[0].result.cycles)
+    report = {"setup": {**first.setup.as_dict(), "block": "the whole iteration"},
+              "slices": first.slices, "clock_hz": first.clock_hz, "checks": checks, "passed": True,
+              "cycles": cycles, "blocks": blocks, "kernels": kernels, "retimed": retimed,
+              "wall_s": wall_s, "simulated_cycles_per_wall_s": cycles / wall_s if wall_s else None,
+              "values": "seeded random (no producer is modelled in numpy for these tensors)",
+              "notes": [note for run in runs for note in run.share.notes],
+              "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
+                        "calibration": FILES["calibration"]}}
+    (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
+    (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
+    return report
+
+
+def _iteration_markdown(report):
+    setup, clock = report["setup"], report["clock_hz"]
+    blocks = report["blocks"]
+    host = sum(block["host_cycles"] for block in blocks)
+    rtl = sum(block["rtl_cycles"] for block in blocks)
+    stall = sum(block["stall_cycles"] for block in blocks)
+    checks = report["checks"]
+    lines = [
+        f"# Co-simulation: a whole {setup['model']} training iteration, batch {setup['batch']}, "
+        f"{setup['gpu']}, tiering `{setup['policy']}`",
+        "",
+        f"One NDP slice's share (1/{report['slices']}) of every block, one after the other in one "
+        f"run of the batch harness (each block's memory loaded before it): "
+        f"{report['cycles']:,} cycles ({_us(report['cycles'], clock)}), {stall:,} of them tiering "
+        f"stalls" + (f", in {report['wall_s']:.0f} s ({report['simulated_cycles_per_wall_s'] / 1e3:.0f} k "
+                     f"cycles per second, checks included)" if report["wall_s"] else "") + ".",
+        "",
+        f"Checks passed: {checks['gpu_requests']:,} GPU-port requests and {checks['engine_requests']:,} "
+        f"engine requests through the GPU path and memory, {checks['write_events']:,} write and "
+        f"{checks['read_events']:,} read events, {checks['launches_bit_exact']} kernel launches "
+        f"bit-exact against the numpy golden and the instruction-set simulator.",
+        "",
+        *_note_lines(report["notes"]),
+        "| block | steps | kernel launches | host cycles | RTL cycles | RTL / host | stall cycles |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for block in blocks:
+        ratio = f"{block['rtl_cycles'] / block['host_cycles']:.2f}" if block["host_cycles"] else "–"
+        lines.append(f"| {block['block']} | {block['steps']} | {block['launches']} | {block['host_cycles']:,} | "
+                     f"{block['rtl_cycles']:,} | {ratio} | {block['stall_cycles']:,} |")
+    lines += [f"| all | {sum(b['steps'] for b in blocks)} | {sum(b['launches'] for b in blocks)} | "
+              f"{host:,} | {rtl:,} | {rtl / host:.2f} | {stall:,} |", "",
+              "Kernel cycles per trigger sector measured (sweeps of 64 sectors or more):", "",
+              "| op kernel | measured | host model |", "|---|---:|---:|"]
+    for name, cost in report["kernels"].items():
+        lines.append(f"| {name} | {cost['cycles_per_packet']:.1f} | {cost['host_cycles_per_packet']:.1f} |")
+    retimed = report["retimed"]
+    lines += ["", f"Re-timed with them (`calibration.json`), the host model's iteration takes "
+              f"{format_seconds(retimed['iteration_s_retimed'])} with matNDP (was "
+              f"{format_seconds(retimed['iteration_s_host'])}; baseline {format_seconds(retimed['baseline_s'])}), "
+              f"speedup {retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×).", ""]
+    return "\n".join(lines)
+
+
+def _note_lines(notes, shown=4):
+    if not notes:
+        return []
+    lines = [f"Note: {note}." for note in notes[:shown]]
+    if len(notes) > shown:
+        lines.append(f"… and {len(notes) - shown} more such tensors (`report.json`, `notes`).")
+    return [" ".join(lines), ""]
+
+
+def _plain(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _us(cycles, clock_hz):
+    return f"{cycles / clock_hz * 1e6:,.1f} µs"
+
+
+def _gpu_path_lines(path):
+    lines = ["The GPU port's requests, from the slice taking one to memory accepting it (the "
+             "trigger's stage, the arbiter sharing the slot with the engine, memory's own "
+             "back-pressure), the cycles the trigger held the port for a full event queue, and "
+             "those it waited for a read id still in flight:", "",
+             "| requests | count | cycles to memory: min / mean / 99th pct / max | held | id wait |",
+             "|---|---:|---|---:|---:|"]
+    for kind, title in (("gpu", "GPU stages (with tier copies)"), ("sweep", "NDP sweeps")):
+        row = path[kind]
+        delay = row["to_memory_cycles"]
+        spread = (f"{delay['min']} / {delay['mean']:.2f} / {delay['p99']:.0f} / {delay['max']:,}"
+                  if delay else "–")
+        lines.append(f"| {title} | {row['requests']:,} | {spread} | "
+                     f"{row['held_for_full_event_queue_cycles']:,} | {row['id_gated_cycles']:,} |")
+    return lines + [""]
+
+
+def _markdown(report, share):
+    setup, measures, clock = report["setup"], report["measures"], report["clock_hz"]
+    slots = measures["slots"]
+    lines = [
+        f"# Co-simulation: {setup['model']} `{setup['block']}`, batch {setup['batch']}, "
+        f"{setup['gpu']}, tiering `{setup['policy']}`",
+        "",
+        f"One NDP slice's share (1/{report['slices']}) of every tensor of the block's forward, "
+        f"backward and optimizer ops, placed by the host model's offload planner, ran through "
+        f"the slice RTL (trigger, engine, arbiter) in the batch harness: "
+        f"{measures['cycles']:,} cycles ({_us(measures['cycles'], clock)} at "
+        f"{clock / 1e9:g} GHz), of which {measures['stall_cycles']:,} waiting for the flash tier. "
+        f"Memory: {report['memory']['latency_cycles']} cycles latency, one sector per "
+        f"{report['memory']['interval_cycles']} cycles (the GPU's bandwidth over its slices), "
+        f"reordering among {report['memory']['reorder']}; back-pressure "
+        f"{setup['pressure']:g} on every stream.",
+        "",
+        f"Checks passed: the GPU path and memory ({report['checks']['gpu_requests']:,} GPU "
+        f"requests, {report['checks']['engine_requests']:,} engine requests), "
+        f"{report['checks']['write_events']:,} write and {report['checks']['read_events']:,} read "
+        f"events, {report['checks']['launches_bit_exact']} kernel launches bit-exact against the "
+        f"numpy golden and the instruction-set simulator. Values: {report['values']}.",
+        "",
+        *_note_lines(report["notes"]),
+        "![timeline](timeline.png)",
+        "",
+        "## Per op: RTL against the host model",
+        "",
+        "Cycles of the slice for its share. Host: the op's scheduled time in the host model's "
+        "plan. RTL: from the op's first request to its last kernel's completion, and of that "
+        "the cycles after its last request was taken (kernels finishing: a finalizer's "
+        "per-channel pass, the last µthreads). The stall column is the tiering model's wait "
+        "before the op (an idle phase in the run).",
+        "",
+        "| op | where | kernel | host | RTL | of it after the last request | RTL / host | stall | measured as |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    stalls = {step["op"]: step["stall_cycles"] for step in measures["steps"]}
+    tails = {step["op"]: sum(stage["tail_cycles"] for stage in step["stages"]) for step in measures["steps"]}
+    for op in measures["ops"]:
+        rtl = op["rtl_cycles"]
+        ratio = f"{rtl / op['host_cycles']:.2f}" if rtl and op["host_cycles"] else "–"
+        tail = tails.get(op["op"])
+        lines.append(f"| {op['op']} | {op['where']} | {op['kernel'] or ''} | {op['host_cycles']:,} | "
+                     f"{rtl if rtl is None else format(rtl, ',')} | "
+                     f"{'' if tail is None else format(tail, ',')} | {ratio} | "
+                     f"{stalls.get(op['op'], 0):,} | {op['measured_as']} |")
+    own = [step for step in measures["steps"]]
+    gpu_steps = [step for step in own if step["where"] == "gpu"]
+    ndp_steps = [step for step in own if step["where"] != "gpu"]
+    lines += [
+        "",
+        f"GPU ops: host {sum(s['host_cycles'] for s in gpu_steps):,} cycles, RTL "
+        f"{sum(s['rtl_cycles'] for s in gpu_steps):,}. NDP ops (own steps): host "
+        f"{sum(s['host_cycles'] for s in ndp_steps):,}, RTL {sum(s['rtl_cycles'] for s in ndp_steps):,}.",
+        "",
+        "Where they differ: a GPU op's requests are spread over its scheduled time, so the RTL "
+        "time exceeds it by what the slice adds — the kernels riding on its writes finishing "
+        "after its last write (finalizers run once per entry, serially), the tier copies "
+        "sharing its memory slots, and back-pressure. A standalone NDP op's RTL time is the "
+        "engine's own pace on a sweep of its trigger tensor with the slice's bandwidth; the host "
+        "model prices it from the calibration's cycles per sector spread over every slice.",
+        "",
+        *_gpu_path_lines(measures["gpu_path"]),
+        "## Memory slots",
+        "",
+        "![memory slots](memory_slots.png)",
+        "",
+        f"Requests memory took: " + ", ".join(f"{name} {count:,}" for name, count in slots["requests"].items())
+        + f", of {slots['slots']:,} slots outside the tiering stalls (one every "
+        f"{report['memory']['interval_cycles']} cycles).",
+        "",
+        "## Tiers",
+        "",
+        "![HBM occupancy](hbm_occupancy.png)",
+        "",
+        f"The tiering model (`{setup['policy']}`, HBM = {setup['hbm_fraction']:g} × footprint) "
+        f"stalls the whole iteration {format_seconds(report['tier']['stall_s'])} of "
+        f"{format_seconds(report['tier']['iteration_s'])}; before this block's ops "
+        f"{measures['stall_cycles']:,} cycles. Its page copies during the block's ops are "
+        f"{slots['requests']['migration']:,} of this slice's memory requests. An op never "
+        f"touches a page outside HBM in that model (it waits until the page is fetched), so the "
+        f"flash tier shows in the RTL run as those stalls and copies, not as per-access latency.",
+        "",
+        "## Calibration",
+        "",
+        "Kernel cycles per trigger sector measured here (sweep stages), beside the host "
+        "model's calibration:",
+        "",
+        "| op kernel | measured | host model | phases measured | phases kept |",
+        "|---|---:|---:|---|---|",
+    ]
+    for name, cost in measures["kernels"].items():
+        lines.append(f"| {name} | {cost['cycles_per_packet']:.1f} | {cost['host_cycles_per_packet']:.1f} | "
+                     f"{', '.join(cost['measured_phases'])} | {', '.join(cost['kept_phases']) or '–'} |")
+    retimed = report["retimed"]
+    lines += [
+        "",
+        f"Re-timed with them (`calibration.json`), the host model's whole iteration takes "
+        f"{format_seconds(retimed['iteration_s_retimed'])} with matNDP (was "
+        f"{format_seconds(retimed['iteration_s_host'])} with the {retimed['calibration_host']} "
+        f"calibration; baseline {format_seconds(retimed['baseline_s'])}), speedup "
+        f"{retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×); this block's ops "
+        f"{format_seconds(retimed['block_s_retimed'])} (was {format_seconds(retimed['block_s_host'])}).",
+        "",
+    ]
+    if report.get("files", {}).get("waveform"):
+        lines += ["## Waveform", "", f"`{report['files']['waveform']}` with the save file "
+                  f"`{report['files']['gtkwave_save']}`.", ""]
+    return "\n".join(lines)

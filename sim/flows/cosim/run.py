@@ -1,0 +1,78 @@
+"""``make sim``'s co-simulation: one slice's share of a training block, from the host
+model's plan and tiering run, through the slice RTL in the batch harness, checked, with
+its report; optionally the waveform of a window of its steps."""
+
+import pathlib
+import time
+
+from matndp.host.output import whole_folder
+
+from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
+from matndp.sim.flows.cosim.report import FILES, write_iteration_report, write_report
+from matndp.sim.flows.cosim.share_run import check_runs, run_share, run_shares
+from matndp.sim.flows.cosim.setup import CosimSetup
+from matndp.sim.flows.cosim.waveform import write_window
+
+
+__all__ = ["run_cosim", "run_cosim_iteration", "DEFAULT_WINDOW"]
+
+
+# The waveform's steps by default: the first GPU op with the kernel riding on its writes,
+# and the sweep of that kernel's second phase.
+DEFAULT_WINDOW = (0, 2)
+
+
+def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=DEFAULT_WINDOW,
+              progress=print):
+    """Run ``setup`` (a :class:`~matndp.sim.flows.cosim.setup.CosimSetup`, default ``make sim``'s; or ``share``,
+    its :class:`~matndp.sim.flows.cosim.iteration.IterationShare` planned already) into ``output``: the files of :data:`~matndp.sim.flows.cosim.report.FILES` and, when ``window`` (first step, end
+    step) is given, ``window.fst`` and ``window.gtkw``. Made in a folder beside ``output``
+    and moved into place at the end, so a failed run leaves ``output`` as it was. Returns
+    the report; raises :class:`~matndp.sim.batch.check.CheckFailed` when a check fails."""
+    output = pathlib.Path(output)
+    started = time.monotonic()
+    if share is None:
+        setup = setup or CosimSetup()
+        progress(f"sim: planning {setup.model} {setup.block} at batch {setup.batch} on {setup.gpu} "
+                 f"(offload plan, tiering run with {setup.policy})")
+        share = share_iteration(setup)
+    requests = sum(len(stage) for step in share.steps for stage in step.stages)
+    progress(f"sim: {len(share.steps)} steps, {requests:,} GPU-port requests for one of "
+             f"{share.slices} slices; building the batch harness under {simulator} and running")
+    if window and not window[1] <= len(share.steps):
+        raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
+                         f"{len(share.steps)} steps")
+    with whole_folder(output) as work:
+        run = run_share(share, simulator=simulator, directory=work / "run")
+        progress(f"sim: {run.result.cycles:,} cycles run; checking every output")
+        checks = run.check()
+        files = {}
+        if window:
+            progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1} (a traced build)")
+            files = write_window(share, window, work, simulator=simulator)
+        return write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
+                            extra_files=files)
+
+
+
+
+def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator", progress=print):
+    """The whole iteration of ``setup`` (or its ``shares``, from
+    :func:`~matndp.sim.flows.cosim.iteration.share_blocks`), block by block in one run, into ``output``
+    (``report.md``, ``report.json``, ``calibration.json``); returns the report."""
+    output = pathlib.Path(output)
+    started = time.monotonic()
+    if shares is None:
+        shares = share_blocks(setup or CosimSetup())
+    requests = sum(len(stage) for share in shares for step in share.steps for stage in step.stages)
+    progress(f"sim: the whole iteration, {len(shares)} blocks, {requests:,} GPU-port requests for "
+             f"one of {shares[0].slices} slices; running under {simulator}")
+    with whole_folder(output) as work:
+        runs = run_shares(shares, simulator=simulator, directory=work / "run")
+        progress(f"sim: {runs[0].result.cycles:,} cycles run; checking every output")
+        checks = check_runs(runs)
+        return write_iteration_report(runs, work, checks=checks, wall_s=time.monotonic() - started)
+
+
+def report_path(output):
+    return pathlib.Path(output) / FILES["report_markdown"]

@@ -1,0 +1,56 @@
+"""The designs ``matndp synth`` reports on, by name: how to build each, what it is, its
+timing class and the placer and router it takes."""
+
+from matndp.hw.arbiter import MemoryArbiter
+from matndp.hw.config import NDPConfig
+from matndp.hw.fp.units import FP_UNITS, timing_text
+from matndp.hw.fpga.top import AXISlice
+from matndp.hw.ndp_slice import NDPSlice
+from matndp.sim.designs import FPGA_ENGINE_SLICE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
+from matndp.sim.fpga_flow.synth import DEFAULT_PLACER, DEFAULT_ROUTER
+
+
+__all__ = ["DESIGNS", "DEFAULT_DESIGNS", "NEXTPNR_DEFAULTS", "WIDE_DESIGN_PNR"]
+
+
+# nextpnr's placer and router for a design: its defaults (HeAP, router1) for the FP units;
+# for the wide designs the electrostatic placer and router2, which route them in minutes
+# where HeAP's placement did not route (docs/fp-synthesis.md, "Place and route").
+NEXTPNR_DEFAULTS = {"placer": DEFAULT_PLACER, "router": DEFAULT_ROUTER}
+WIDE_DESIGN_PNR = {"placer": "static", "router": "router2"}
+
+
+def _fp_design(unit):
+    return {"build": unit, "design": f"{unit.__module__}:{unit.__qualname__}",
+            "timing": timing_text(unit) or "-", **NEXTPNR_DEFAULTS}
+
+
+def _slice_design(config, description):
+    return {"build": lambda: NDPSlice(config), "design": f"NDPSlice({description})",
+            "timing": "-", **WIDE_DESIGN_PNR}
+
+
+# Designs: name -> how to build it, what it is, its timing class. ``ndp_slice`` is the
+# slice an FPGA prototype ships: the trigger alone, its events on a port.
+DESIGNS = {
+    **{f"fp_{name}": _fp_design(unit) for name, unit in FP_UNITS.items()},
+    "ndp_slice": _slice_design(TRIGGER_SLICE, "NDPConfig(engine=None)"),
+    "ndp_slice_pipelined": _slice_design(
+        PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
+    "ndp_slice_engine": _slice_design(
+        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
+                           "4 argument blocks, 4 KiB scratchpad"),
+    # The memory-side arbiter of a slice with an engine, alone.
+    "memory_arbiter": {"build": lambda: MemoryArbiter(NDPConfig()),
+                       "design": "MemoryArbiter(NDPConfig())", "timing": "-", **WIDE_DESIGN_PNR},
+    # The FPGA top around the slice of the trigger alone, as `make verilog` exports it.
+    "ndp_slice_axi": {"build": lambda: AXISlice(TRIGGER_SLICE),
+                      "design": "AXISlice(NDPConfig(engine=None))", "timing": "-",
+                      **WIDE_DESIGN_PNR},
+    "ndp_slice_axi_pipelined": {
+        "build": lambda: AXISlice(PIPELINED_TRIGGER_SLICE),
+        "design": "AXISlice(NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True)))",
+        "timing": "-", **WIDE_DESIGN_PNR},
+}
+# The engine slice takes far longer than everything else together; it runs when named.
+DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]

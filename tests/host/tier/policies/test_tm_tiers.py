@@ -1,0 +1,139 @@
+"""TM planning over HBM, host DRAM and flash, worked out by hand: the split between host
+DRAM and flash, transfers issued in pieces of each slot's budget, the ratio search, and
+the planner's inputs refused when they make no sense.
+
+Round-number machine: a page crosses the link (to host DRAM or on its way to flash) in
+1 µs each way and is read or programmed by flash in 4 µs; no fixed latencies."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from matndp.host.tier import TierConfig, simulate
+from matndp.host.tier.flash import flash_preset
+from matndp.host.tier.lifetime import Lifetimes
+from matndp.host.tier.plan import Chunk
+from matndp.host.tier.plan_check import check_plan
+from matndp.host.tier.policies.tm_tiers import (TierPaths, choose_flash_share,
+                                                least_flash_share, plan_tm_tiers)
+
+from ..graphs import PAGE, SPLIT_OCCUPANCY, SPLIT_WITH_V_OCCUPANCY, split_graph, split_with_v_graph
+
+
+US = 1e-6
+PATHS = TierPaths(link_page_s=1 * US, host_page_s=1 * US, flash_write_page_s=4 * US,
+                  flash_read_page_s=4 * US, host_latency_s=0.0, flash_write_latency_s=0.0,
+                  flash_read_latency_s=0.0, link_duplex=True, flash_duplex=True, host_pages=64)
+
+
+def plan(graph, slot_us, capacity, share, **paths):
+    lifetimes = Lifetimes(graph, PAGE)
+    result = plan_tm_tiers(lifetimes, np.array(slot_us) * US, capacity,
+                           replace(PATHS, **paths), flash_share=share)
+    check_plan(result, lifetimes)                 # capacity at every slot, bytes conserved
+    return lifetimes, result
+
+
+def test_with_room_in_host_dram_the_excess_goes_there_whole():
+    """HBM of 20 pages, ops 5 and 6 need 25 (X, next use op 9, and V, op 8, idle there).
+    Belady picks X and its 5 excess pages go to host DRAM: written in op 1's slot (1 ms
+    carries 1000 pages), read back in op 8's."""
+    lifetimes, result = plan(split_with_v_graph(), [1000] * 10, 20, share=0.0)
+    assert list(lifetimes.base_occupancy) == SPLIT_WITH_V_OCCUPANCY
+    assert result.chunks == (Chunk(lifetimes.index["X"], 5, gap_after=0, evict_at=1,
+                                   evict_due=2, fetch_at=8, fetch_due=9, destination="host"),)
+    assert result.strict and sum(result.planned_stall_s) == 0
+
+
+def test_the_ratio_splits_a_tensor_between_flash_and_host_dram():
+    """Host DRAM of 2 pages holds 2 of the 5 pages that must leave: the least ratio is
+    1 - 2/5 = 0.6, and at 0.6 flash takes round(0.6 x 5) = 3 pages and host DRAM the
+    other 2, both written in op 1's slot and read in op 8's."""
+    lifetimes = Lifetimes(split_with_v_graph(), PAGE)
+    assert least_flash_share(lifetimes, 20, 2) == pytest.approx(0.6)
+    _, result = plan(split_with_v_graph(), [1000] * 10, 20, share=0.6, host_pages=2)
+    x = lifetimes.index["X"]
+    assert sorted(result.chunks, key=lambda c: c.destination) == [
+        Chunk(x, 3, 0, 1, 2, 8, 9, destination="flash"),
+        Chunk(x, 2, 0, 1, 2, 8, 9, destination="host")]
+
+
+def test_a_transfer_is_issued_in_pieces_of_each_slots_budget():
+    """Split graph, HBM 13: ops 5 and 6 need 17, so 4 pages of X leave, all to flash (no
+    host DRAM). Ops 1..4 take 4 µs: each slot's flash budget programs one page, so the
+    write-out is four 1-page pieces issued at boundaries 1, 2, 3 and 4. Ops 7 and 8 take
+    8 µs, two pages each: the read-back is two 2-page pieces at boundaries 7 and 8."""
+    slots = [1000, 4, 4, 4, 4, 1000, 1000, 8, 8, 1000]
+    lifetimes, result = plan(split_graph(), slots, 13, share=1.0, host_pages=0)
+    assert list(lifetimes.base_occupancy) == SPLIT_OCCUPANCY
+    x = lifetimes.index["X"]
+    assert result.chunks == (Chunk(x, 1, 0, 1, 2, 7, 9, "flash"), Chunk(x, 1, 0, 2, 3, 7, 9, "flash"),
+                             Chunk(x, 1, 0, 3, 4, 8, 9, "flash"), Chunk(x, 1, 0, 4, 5, 8, 9, "flash"))
+    assert sum(result.planned_stall_s) == 0
+
+
+def test_what_the_budgets_cannot_carry_is_planned_stall():
+    """As above, but ops 7 and 8 take 4 µs: one page of read budget each. The read-back of
+    the 4 pages takes them and lands the other 2 early, at boundary 6 (allowed: slot 6 can
+    still give up X's other 6 pages). Slot 6 is then 2 over; relieving it in turn, X's
+    next 2 pages are written in op 5's 1 ms but have no read budget left before op 9:
+    they are read just in time, 2 x 4 µs of planned stall at boundary 9."""
+    slots = [1000, 4, 4, 4, 4, 1000, 1000, 4, 4, 1000]
+    lifetimes, result = plan(split_graph(), slots, 13, share=1.0, host_pages=0)
+    x = lifetimes.index["X"]
+    assert result.chunks == (Chunk(x, 1, 0, 1, 2, 6, 9, "flash"), Chunk(x, 1, 0, 2, 3, 6, 9, "flash"),
+                             Chunk(x, 1, 0, 3, 4, 7, 9, "flash"), Chunk(x, 1, 0, 4, 5, 8, 9, "flash"),
+                             Chunk(x, 2, 0, 5, 6, 9, 9, "flash"))
+    stall = np.array(result.planned_stall_s)
+    assert stall[9] == pytest.approx(8 * US) and stall.sum() == pytest.approx(8 * US)
+
+
+def test_the_ratio_search_starts_at_the_least_share_and_stops_when_stall_stops_falling():
+    """With host DRAM for everything, the least ratio is 0 and its plan has no stall:
+    the search stops there, and nothing goes to flash."""
+    lifetimes = Lifetimes(split_with_v_graph(), PAGE)
+    share, result = choose_flash_share(lifetimes, np.full(10, 1e-3), 20, PATHS)
+    assert share == 0.0 and {c.destination for c in result.chunks} == {"host"}
+
+
+def test_tm_over_three_tiers_runs_as_planned():
+    """The planned transfers, executed: no stall beyond the plan's (none), the 5 pages of
+    X to host DRAM and back, nothing to flash; the trace check runs inside simulate."""
+    tier = TierConfig(hbm_bytes=20 * PAGE, host_bytes=64 * PAGE)
+    run = simulate(split_with_v_graph(), np.full(10, 1e-3), tier, flash_preset("zssd"), "tm")
+    metrics = run.metrics
+    assert metrics["stall_s"] == 0 and metrics["planned_stall_s"] == 0
+    assert metrics["flash_share"] == 0.0
+    assert metrics["hbm_to_host_bytes"] == metrics["host_to_hbm_bytes"] == 5 * PAGE
+    assert metrics["hbm_to_flash_bytes"] == metrics["flash_to_hbm_bytes"] == 0
+
+
+def test_tier_paths_come_from_the_tier_and_flash_configuration():
+    tier = TierConfig(hbm_bytes=20 * PAGE, host_bytes=64 * PAGE, link_bytes_per_s=PAGE / US,
+                      request_overhead_s=2 * US, host_latency_s=3 * US, link_duplex=False)
+    flash = replace(flash_preset("zssd"), duplex=True)
+    paths = TierPaths.of(tier, flash, PAGE)
+    assert paths.link_page_s == pytest.approx(US) and paths.host_pages == 64
+    assert paths.flash_read_page_s == pytest.approx(PAGE / flash.read_bytes_per_s)
+    assert paths.host_latency_s == pytest.approx(5 * US)
+    assert paths.flash_read_latency_s == pytest.approx(2 * US + flash.read_latency_s + US)
+    assert (paths.link_duplex, paths.flash_duplex) == (False, True)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("link_page_s", 0.0, "link_page_s must be positive"),
+    ("flash_read_page_s", -1.0, "flash_read_page_s must be positive"),
+    ("host_latency_s", -1e-6, "host_latency_s must not be negative"),
+    ("host_pages", -1, "host_pages must be an integer >= 0"),
+    ("host_pages", 1.5, "host_pages must be an integer >= 0"),
+])
+def test_bad_tier_paths_are_refused_by_name(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        replace(PATHS, **{field: value})
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_a_flash_share_outside_zero_to_one_is_refused(share):
+    with pytest.raises(ValueError, match="flash share must be within"):
+        plan(split_graph(), [1000] * 10, 13, share=share)

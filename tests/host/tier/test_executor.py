@@ -1,0 +1,72 @@
+"""The planned-transfer executor with host DRAM: a planned fetch takes its pages from where
+its plan put them, a planned eviction to host DRAM moves clean pages there too, and the
+constructor refuses what cannot run."""
+
+import numpy as np
+import pytest
+
+from matndp.host.tier import TierConfig
+from matndp.host.tier.events import EventKind
+from matndp.host.tier.executor import CapacityError, Executor
+from matndp.host.tier.flash import FlashDevice, flash_preset
+from matndp.host.tier.lifetime import Lifetimes
+from matndp.host.tier.plan import Chunk, Plan
+from matndp.host.tier.trace_check import check_trace
+
+from .graphs import PAGE, frozen_weight_graph, split_graph
+
+
+def executor(graph, capacity, host_pages, **kwargs):
+    lifetimes = Lifetimes(graph, PAGE)
+    tier = TierConfig(hbm_bytes=capacity * PAGE, host_bytes=host_pages * PAGE)
+    run = Executor(lifetimes, np.full(lifetimes.n_ops, 1e-3), capacity, tier,
+                   FlashDevice(flash_preset("zssd")), initial_resident=lifetimes.pages, **kwargs)
+    return lifetimes, run
+
+
+def fetches(log, tensor):
+    return [(event.pages, event.host) for event in log
+            if event.kind is EventKind.FETCH_BEGIN and event.tensor == tensor]
+
+
+def test_a_planned_fetch_takes_its_pages_from_where_its_plan_put_them():
+    """Split graph, HBM 13: 4 pages of X leave at boundary 1, 2 to host DRAM and 2 to
+    flash. The flash part comes back first (boundary 7), from flash, though host DRAM
+    holds pages of X too; the host part follows at boundary 8, from host DRAM."""
+    lifetimes, run = executor(split_graph(), 13, 64)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 2, 0, 1, 2, 7, 9, "flash"),
+                                 Chunk(x, 2, 0, 1, 2, 8, 9, "host")), strict=True)
+    for _ in range(2):
+        record = run.run_iteration(plan)
+    assert fetches(run.log, x)[-2:] == [(2, 0), (2, 2)]
+    assert (record.counters["from_flash_pages"], record.counters["from_host_pages"]) == (2, 2)
+    check_trace(run.log, lifetimes, 13, 64)
+
+
+def test_a_planned_eviction_to_host_dram_moves_clean_pages_there_too():
+    """W is a weight never written: its flash copy (the checkpoint) stays valid, so an
+    eviction without a destination drops its pages; one planned to host DRAM writes them
+    there, to come back over the link."""
+    for destination, to_host in ((None, 0), ("host", 4)):
+        lifetimes, run = executor(frozen_weight_graph(), 13, 64)
+        w = lifetimes.index["W"]
+        plan = Plan("hand", 10, 13, (Chunk(w, 4, 0, 1, 2, 8, 9, destination),), strict=True)
+        record = run.run_iteration(plan)
+        assert record.counters["to_host_pages"] == to_host
+        assert record.counters["dropped_clean_pages"] == 4 - to_host
+        assert fetches(run.log, w) == [(4, to_host)]
+        check_trace(run.log, lifetimes, 13, 64)
+
+
+def test_the_executor_refuses_what_cannot_run():
+    lifetimes = Lifetimes(split_graph(), PAGE)
+    tier = TierConfig(hbm_bytes=13 * PAGE)
+    flash = FlashDevice(flash_preset("zssd"))
+    with pytest.raises(ValueError, match="9 op times for 10 ops"):
+        Executor(lifetimes, np.full(9, 1e-3), 13, tier, flash, initial_resident=lifetimes.pages)
+    with pytest.raises(CapacityError, match="needed at once"):
+        run = Executor(lifetimes, np.full(10, 1e-3), 13, tier, flash,
+                       initial_resident=lifetimes.pages)
+        run._slot = 0
+        run.make_space(14, set())

@@ -1,0 +1,94 @@
+"""FlashNeuron's runtime: GPU memory as one flat range of pages (first fit from either
+end), whole tensors through first-come first-served flash queues, the barrier before the
+loss, and a tensor that finds no contiguous run."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from matndp.host.tier import TierConfig, simulate
+from matndp.host.tier.flash import flash_preset
+from matndp.host.tier.gds import ContiguousMemory, GDSExecutor, OutOfMemory
+from matndp.host.tier.lifetime import Lifetimes
+from matndp.host.tier.plan import Chunk, Plan
+
+from .graphs import PAGE, split_graph
+
+
+# One page read or programmed per microsecond (bus-bound, no array latency to speak of).
+ONE_PAGE_PER_US = replace(flash_preset("zssd"), channels=1, dies_per_channel=1,
+                          planes_per_die=1, read_latency_s=1e-12, program_latency_s=1e-12,
+                          channel_bytes_per_s=PAGE / 1e-6)
+
+
+def test_contiguous_memory_takes_first_fits_from_either_end_and_merges_what_comes_back():
+    memory = ContiguousMemory(10)
+    assert memory.take_low(3) == 0 and memory.take_high(3) == 7
+    assert memory.take_low(2) == 3 and memory.longest() == 2 and memory.in_use() == 8
+    memory.give_back(0, 3)                     # free: [0, 3) and [5, 7)
+    assert memory.take_low(4) is None          # 5 pages free, no run of 4
+    memory.give_back(3, 2)                     # [0, 7) again
+    assert memory.longest() == 7 and memory.take_high(7) == 0
+
+
+def test_contiguous_memory_refuses_no_pages():
+    with pytest.raises(ValueError, match="GPU memory of 0 pages"):
+        ContiguousMemory(0)
+
+
+def executor(graph, capacity):
+    lifetimes = Lifetimes(graph, PAGE)
+    tier = TierConfig(hbm_bytes=capacity * PAGE)
+    run = GDSExecutor(lifetimes, np.full(lifetimes.n_ops, 1e-3), capacity, tier,
+                      ONE_PAGE_PER_US, initial_resident=lifetimes.pages)
+    return lifetimes, run
+
+
+def test_an_offloaded_activation_is_written_then_read_back_when_its_op_needs_it():
+    """Split graph, 13 pages: X (10 pages) is offloaded at boundary 1 (10 µs to write, done
+    long before the loss at op 9, whose barrier finds nothing in flight). Op 9 needs X
+    back: it is read then, 10 µs of stall; nothing is prefetched earlier (op 9 is the
+    first op after the forward pass, and the last)."""
+    lifetimes, run = executor(split_graph(), 13)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 10, 0, 1, 1, 9, 9, "flash"),), strict=False,
+                sync_at=(9,))
+    record = run.run_iteration(plan)
+    assert record.stall_s == pytest.approx(10e-6)
+    assert record.stall_by_boundary[9] == pytest.approx(10e-6)
+    assert record.counters["to_flash_pages"] == record.counters["from_flash_pages"] == 10
+    assert record.counters["demand_fetch_pages"] == 10
+
+
+def test_an_op_waits_for_the_offload_that_frees_its_room():
+    """As above with flash at 0.9 ms per page: X's offload, issued at boundary 1 (1 ms),
+    ends at 10 ms. Op 5's Z (6 pages) finds no run until then (the reserved page of the
+    write-only y, X and the chain tensors fill the 13 pages): it starts at 10 ms instead
+    of 5 ms. The barrier at op 9 finds the write queue empty; X's read takes 9 ms."""
+    slow = replace(ONE_PAGE_PER_US, channel_bytes_per_s=PAGE / 0.9e-3)
+    lifetimes = Lifetimes(split_graph(), PAGE)
+    run = GDSExecutor(lifetimes, np.full(10, 1e-3), 13, TierConfig(hbm_bytes=13 * PAGE), slow,
+                      initial_resident=lifetimes.pages)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 10, 0, 1, 1, 9, 9, "flash"),), strict=False,
+                sync_at=(9,))
+    record = run.run_iteration(plan)
+    assert record.stall_by_boundary[5] == pytest.approx(5e-3)
+    assert record.stall_by_boundary[9] == pytest.approx(9e-3)
+    assert record.stall_s == pytest.approx(14e-3)
+
+
+def test_a_tensor_that_finds_no_contiguous_run_fails_with_the_reason():
+    """12 pages of GPU memory and no plan: the reserved page of the write-only y, X (10
+    pages, kept) and s0 fill it, and op 1's s1 finds no run with nothing in flight."""
+    _, run = executor(split_graph(), 12)
+    with pytest.raises(OutOfMemory, match="op 'idle1': no contiguous run of 1 pages for s1"):
+        run.run_iteration(None)
+
+
+def test_flashneuron_runs_through_simulate_under_the_trace_check():
+    tier = TierConfig(hbm_bytes=13 * PAGE)
+    result = simulate(split_graph(), np.full(10, 1e-3), tier, ONE_PAGE_PER_US, "flashneuron")
+    assert result.metrics["stall_s"] == pytest.approx(10e-6)
+    assert result.metrics["hbm_to_flash_bytes"] == result.metrics["flash_to_hbm_bytes"] == 10 * PAGE

@@ -1,0 +1,131 @@
+"""The expander's reduction kernels on the instruction-set simulator, against the golden
+(the K gradients summed in GPU-index order, then the library optimizer's golden), bit for
+bit, for any arrival order of the K GPUs' writes; the committed sources are the
+generator's; the launch's checks."""
+
+import random
+import re
+
+import numpy as np
+import pytest
+
+from matndp.host.kernels.library import LibraryError, kernel as library_kernel, library_source
+from matndp.host.kernels.expander import (KERNELS, OPTIMIZERS, SUM_KERNEL, ReductionLaunch,
+                                          reduction_image, reduction_source, run_on_iss)
+from matndp.sim.golden.expander import reduced_gradient, reduction_golden
+from matndp.sim.golden.kernels import GOLDENS
+
+
+def _order(launch, rng):
+    """The writes of every GPU interleaved at random, each GPU's in its own address order."""
+    sectors = launch.copy_bytes // 32
+    turns = [gpu for gpu in range(launch.ports) for _ in range(sectors)]
+    rng.shuffle(turns)
+    next_sector = [0] * launch.ports
+    order = []
+    for gpu in turns:
+        order.append((gpu, next_sector[gpu]))
+        next_sector[gpu] += 1
+    return order
+
+
+PARAMS = {"sum": None, "sgd_momentum": {"step": 2, "weight_decay": 0.01}, "adam": {"step": 3, "weight_decay": 0.1},
+          "adamw": {"step": 7}}
+
+
+@pytest.mark.parametrize("optimizer", KERNELS)
+@pytest.mark.parametrize("ports", [2, 3, 4])
+def test_bit_exact_for_any_arrival_order(optimizer, ports):
+    launch = ReductionLaunch(optimizer, 203, ports, PARAMS[optimizer])
+    grads, state = launch.random_inputs(ports)
+    golden = reduction_golden(launch, grads, state)
+    for seed in range(3):
+        outputs, result = run_on_iss(launch, grads, state, _order(launch, random.Random(seed)))
+        for name, values in golden.items():
+            assert np.array_equal(outputs[name].view(np.uint32), values.view(np.uint32)), name
+        assert result.entries[0].completed == launch.expected and not result.errors
+
+
+def test_the_sum_is_in_gpu_index_order():
+    # Values whose sum depends on the order: (big + 1) − big = 0 in FP32, big − big + 1 = 1.
+    big = np.float32(2.0 ** 25)
+    grads = [np.full(8, big, np.float32), np.full(8, 1.0, np.float32),
+             np.full(8, -big, np.float32)]
+    assert np.all(reduced_gradient(grads) == 0.0)
+    launch = ReductionLaunch("sgd_momentum", 8, 3, {"step": 1, "lr": 1.0, "momentum": 0.5})
+    state = {"param": np.zeros(8, np.float32), "momentum_buffer": np.zeros(8, np.float32)}
+    for order in ([(2, 0), (1, 0), (0, 0)], [(0, 0), (1, 0), (2, 0)], [(1, 0), (2, 0), (0, 0)]):
+        outputs, _ = run_on_iss(launch, grads, state, order)
+        assert np.all(outputs["param"] == 0.0) and np.all(outputs["momentum_buffer"] == 0.0)
+
+
+def test_the_golden_is_the_library_optimizer_on_the_ordered_sum():
+    launch = ReductionLaunch("adam", 16, 4, {"step": 2})
+    grads, state = launch.random_inputs(3)
+    total = np.float32(grads[0])
+    for grad in grads[1:]:
+        total = (total + grad).astype(np.float32)
+    expected = GOLDENS["adam"]({"grad": total, **state}, dict(launch.optimizer_launch.params))
+    golden = reduction_golden(launch, grads, state)
+    for name in launch.output_tensors():
+        assert np.array_equal(golden[name], expected[name])
+
+
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_an_optimizer_kernel_is_the_sum_with_the_optimizers_main_in_place_of_its_store(optimizer):
+    source = reduction_source(optimizer)
+    image = reduction_image(optimizer)
+    assert image.uses_atomics
+    # The optimizer's arguments keep their words; the reduction's follow.
+    library = library_kernel(optimizer).image.arguments
+    assert {name: image.arguments[name] for name in library} == library
+    assert [image.arguments[name] for name in ("COPY", "COUNTERS", "PORTS")] == \
+        list(range(len(library), len(library) + 3))
+    assert "SUM" not in image.arguments
+
+    def code(text):
+        main = re.split(r"^\.main\b", text, maxsplit=1, flags=re.MULTILINE)[1]
+        return [" ".join(line.split(";", 1)[0].split()) for line in main.splitlines()
+                if line.split(";", 1)[0].strip()]
+    reduction = code(library_source("expander_sum.s"))
+    store = reduction.index("vstm.x [x2 + SUM], v12")
+    body = [line.replace("DATA", "v12").replace("OFFSET", "x2")
+            for line in code(library_source(f"{optimizer}.s"))]
+    assert code(source) == reduction[:store] + body + reduction[store + 1:]
+    assert reduction_source(SUM_KERNEL) == library_source("expander_sum.s")
+
+
+def test_launch_errors():
+    with pytest.raises(LibraryError, match="no expander kernel for 'sgd'"):
+        ReductionLaunch("sgd", 8, 2)
+    with pytest.raises(LibraryError, match="no expander kernel"):
+        reduction_source("bn_stats")
+    with pytest.raises(LibraryError, match="the sum takes no parameters, not lr"):
+        ReductionLaunch("sum", 8, 2, {"lr": 0.1})
+    with pytest.raises(LibraryError, match="at least 2 GPUs, not 1"):
+        ReductionLaunch("adam", 8, 1)
+    with pytest.raises(LibraryError, match="elements must be a positive integer"):
+        ReductionLaunch("adam", 0, 2)
+    with pytest.raises(LibraryError, match="ports must be a positive integer"):
+        ReductionLaunch("adam", 8, 2.0)
+    with pytest.raises(LibraryError, match="exceed the 32-bit offsets"):
+        ReductionLaunch("adam", 1 << 29, 4)
+    launch = ReductionLaunch("adam", 8, 2)
+    with pytest.raises(LibraryError, match="not a sector address"):
+        launch.layout(0x1004)
+    with pytest.raises(LibraryError, match="a gradient of 8 elements, not 7"):
+        launch.sector_writes(np.zeros(7, np.float32))
+    with pytest.raises(LibraryError, match="momentum must be > 0"):
+        ReductionLaunch("sgd_momentum", 8, 2, {"momentum": 0.0})
+
+
+def test_an_optimizer_using_a_register_the_reduction_keeps_is_refused(monkeypatch):
+    """The check reads the optimizer's assembled .main (its macros expanded): adam's step
+    uses v1 … v6, so a reduction keeping v5 live clashes with it."""
+    from matndp.host.kernels import expander
+    from matndp.hw.engine.isa import OperandType
+    monkeypatch.setattr(expander, "_REDUCTION_REGISTERS", {(OperandType.VECTOR, 5)})
+    with pytest.raises(ValueError, match="adam's .main uses registers the reduction keeps: v5"):
+        reduction_source("adam")
+    monkeypatch.setattr(expander, "_REDUCTION_REGISTERS", {(OperandType.VECTOR, 7)})
+    assert "adam_step x2, v12, v1, vstm" in reduction_source("adam")
