@@ -1,7 +1,8 @@
 """The one configuration object of the RTL. Every width and depth comes from here.
 
 :class:`NDPConfig` holds what every block of a slice shares (the ports' address, data and id
-widths) and composes one configuration per block (:class:`TriggerConfig` today). A user
+widths) and composes one configuration per block (:class:`TriggerConfig`,
+:class:`EngineConfig`, :class:`ArbiterConfig`). A user
 builds one ``NDPConfig`` and it is validated once, block configurations included.
 """
 
@@ -74,6 +75,12 @@ class EngineConfig:
     watchdog_cycles:    reset value of the per-µthread watchdog (cycles from start to exit).
     ordered_atomics:    atomics per µthread of an ordered entry that may wait for its turn
                         (a power of two); a µthread with more waits at dispatch.
+    in_flight:          instructions of one µthread in flight at once (sent to their units,
+                        not yet written back). Above 1, a scoreboard of register ready bits
+                        lets a µthread issue its next instruction, in program order, while
+                        earlier ones it does not depend on are in flight, at the cost of the
+                        scoreboard and a third read port of each sub-core's instruction
+                        memory; 1: a µthread waits for each instruction to complete.
     """
 
     sub_cores: int = 1
@@ -84,6 +91,7 @@ class EngineConfig:
     divide_units: int | None = None
     watchdog_cycles: int = 1 << 16
     ordered_atomics: int = 4
+    in_flight: int = 4
 
     def __post_init__(self):
         _check_ints(self)
@@ -108,6 +116,7 @@ class EngineConfig:
         if not _is_power_of_two(self.ordered_atomics) or not 1 <= self.ordered_atomics <= 16:
             raise ValueError(f"EngineConfig.ordered_atomics must be a power of two in 1..16, "
                              f"not {self.ordered_atomics}")
+        _check_range(self, "in_flight", 1, 8)
 
     @property
     def slot_bits(self):

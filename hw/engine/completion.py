@@ -1,30 +1,9 @@
 """Completion queues of a shared engine unit: one completion stream per sub-core, fed by
 completions that carry a value (loaded data) and by completions that carry none (stores,
-atomics, refused accesses).
-
-Why nothing can overflow: a µthread has at most one access that completes in a shared
-unit at a time, from the cycle the unit accepts it until the sub-core takes its completion
-(a posted atomic, see :mod:`.ordering`, gives none). So a
-sub-core has at most ``slots`` completions inside the unit, and
-
-* valued completions go to a per-sub-core queue ``slots`` deep, which is therefore
-  never full when one arrives;
-* value-less completions set the slot's bit in a per-sub-core ``done`` vector (with its
-  ``error`` bit), which is therefore never already set.
-
-The inputs have no back-pressure (``always_ready``) and rely on that. :attr:`overrun`,
-a signal outside the ports, is high in a cycle where the rule is broken (a completion
-would be lost); simulations check that it never is.
-
-Each completion stream is driven from a register. A round-robin arbiter moves one done
-slot per cycle into a one-entry ``held`` register; when the stream register is free or
-being taken, it is loaded from the queue head or from ``held``, and when both wait they
-take turns, so neither kind starves the other. (Arbitrating into ``held`` keeps the
-arbiter's carry chain off the stream's handshake path.)
-
-Timing: a value-less completion marked in cycle t is offered from cycle t + 3 (done
-bit, ``held``, stream register); a valued completion filled in cycle t from t + 2 (queue
-write, stream register), when the stream is free.
+atomics, refused accesses). A µthread has at most one access completing in a shared unit,
+so the queues never overflow and take their inputs without back-pressure; :attr:`overrun`
+tells a simulation that the rule was broken. Why, how the two kinds take turns, and the
+timing: docs/engine.md, "Completion queues".
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -32,16 +11,11 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from ..config import NDPConfig
+from .component import EngineComponent, check_positive
 from .layouts import completion_layout, vector_layout
 
 
 __all__ = ["fill_layout", "mark_layout", "CompletionQueue", "CompletingUnit"]
-
-
-def _check_config(config):
-    if not isinstance(config, NDPConfig):
-        raise TypeError(f"config must be an NDPConfig, not {config!r}")
 
 
 def fill_layout(config):
@@ -82,7 +56,7 @@ def _index_of(one_hot, width):
     return index[:width]
 
 
-class CompletionQueue(wiring.Component):
+class CompletionQueue(EngineComponent):
     """Per-sub-core completion streams of one shared unit.
 
     ``fill``:        at most one valued completion per cycle.
@@ -90,13 +64,9 @@ class CompletionQueue(wiring.Component):
     ``completions``: one stream per sub-core; ``slot`` is the µthread's slot within it.
     """
 
-    def __new__(cls, config, *, marks=1):
-        # Checked before the object exists, so a refused argument leaves no component
-        # behind to be reported as never elaborated.
-        _check_config(config)
-        if isinstance(marks, bool) or not isinstance(marks, int) or marks < 1:
-            raise ValueError(f"marks must be a positive integer, not {marks!r}")
-        return super().__new__(cls)
+    @classmethod
+    def check_arguments(cls, config, *, marks=1):
+        check_positive("marks", marks)
 
     def __init__(self, config, *, marks=1):
         self.config = config
@@ -204,13 +174,9 @@ class CompletionQueue(wiring.Component):
         return m
 
 
-class CompletingUnit(wiring.Component):
+class CompletingUnit(EngineComponent):
     """A shared unit that answers each sub-core on its own completion stream: ``config``
     (checked), the unit's ``members`` and ``completions``, and :attr:`overrun`."""
-
-    def __new__(cls, config):
-        _check_config(config)
-        return super().__new__(cls)
 
     def __init__(self, config, members):
         self.config = config

@@ -14,12 +14,13 @@ argument windows. The load/store unit and the scratchpad are shared.
 """
 
 from amaranth.hdl import Cat, Module, Signal, unsigned
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..bus.signature import CSRBusSignature
 from ..layouts import trigger_event_layout
 from ..stream import RoundRobinMerge
+from .component import EngineComponent
 from .convert import VectorConvert
 from .divide import VectorDivide
 from .entries import EntryControl
@@ -44,7 +45,7 @@ def window_word_bits(words_64):
     return (8 * words_64 - 1).bit_length()
 
 
-class Engine(wiring.Component):
+class Engine(EngineComponent):
     """Ports:
 
     events:        trigger events (from the trigger).

@@ -13,9 +13,10 @@ sequence numbers given here.
 """
 
 from amaranth.hdl import Module, Signal, unsigned
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import data, enum
 from amaranth.lib.wiring import In, Out
 
+from .component import EngineComponent, check_positive
 from .layouts import (ThreadKind, entry_config_layout, entry_status_layout, error_layout,
                       retire_layout)
 
@@ -32,7 +33,7 @@ class Phase(enum.Enum, shape=3):
     DONE = 5            # complete
 
 
-class EntryControl(wiring.Component):
+class EntryControl(EngineComponent):
     """Ports:
 
     entry_config:  per entry, the kernel entry points and counts (register file).
@@ -49,6 +50,11 @@ class EntryControl(wiring.Component):
     init_request, final_request: per entry, a kernel waiting for a slot.
     first_error, error_recorded: the first error since ``clear_error``.
     """
+
+    @classmethod
+    def check_arguments(cls, config, *, retire_ports, error_ports):
+        check_positive("retire_ports", retire_ports)
+        check_positive("error_ports", error_ports)
 
     def __init__(self, config, *, retire_ports, error_ports):
         self.config = config

@@ -97,7 +97,7 @@ class Opcode(enum.Enum, shape=8):
     VSEL = 0x3D
     VABS = 0x3E
     VNEG = 0x3F
-    # Vector FP32 divide and square root (iterative, shared).
+    # Vector FP32 divide and square root (pipelined units, shared by the lanes).
     VDIV = 0x40
     VSQRT = 0x41
     VRSQRT = 0x42
@@ -257,7 +257,7 @@ UNIT_MEANING = {
     Unit.BRANCH:     "branches (to pc + imm, in instructions)",
     Unit.FMA:        "vector FP32 through the fused multiply-add lanes",
     Unit.VECTOR:     "vector single-cycle lanes: FP32 compare/select/sign, 32-bit integers, moves",
-    Unit.DIVIDE:     "vector FP32 divide and square root (iterative, shared)",
+    Unit.DIVIDE:     "vector FP32 divide and square root (pipelined units, shared by the lanes)",
     Unit.REDUCE:     "horizontal reductions",
     Unit.CONVERT:    "BF16 ↔ FP32",
     Unit.MEMORY:     "memory, through the slice's arbiter",

@@ -3,7 +3,8 @@
 A sub-core dispatches an instruction to an execution unit as a record carrying the
 µthread's slot, the opcode and the operand values; the unit answers with the slot and the
 result value. Which register the result goes to, and whether the µthread ends, stays with
-the sub-core (one instruction per µthread is in flight), so units never carry it.
+the sub-core (a unit answers in the order it was given instructions; a shared unit has at
+most one access of a µthread), so units never carry it.
 """
 
 import dataclasses

@@ -1,53 +1,8 @@
 """The engine's load/store unit: the sub-cores' memory operations, merged into one stream,
-become requests on the engine's memory port; each access completes on its sub-core's
-completion stream.
-
-Protocol
---------
-``ops``: one :func:`~.layouts.memory_op_layout` record per transfer. The sub-core has
-checked the address against the window and its alignment; the unit still refuses (below)
-what it cannot perform rather than guess.
-
-``mem``: requests ``{addr, write, data, mask, id}``, the address sector-aligned and the
-id the op's ``thread``; read responses ``{data, id, status}``, in any order; a response
-whose status is an error completes its load with ``error`` set (the sub-core records
-``MEMORY_ERROR``) and no value. Responses are
-always taken (``resp.ready`` is high): a µthread has at most one access in the unit,
-so its completion always finds room (see :mod:`.completion`). Response ids are read
-in their low ``thread_bits``.
-
-``completions[i]``: sub-core i's completions ``{slot, value, error}``, exactly one per
-accepted op, in whatever order the accesses finish.
-
-=========== ================================================ ===========================
-op          request                                          completion
-=========== ================================================ ===========================
-``vld``     read of the sector at addr                       value: the sector
-``lw``      read of the sector holding the word at addr,     value lane 0: the word,
-            mask: the word's 4 bytes                         other lanes 0
-``vst``     write of ``data``, every byte enabled            when the request is accepted
-``vstm``    write of ``data`` with the op's ``mask``         when the request is accepted
-``sw``      write of ``data`` with the mask of the word at   when the request is accepted
-            addr: lane ``addr % sector / 4`` of ``data``
-            is stored in place (a sub-core may broadcast
-            the word to every lane)
-=========== ================================================ ===========================
-
-A store completes when the memory port accepts its request: from then on it is ahead
-of every later request of the port, which is what "the µthread's stores are accepted"
-means to the engine. Refused ops — an opcode other than these, a ``vld``/
-``vst``/``vstm`` address that is not sector-aligned, a ``lw``/``sw`` address that is not
-4-byte aligned — send no request and complete with ``error`` set.
-
-Timing
-------
-An op accepted in cycle t is offered on ``mem.req`` from cycle t + 1 (one register;
-``ops.ready`` is ``mem.req.ready`` or a free register, so the unit passes one request
-per cycle while the port takes one). A store or refused op marked in cycle c (the cycle
-its request is accepted, or t for a refused op) is offered on its completion stream
-from c + 3. A load whose response arrives in cycle r is offered from r + 3 (the response
-register, the completion queue, the stream register), a failed one, marked from the
-response register in r + 1, from r + 4; see :mod:`.completion`.
+become requests on the engine's memory port (ids name µthreads, read responses come back in
+any order); each access completes on its sub-core's completion stream, a store when the
+port accepts its request. The protocol, what each op requests and completes with, and the
+timing are in docs/engine.md, "Load/store unit".
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned

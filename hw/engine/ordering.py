@@ -1,72 +1,31 @@
-"""The order of an ordered entry's scratchpad atomics: µthread by µthread in trigger order
-(sequence number), each µthread's in program order, whatever the timing.
-
-Why a station and not a check at dispatch: a reduction's µthreads reach their atomics in
-an order the memory timing decides. Were each to wait at dispatch until its turn came, the
-turn would pass from one µthread to the next only as fast as one instruction can follow
-another through the issue pipeline, and a reduction would run at that latency per sector,
-not at the issue rate. Here the sub-cores hand ordered atomics over as soon as they reach
-them (the µthread goes on, ``posted``), each µthread's waiting in its own small queue, and
-the station passes them on in order, one per cycle, as soon as the turn is theirs.
-
-Protocol
---------
-``i``: scratchpad ops from the sub-cores. An op with ``ordered`` clear goes straight on to
-``o``. An op with ``ordered`` set is taken into its µthread's queue (``ordered_atomics``
-deep) while the queue has room; ``i.ready`` is low for it otherwise (the sub-core replays
-the instruction). The queue heads go on to ``o`` in order: the head of µthread ``t`` may go
-once ``seq`` (low :func:`~.layouts.order_bits` bits) equals its entry's ``turn``; an op with
-``release`` set hands the turn on (``turn`` + 1) as it leaves. The heads of an entry that
-is ``stopped`` go regardless of the turn, so an entry stopped by an error never holds the
-others' atomics.
-
-``release``: per source, per entry, pulses handing the turn on directly (an ordered µthread
-that ends without an atomic while it holds the turn and has nothing queued, see
-``holding``). ``arm``: per entry, a pulse that restarts its order at ``seq`` 0.
-
-``holding``: per µthread, ordered ops queued or offered on ``o``, not yet taken.
-
-``o`` offers one op per cycle. When a queue head and a straight op both wait, they take
-turns. An offered op stays offered, unchanged, until taken.
-
-Timing: an ordered op taken in cycle t can leave from cycle t + 2 (the queue is a memory
-with a registered read); the next µthread's ops can leave in the cycle after the releasing
-op left, so an entry's ordered atomics pass at one per cycle.
-
-Why nothing waits forever: an op is queued only for a µthread that is alive, and a
-µthread ends only with the completion of its last ordered access (or, holding the turn
-and with nothing queued, directly), so the µthreads with queued ops of one entry hold
-consecutive sequence numbers from the turn on. The one whose turn it is does not depend on
-the later ones, and its queue drains; nor does a full queue block another µthread's
-ops: the op is refused at once and the sub-core replays it.
+"""The ordering station: an ordered entry's scratchpad atomics go on to the scratchpad
+µthread by µthread in trigger order (sequence number), each µthread's in program order,
+whatever the timing. Each µthread's ordered atomics wait in a small queue of their own
+while the µthread goes on; the queue heads leave, one a cycle, once the entry's turn is
+theirs, and an atomic marked to release hands the turn on. Why a station, its protocol,
+timing and why nothing waits forever: docs/engine.md, "Ordering station".
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..config import NDPConfig
 from ..onehot import first_one, one_hot_index
+from .component import EngineComponent, check_positive
 from .layouts import order_bits, scratchpad_op_layout
 
 
 __all__ = ["AtomicOrder"]
 
 
-class AtomicOrder(wiring.Component):
+class AtomicOrder(EngineComponent):
     """The ordering station of an engine configured by ``config``; ``release_sources``
     direct release inputs (one per sub-core)."""
 
-    def __new__(cls, config, *, release_sources):
-        # Checked before the object exists, so a refused argument leaves no component
-        # behind to be reported as never elaborated.
-        if not isinstance(config, NDPConfig) or config.engine is None:
-            raise TypeError(f"config must be an NDPConfig with an engine, not {config!r}")
-        if not isinstance(release_sources, int) or isinstance(release_sources, bool) or \
-                release_sources < 1:
-            raise ValueError(f"release_sources must be a positive integer, not {release_sources!r}")
-        return super().__new__(cls)
+    @classmethod
+    def check_arguments(cls, config, *, release_sources):
+        check_positive("release_sources", release_sources)
 
     def __init__(self, config, *, release_sources):
         self.config = config

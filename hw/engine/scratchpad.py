@@ -1,66 +1,9 @@
-"""The engine's scratchpad: sector-wide storage with loads, stores and FP32 atomics, shared
-by all sub-cores and reachable from the host through the register bus.
-
-Protocol
---------
-``ops``: one :func:`~.layouts.scratchpad_op_layout` record per transfer, addresses in
-bytes. Every op works on the sector at ``addr``:
-
-=========== ====================================================== ====================
-op          effect                                                 completion
-=========== ====================================================== ====================
-``sld``     none                                                   value: the sector
-``sst``     sector = ``c``                                         once written
-``samoadd`` sector s = s + c, lane by lane                         once written
-``samomax`` s = maximum(s, c) (IEEE 754-2019, as hw/fp/minmax.py)  once written
-``samofma`` s = b × c + s, one rounding                            once written
-=========== ====================================================== ====================
-
-Additions are the fused multiply-add c × 1.0 + s: the product is exact, so the one
-rounding is that of c + s, and the result is IEEE addition bit for bit (zeros' signs,
-subnormals, infinities and NaN included; every NaN result is 0x7FC00000).
-
-An op whose address is not sector-aligned, or whose opcode is not a scratchpad op,
-changes nothing and completes with ``error`` set. (Every address the op's field can hold
-lies in the scratchpad: the sub-core checks the range before it narrows the address.)
-
-An op with ``posted`` set (an ordered atomic the µthread did not wait for, see
-:mod:`.ordering`) has its effect but no completion. The sub-core posts only ops it has
-checked (aligned, in range, a scratchpad opcode), so a posted op is never refused.
-
-``host``: 32-bit word reads and writes of the scratchpad (byte addresses; every aligned
-address of the port lies in the scratchpad). The initiator pulses ``r_en`` or ``w_en``
-for one cycle and waits for ``ack`` before its next strobe (it may strobe again in the
-cycle of ``ack``); ``ack`` comes four cycles after the strobe, later while the access
-waits for an atomic on the same sector. A misaligned address gets ``err`` with ``ack``
-and no effect. Host accesses take pipeline slots like ops and are ordered with them:
-after every op accepted up to the strobe's cycle, before every later one.
-
-Ordering and hazards
---------------------
-Accesses leave the pipeline's first stage in the order they were accepted. An access
-(op or host) to a sector that a store or an atomic in flight has not yet written waits
-(``ops.ready`` low), so each atomic reads the result of the one before it, in the order
-``ops`` accepted them, and a load sees every earlier write. Otherwise one access enters
-per cycle; the only other stall keeps two writes out of one cycle (a store or a maximum
-that would write in the same cycle as an earlier, slower atomic waits a cycle). While a
-host access waits for its slot, ops wait too, so the host cannot be starved.
-
-Pipeline and timing
--------------------
-Stage 0 is the cycle of acceptance: the sector's read address goes to the memory. In
-stage 1 the memory's read data appears and stores and host writes are written. In stage
-2 the read data comes from a register, so that the memory's slow output drives nothing
-but that register; loads complete, host reads take their word and the FP lanes start.
-Maximums are written in stage 3, additions and multiply-adds in stage 10 (the fused
-multiply-add's latency of 8). From acceptance in cycle t, a completion is offered
-on its stream from cycle t + 4 (``sst``, refused ops, ``sld``), t + 6 (``samomax``) or
-t + 13 (``samoadd``, ``samofma``); see :mod:`.completion`. An access to a sector written
-by an op accepted in cycle t can be accepted from t + 2 (after ``sst``), t + 4 (after
-``samomax``) or t + 11 (after ``samoadd``/``samofma``).
-
-The storage is one :class:`~amaranth.lib.memory.Memory` of sector-wide words with one
-synchronous read port and one write port with lane enables: a simple dual-port block RAM.
+"""The engine's scratchpad: sector-wide storage with loads, stores and FP32 atomics (add,
+maximum, multiply-add, each rounded once as IEEE 754 says), shared by all sub-cores and
+reachable from the host through the register bus. Accesses to a sector whose store or
+atomic is still in flight wait, so each atomic reads the one before it and a load sees
+every earlier write. The protocol, the hazards, the pipeline and its timing are in
+docs/engine.md, "Scratchpad".
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned

@@ -9,10 +9,11 @@ one used last, that has any.
 """
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from ..layouts import trigger_event_layout
+from .component import EngineComponent
 from .layouts import ThreadKind, entry_config_layout, spawn_layout
 
 
@@ -27,7 +28,7 @@ def _lowest_set(bits):
     return bits.any(), index
 
 
-class Spawner(wiring.Component):
+class Spawner(EngineComponent):
     def __init__(self, config):
         self.config = config
         engine = config.engine

@@ -23,7 +23,7 @@ KERNEL_CONFIG = NDPConfig(engine=EngineConfig())
 # memories; the GPU port (sector and address widths) as by default.
 FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
     sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
-    divide_units=1))
+    divide_units=1, in_flight=1))
 
 # The expander slice's GPU ports in the tests, benchmarks and `make verilog`'s export.
 EXPANDER_PORTS = 4

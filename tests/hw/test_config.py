@@ -1,6 +1,6 @@
 import pytest
 
-from matndp.hw.config import NDPConfig, TriggerConfig
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 
 
 def test_defaults_follow_the_architecture():
@@ -18,6 +18,9 @@ def test_defaults_follow_the_architecture():
     (lambda: TriggerConfig(pipelined=1), "TriggerConfig.pipelined must be a bool, not 1"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
+    (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
+    (lambda: EngineConfig(in_flight=9), r"EngineConfig.in_flight must be in 1..8, not 9"),
+    (lambda: EngineConfig(in_flight=2.0), "EngineConfig.in_flight must be an int"),
 ])
 def test_bad_configuration_is_refused_by_name(make, message):
     with pytest.raises((ValueError, TypeError), match=message):

@@ -78,6 +78,12 @@ FP_DIVIDE = ("tests/hw/fp/test_divide.py", *_NO_HDL_SIMULATOR)
 ENGINE_UNITS = ("tests/hw/engine/test_vector_units.py",)
 ENGINE_DIVIDE = ("tests/hw/engine/test_divide.py",)
 ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
+ENGINE_SCOREBOARD = ("tests/hw/engine/pipeline/test_scoreboard.py",)
+ENGINE_DISPATCH = ("tests/hw/engine/pipeline/test_dispatch.py",)
+ENGINE_WRITEBACK = ("tests/hw/engine/pipeline/test_writeback.py",)
+ENGINE_SLOTS = ("tests/hw/engine/pipeline/test_slots.py",)
+ENGINE_SPAWNER = ("tests/hw/engine/test_spawner.py",)
+ENGINE_ENTRIES = ("tests/hw/engine/test_entries.py",)
 
 
 def _m(id, file, snippet, replacement, tests, **kwargs):
@@ -94,6 +100,10 @@ _DECODER = "hw/bus/decoder.py"
 _STREAM = "hw/stream.py"
 _ONEHOT = "hw/onehot.py"
 _ARBITER = "hw/arbiter.py"
+_SCOREBOARD = "hw/engine/pipeline/scoreboard.py"
+_DISPATCH = "hw/engine/pipeline/dispatch.py"
+_WRITEBACK = "hw/engine/pipeline/writeback.py"
+_SLOTS = "hw/engine/pipeline/slots.py"
 _FLOAT = "hw/fp/float32.py"
 _ROUNDING = "hw/fp/rounding.py"
 
@@ -477,4 +487,61 @@ MUTANTS = (
     _m("reduce-halving", "hw/engine/reduce.py", "pairs.eq(pairs >> 1)", "pairs.eq(pairs - 1)", ENGINE_UNITS),
     _m("reduce-max-is-sum", "hw/engine/reduce.py",
        "summing.eq(self.request.payload.opcode == Opcode.VREDSUM)", "summing.eq(1)", ENGINE_UNITS),
+    # the scoreboard: a µthread's next instruction issued too early
+    _m("scoreboard-vector-reads-unchecked", _SCOREBOARD,
+       "((need.vector & busy.vector) == 0)", "1", ENGINE_SCOREBOARD),
+    _m("scoreboard-scalar-reads-unchecked", _SCOREBOARD,
+       "clear = ((need.scalar & busy.scalar) == 0)", "clear = 1", ENGINE_SCOREBOARD),
+    _m("scoreboard-destination-unchecked", _SCOREBOARD,
+       "_register_bits(control.rd_type, control.rd, OperandClass.VECTOR)),",
+       "0),", ENGINE_SCOREBOARD),
+    _m("scoreboard-second-memory-access", _SCOREBOARD,
+       "~(need.memory & busy.memory)", "1", ENGINE_SCOREBOARD),
+    _m("scoreboard-exit-before-drain", _SCOREBOARD, "~need.drain &", "", ENGINE_SCOREBOARD),
+    _m("scoreboard-limit-off-by-one", _SCOREBOARD, "(count < limit))", "(count <= limit))",
+       ENGINE_SCOREBOARD),
+    _m("scoreboard-answer-clears-nothing", _SCOREBOARD,
+       "m.d.sync += pending[slot].eq((now & ~clear_bits) | set_bits)",
+       "m.d.sync += pending[slot].eq(now | set_bits)", ENGINE_SCOREBOARD),
+    _m("scoreboard-lookahead-a-cycle-early", _SCOREBOARD,
+       "m.d.sync += [looking.eq(self.lookahead_valid), looking_slot.eq(self.lookahead_slot)]",
+       "m.d.comb += [looking.eq(self.lookahead_valid), looking_slot.eq(self.lookahead_slot)]",
+       ENGINE_SCOREBOARD),
+    # DISPATCH and WRITE-BACK: where instructions in flight and ending µthreads go
+    _m("dispatch-frees-with-instructions-in-flight", _DISPATCH,
+       "frees_now = completes_here & idle if looks_ahead else 1",
+       "frees_now = completes_here if looks_ahead else 1", ENGINE_DISPATCH),
+    _m("dispatch-ends-with-instructions-in-flight", _DISPATCH,
+       "            with m.If(idle):\n                m.d.comb += self.end.eq(slot_bit)",
+       "            with m.If(1):\n                m.d.comb += self.end.eq(slot_bit)", ENGINE_DISPATCH),
+    _m("dispatch-no-room-ignored", _DISPATCH,
+       "unit_ready.eq(request.ready & self.room[position])", "unit_ready.eq(request.ready)",
+       ENGINE_DISPATCH),
+    _m("writeback-ends-before-the-pipeline-empties", _WRITEBACK,
+       "ahead = bit(self.in_pipe) & ~bit(self.decided)", "ahead = 0", ENGINE_WRITEBACK),
+    _m("writeback-ends-before-the-last-answer", _WRITEBACK,
+       "with m.If(finishing & bit(self.last) & ~ahead):", "with m.If(finishing & ~ahead):",
+       ENGINE_WRITEBACK),
+    _m("writeback-destination-queue-not-popped", _WRITEBACK,
+       "queue.r_en.eq(merge.i[position].valid & merge.i[position].ready),",
+       "queue.r_en.eq(merge.i[position].valid),", ENGINE_WRITEBACK),
+    _m("slots-dying-still-picked", _SLOTS,
+       "active & ~busy & ~self.exit_pending & ~self.dying & self.ready",
+       "active & ~busy & ~self.exit_pending & self.ready", ENGINE_SLOTS),
+    # the spawner and the entry control
+    _m("spawner-events-before-helpers", "hw/engine/spawner.py", "with m.If(helper_waiting):",
+       "with m.If(helper_waiting & ~self.events.valid):", ENGINE_SPAWNER),
+    _m("spawner-taken-without-a-slot", "hw/engine/spawner.py", "self.events.ready.eq(found),",
+       "self.events.ready.eq(1),", ENGINE_SPAWNER),
+    _m("spawner-stopped-entry-not-drained", "hw/engine/spawner.py",
+       "with m.If(self.stopped.bit_select(entry, 1)):", "with m.If(0):", ENGINE_SPAWNER),
+    _m("entries-reached-one-late", "hw/engine/entries.py",
+       "(completed_next >= config_e.expected)", "(completed_next > config_e.expected)",
+       ENGINE_ENTRIES),
+    _m("entries-error-overwrites-first", "hw/engine/entries.py",
+       "with m.If(self.error_valid[port] & (~self.error_recorded | self.clear_error)):",
+       "with m.If(self.error_valid[port]):", ENGINE_ENTRIES),
+    _m("entries-failed-main-counts", "hw/engine/entries.py",
+       "(self.retire[port].kind == ThreadKind.MAIN) & ~self.retire[port].error",
+       "(self.retire[port].kind == ThreadKind.MAIN)", ENGINE_ENTRIES),
 )

@@ -388,3 +388,14 @@ def test_threads_of_a_stopped_entry_end_without_running():
     events = [{"entry": 2, "offset": i * SECTOR, "data": [0] * LANES} for i in range(3)]
     models, retires, errors = run_core(RELU, events, args=[OUT], stop_entries=1 << 2, seed=10)
     assert retires == [(2, 1)] * 3 and errors == [] and models.stores == []
+
+
+@pytest.mark.parametrize("config, index, error, message", [
+    (None, 0, TypeError, "config must be an NDPConfig with an engine"),
+    (NDPConfig(engine=None), 0, TypeError, "config must be an NDPConfig with an engine"),
+    (CONFIG, 1, ValueError, "index must be a sub-core of the 1"),
+    (CONFIG, True, ValueError, "index must be a sub-core"),
+])
+def test_constructor_errors(config, index, error, message):
+    with pytest.raises(error, match=message):
+        SubCore(config, index)

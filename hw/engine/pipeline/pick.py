@@ -1,0 +1,57 @@
+"""PICK, the first stage of a sub-core's issue pipeline: one eligible µthread a cycle,
+round robin, whose pc addresses the instruction memory.
+
+The slot picked is the first eligible one after the slot picked last, so every µthread
+that stays eligible is picked once in ``slots`` cycles at worst.
+"""
+
+from amaranth.hdl import Const, Module, Signal, unsigned
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out
+
+from ..component import EngineComponent
+from .layouts import fetch_layout, stage_signature
+
+
+__all__ = ["Pick"]
+
+
+class Pick(EngineComponent):
+    """Ports:
+
+    eligible:   slots that may be picked.
+    pc:         per slot, its µthread's pc.
+    imem_addr:  the instruction memory's read address (the picked slot's pc).
+    picked:     the slot picked this cycle (one-hot, or none).
+    o:          FETCH's record, registered.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        engine = config.engine
+        super().__init__({
+            "eligible":  In(engine.slots),
+            "pc":        In(data.ArrayLayout(unsigned(engine.pc_bits), engine.slots)),
+            "imem_addr": Out(engine.pc_bits),
+            "picked":    Out(engine.slots),
+            "o":         Out(stage_signature(fetch_layout(config))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        engine = self.config.engine
+        slots, slot_bits = engine.slots, engine.slot_bits
+        last_pick = Signal(slot_bits)
+        pick_valid = Signal()
+        pick_slot = Signal(slot_bits)
+        for step in reversed(range(slots)):
+            candidate = (last_pick + 1 + step)[:slot_bits]
+            with m.If(self.eligible.bit_select(candidate, 1)):
+                m.d.comb += [pick_valid.eq(1), pick_slot.eq(candidate)]
+        m.d.comb += self.imem_addr.eq(self.pc[pick_slot])
+        with m.If(pick_valid):
+            m.d.sync += last_pick.eq(pick_slot)
+            m.d.comb += self.picked.eq(Const(1, slots) << pick_slot)
+        m.d.sync += [self.o.valid.eq(pick_valid), self.o.payload.slot.eq(pick_slot),
+                     self.o.payload.pc.eq(self.pc[pick_slot])]
+        return m
