@@ -199,6 +199,18 @@ def _verilator_control_file(directory, toplevel, public=None):
     return path
 
 
+def _compiler_cache_environment(build_env):
+    """Where ccache is installed, Verilator's makefiles compile through it, with its cache
+    under the build folder: every build compiles the same run-time library (some ten seconds
+    of g++ each time), and a design built again in another folder compiles the same model.
+    The cache changes no object file, so it is not part of a build's name."""
+    if "MAKEFLAGS" not in build_env or shutil.which("ccache") is None:
+        return {}
+    return {"MAKEFLAGS": f"{build_env['MAKEFLAGS']} OBJCACHE=ccache",
+            "CCACHE_DIR": str(build_root() / "ccache"), "CCACHE_BASEDIR": str(build_root()),
+            "CCACHE_NOHASHDIR": "1"}
+
+
 def _build(*, sources, toplevel, simulator, waves, fast, build_name, parameters, public,
            traceable, trace_scopes, per_cycle):
     """Build what :func:`run_cocotb` runs (once: a current build is reused); returns
@@ -247,8 +259,9 @@ def _build(*, sources, toplevel, simulator, waves, fast, build_name, parameters,
     build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
 
     with build_lock(build_dir):
-        saved = {key: os.environ.get(key) for key in build_env}
-        os.environ.update(build_env)
+        environment = {**build_env, **_compiler_cache_environment(build_env)}
+        saved = {key: os.environ.get(key) for key in environment}
+        os.environ.update(environment)
         try:
             extra_sources = []
             if top_only:

@@ -58,3 +58,32 @@ def pytest_xdist_make_scheduler(config, log):
             super()._assign_work_unit(node)
 
     return LongestGroupsFirst(config, log)
+
+
+# What a test costs in processor time, its own and its children's (simulators, compilers),
+# which unlike its wall time does not depend on what else the machine runs: with
+# MATNDP_TEST_CPU_LOG set, each worker appends one JSON line per test phase to that file.
+CPU_LOG_VARIABLE = "MATNDP_TEST_CPU_LOG"
+
+
+def _processor_seconds():
+    import resource
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = os.environ.get(CPU_LOG_VARIABLE)
+    if not path:
+        yield
+        return
+    import json
+    import time
+    started, wall = _processor_seconds(), time.monotonic()
+    yield
+    groups = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
+    with open(path, "a") as log:
+        log.write(json.dumps({"test": item.nodeid, "groups": groups,
+                              "cpu_s": round(_processor_seconds() - started, 2),
+                              "wall_s": round(time.monotonic() - wall, 2)}) + "\n")

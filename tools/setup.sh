@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
-SYSTEM_PACKAGES="iverilog g++ make perl liblz4-dev python3-venv libpython3-dev"
+SYSTEM_PACKAGES="iverilog g++ make perl liblz4-dev python3-venv libpython3-dev ccache"
 
 missing_system_packages() {
     local missing=()
@@ -15,6 +15,8 @@ missing_system_packages() {
     command -v g++ >/dev/null || missing+=(g++)
     command -v make >/dev/null || missing+=(make)
     command -v perl >/dev/null || missing+=(perl)
+    # Optional: Verilator's builds compile through it when present (sim/runner.py).
+    command -v ccache >/dev/null || missing+=(ccache)
     # FST waveform output from Verilator links against liblz4.
     [ -e /usr/include/lz4.h ] || missing+=(liblz4-dev)
     "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)

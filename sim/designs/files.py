@@ -13,11 +13,17 @@ from matndp.sim.runner import build_root, write_if_changed
 __all__ = ["design_file", "evaluate_at_time_zero", "simulator_transform"]
 
 
-# Exporting the slice takes seconds, and a test process asks for the same few designs
-# again and again: each is exported once per process and build directory.
+# Exporting the slice takes seconds to minutes, and a test process asks for the same few
+# designs again and again, for one simulator or both: each design is exported once per
+# process, and each simulator's variant written from that one export.
+@functools.cache
+def _export(build_design, name, parameters):
+    return export_verilog(build_design(*parameters), name)
+
+
 @functools.cache
 def _exported(build, build_design, name, parameters, transform):
-    text = export_verilog(build_design(*parameters), name)
+    text = _export(build_design, name, parameters)
     if transform is not None:
         text = transform(text)
     tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]

@@ -6,15 +6,14 @@ import sys
 import pytest
 
 from matndp.hw.config import NDPConfig
-from matndp.hw.export import export_verilog
-from matndp.hw.ndp_slice import NDPSlice
 from matndp.sim.designs import ndp_slice_verilog
 from matndp.sim.fpga_flow.lint import lint
 
 
 # Exporting the slice with its engine takes a minute: the tests share the export the
 # simulation tests of the default slice make (one per process, sim/designs/files.py), on the
-# worker that runs those, and only the reproducibility test makes a second one.
+# worker that runs those, and only the command line's export, in a process of its own, makes
+# a second one.
 pytestmark = pytest.mark.xdist_group("engine_slice")
 
 
@@ -23,8 +22,13 @@ def exported():
     return ndp_slice_verilog(NDPConfig()).read_text()
 
 
-def test_export_is_byte_identical_and_has_no_paths(exported):
-    assert export_verilog(NDPSlice(), "ndp_slice") == exported
+def test_the_command_lines_export_is_byte_identical_across_processes_and_has_no_paths(
+        tmp_path, exported):
+    output = tmp_path / "out.v"
+    result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--output", str(output)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert output.read_text() == exported
     assert "/work" not in exported and "/home" not in exported and "/root" not in exported \
         and ".py:" not in exported
 
@@ -41,11 +45,3 @@ def test_lint_fails_on_a_real_problem(tmp_path):
     path.write_text("module ndp_slice(input a, input b, output y);\n"
                     "  assign y = a;\n  assign y = b;\nendmodule\n")
     assert lint(path) == 1
-
-
-def test_cli_export(tmp_path, exported):
-    output = tmp_path / "out.v"
-    result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--output", str(output)],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert output.read_text() == exported

@@ -11,6 +11,10 @@ from matndp.sim.designs import (AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGG
 from matndp.sim.runner import run_cocotb
 
 
+# The exports and builds of the top are shared with test_top.py's export tests on one worker.
+pytestmark = pytest.mark.xdist_group("axi_slice")
+
+
 TESTS = ["random_traffic", "register_errors", "unsupported_bursts", "memory_errors",
          "reset_mid_traffic"]
 # The engine's windows, small enough to write and read every word in a short run.

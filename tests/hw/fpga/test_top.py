@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """The FPGA top's construction: every constructor error, elaboration with and without an
-engine, reproducible and lint-clean Verilog with AXI's port names, and `matndp export
---design axi`."""
+engine, and `matndp export --design axi`: reproducible across processes, lint-clean Verilog with
+AXI's port names."""
 
 import subprocess
 import sys
@@ -10,11 +10,11 @@ import pytest
 from amaranth.hdl import Fragment
 
 from matndp.hw.config import NDPConfig
-from matndp.hw.export import export_verilog
 from matndp.hw.fpga.axi import AXI4LiteSignature, AXI4Signature
 from matndp.hw.fpga.config import AXIConfig
 from matndp.hw.fpga.top import AXISlice
-from matndp.sim.designs import AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE
+from matndp.sim.designs import (AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE,
+                                axi_slice_verilog)
 from matndp.sim.fpga_flow.lint import lint
 
 
@@ -70,33 +70,32 @@ def test_elaborates_with_the_engine():
     assert len(top.s_axil_araddr) == top.register_map.addr_width
 
 
-def test_export_is_reproducible_lint_clean_and_uses_axi_names(tmp_path):
-    first = export_verilog(AXISlice(TRIGGER_SLICE), AXI_SLICE_MODULE)
-    assert first == export_verilog(AXISlice(TRIGGER_SLICE), AXI_SLICE_MODULE)
-    assert "/work" not in first and ".py:" not in first
-    for port in ("s_axi_awaddr", "s_axi_rdata", "m_axi_wstrb", "m_axi_bresp", "s_axil_araddr",
-                 "events_valid", "irq"):
-        assert f" {port};" in first, port
-    path = tmp_path / "top.v"
-    path.write_text(first)
-    assert lint(path, top=AXI_SLICE_MODULE) == 0
-
-
-def test_cli_export(tmp_path):
-    output = tmp_path / "axi.v"
-    result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--design", "axi",
+def _command_line_export(design, output):
+    result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--design", design,
                              "--output", str(output)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert output.read_text() == export_verilog(AXISlice(TRIGGER_SLICE), AXI_SLICE_MODULE)
+    return output.read_text()
 
 
-def test_cli_export_of_the_pipelined_build_is_lint_clean(tmp_path):
-    output = tmp_path / "axi_pipelined.v"
-    result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--design",
-                             "axi-pipelined", "--output", str(output)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    text = output.read_text()
-    assert text == export_verilog(AXISlice(PIPELINED_TRIGGER_SLICE), AXI_SLICE_MODULE)
-    assert text != export_verilog(AXISlice(TRIGGER_SLICE), AXI_SLICE_MODULE)
+# The exports below are the ones the top's simulation tests build from (one per process,
+# sim/designs/files.py): the tests share their worker, and the command line's export, in a
+# process of its own, is the second one each comparison needs.
+@pytest.mark.xdist_group("axi_slice")
+def test_the_command_lines_export_is_reproducible_lint_clean_and_uses_axi_names(tmp_path):
+    exported = axi_slice_verilog(TRIGGER_SLICE).read_text()
+    text = _command_line_export("axi", tmp_path / "axi.v")
+    assert text == exported
+    assert "/work" not in text and ".py:" not in text
+    for port in ("s_axi_awaddr", "s_axi_rdata", "m_axi_wstrb", "m_axi_bresp", "s_axil_araddr",
+                 "events_valid", "irq"):
+        assert f" {port};" in text, port
+    assert lint(tmp_path / "axi.v", top=AXI_SLICE_MODULE) == 0
+
+
+@pytest.mark.xdist_group("axi_slice")
+def test_the_command_lines_export_of_the_pipelined_build_is_lint_clean(tmp_path):
+    text = _command_line_export("axi-pipelined", tmp_path / "axi_pipelined.v")
+    assert text == axi_slice_verilog(PIPELINED_TRIGGER_SLICE).read_text()
+    assert text != axi_slice_verilog(TRIGGER_SLICE).read_text()
     assert "address_copy0" in text
-    assert lint(output, top=AXI_SLICE_MODULE) == 0
+    assert lint(tmp_path / "axi_pipelined.v", top=AXI_SLICE_MODULE) == 0

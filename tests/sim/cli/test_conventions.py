@@ -15,6 +15,7 @@ import pytest
 
 from matndp.sim.cli import build_parser, main, parsers
 from matndp.sim.cli.output import tool_output
+from matndp.sim.runner import PROFILE_VARIABLE
 
 from tests.paths import REPOSITORY
 
@@ -162,7 +163,10 @@ def test_a_missing_simulator_is_one_line_naming_it_and_the_set_up(capsys, tmp_pa
 
 
 def _bare(argv, cwd):
-    env = {"HOME": os.environ.get("HOME", "/root"), "PATH": BARE_PATH}
+    # The build profile only sets the compiler's options; passed on, the run shares the
+    # build the trigger's layer-run test makes.
+    env = {"HOME": os.environ.get("HOME", "/root"), "PATH": BARE_PATH,
+           **{name: os.environ[name] for name in (PROFILE_VARIABLE,) if name in os.environ}}
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
