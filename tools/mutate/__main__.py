@@ -10,12 +10,14 @@ and kept whole in build/mutate/runs/.
 """
 
 import argparse
+import json
 import pathlib
 import random
 import shlex
 import sys
 
 from . import history, host, report, rtl
+from .results import KILLED, load_run
 
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
@@ -70,13 +72,30 @@ def _parser():
     return parser
 
 
+def _rechecked(results, directory):
+    """What the last collection of the staging tree's draw found when it ran each survivor
+    in a fresh interpreter (nothing when the results are of another draw)."""
+    if not results.exists():
+        return {}
+    last = load_run(results)
+    draw = json.loads((directory / "draw.json").read_text())
+    if last.draw.get("started") != draw["started"]:
+        return {}
+    return {o.name: o.note == host.RECHECK_KILL for o in last.outcomes
+            if o.outcome != KILLED or o.note == host.RECHECK_KILL}
+
+
 def _keep(result):
     """Keep ``result`` whole under build/mutate/ and record it in the history."""
     result.save(RESULTS[result.kind])
     stamp = result.draw["started"].replace(":", "").replace("-", "")
     seed = f"-seed{result.draw['seed']}" if result.draw.get("seed") is not None else ""
     rerun = "-rerun" if result.draw.get("rerun") else ""
-    result.save(BUILD / "runs" / f"{stamp}-{result.kind}{seed}{rerun}.json")
+    path = BUILD / "runs" / f"{stamp}-{result.kind}{seed}{rerun}.json"
+    if path.exists():          # collected again: the first collection stays beside it
+        again = history.now().replace(":", "").replace("-", "")
+        path = path.with_name(f"{path.stem}-collected{again}.json")
+    result.save(path)
     history.append(HISTORY, result)
 
 
@@ -85,7 +104,8 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if arguments.command == "host":
         if arguments.collect or arguments.collect_partial:
-            result = host.collect(BUILD / "host", partial=arguments.collect_partial)
+            result = host.collect(BUILD / "host", partial=arguments.collect_partial,
+                                  rechecked=_rechecked(RESULTS["host"], BUILD / "host"))
         else:
             seed = arguments.seed
             if seed is None and not (arguments.rerun or arguments.all):

@@ -5,7 +5,7 @@ module path of its file, so it runs in a staging tree (``build/mutate/host``) wh
 ``host/`` appears as ``matndp/host`` beside copies of ``tests/``, ``docs/`` and
 ``pyproject.toml``; there ``mutants/`` comes first on the path and ``matndp.host`` is the
 mutated copy (``matndp.hw`` and ``matndp.sim`` still come from the installed tree). The
-tests that run are ``tests/host`` and ``tests/sim/cli``.
+tests that run are :data:`TEST_SELECTION`.
 
 A full run mutates every function of ``host/`` (some twenty thousand mutants, many hours
 on two shared cores); by default a sample is drawn by a seed from the mutants no earlier
@@ -32,8 +32,10 @@ __all__ = ["EQUIVALENT_MUTANTS", "TEST_SELECTION", "stage", "mutant_names", "sam
            "part_of", "outcome_of", "run", "collect"]
 
 
-# The host models' own tests, and the command line's, which run the models in-process.
-TEST_SELECTION = ["tests/host", "tests/sim/cli"]
+# The host models' own tests; the command line's, which run the models in-process; and the
+# golden models' (sim/golden), which check the host's kernels and the expander's reduction
+# on the instruction-set simulator against them.
+TEST_SELECTION = ["tests/host", "tests/sim/cli", "tests/sim/golden"]
 
 # Surviving mutants that cannot change behaviour: mutmut's name -> (the line the mutant
 # writes, the argument); docs/testing.md lists them. mutmut's numbers shift when a function
@@ -49,11 +51,11 @@ EQUIVALENT_MUTANTS = {
         "total is 0 only when product + addend is exactly 0 (both lie on a grid of 2^-298, far "
         "above float64's smallest step, so a nonzero sum never rounds to 0); the error is then "
         "0 and no step is taken whatever the direction says"),
-    "matndp.host.kernels.iss.xǁTriggerEventsǁof__mutmut_8": (
+    "matndp.host.kernels.iss.xǁTriggerEventsǁof__mutmut_7": (
         'data = np.zeros((len(events), sector_bytes), )',
         "the float64 zeros are filled with byte values and TriggerEvents converts data to uint8, "
         "which holds them exactly"),
-    "matndp.host.kernels.iss.xǁTriggerEventsǁsectors__mutmut_46": (
+    "matndp.host.kernels.iss.xǁTriggerEventsǁsectors__mutmut_45": (
         'data[index], np.ones((n, sector_bytes), dtype=None), np.full(n, write))',
         "TriggerEvents converts the mask to bool: float ones become True"),
     "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_apply_gpu_writes__mutmut_28": (
@@ -85,20 +87,43 @@ EQUIVALENT_MUTANTS = {
         "saving store[None] saves the whole scratchpad; the undo log restores in reverse order, "
         "so restoring the whole of it to its state at that point gives the same result as "
         "restoring the words the atomic wrote"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_execute__mutmut_72": (
+        'threads.active[going] = None',
+        "Threads.active is a bool array (np.ones(n, dtype=bool)), and numpy stores None in a "
+        "bool array as False: the same assignment"),
+    # The GPU model and the files it writes.
+    "matndp.host.gpu.x__op_dtype__mutmut_3": (
+        'return "XXfp32XX"',
+        "the op's arithmetic type is read in one place only, GPUPreset.peak_flops, which "
+        "asks whether it is one of HALF_DTYPES: any other name, fp32 or not, gives the FP32 peak"),
+    "matndp.host.output.x_save_figure__mutmut_10": (
+        'figure.savefig(temporary, dpi=dpi, )',
+        "the temporary file keeps the destination's suffix last (atomic_path), and matplotlib "
+        "picks the format from a file name's suffix, lower-cased, when none is given"),
     # The zoo.
+    "matndp.host.zoo.builder.xǁGraphBuilderǁgather_rows__mutmut_25": (
+        '_BackwardOp(None, "gather", rows * shape[-1], (y,), (positions,), (x,))])',
+        "a backward op's suffix is read once, for its truth value when naming the op "
+        "(finish): None and the empty string both name it <layer>.backward"),
     "matndp.host.zoo.gpt2.x_build_gpt2__mutmut_220": (
         'logits = b.linear("lm_head", hidden_states, VOCAB, bias=None, weight="wte.weight")',
         "GraphBuilder.linear reads bias only for its truth value: None and False are both false"),
+    # The workloads.
+    "matndp.host.workload.synthetic.x_write_synthetic_g10__mutmut_81": (
+        'skip_layers = rng.choice(layers - 8, size=skips, replace=None)',
+        "numpy's Generator.choice takes replace as a C boolean: None converts to False, so the "
+        "same positions are drawn from the same generator state"),
     # The tier models.
-    "matndp.host.tier.uvm.xǁUVMExecutorǁ__init____mutmut_90": (
+    "matndp.host.tier.executor.xǁExecutorǁ_zero_counters__mutmut_24": (
+        '"demand_evict_pages": 0, "planned_evict_pages": 0, "planned_fetch_pages": 1,',
+        "the executor reports an iteration's counters as their differences from the values "
+        "they had when it began (run_iteration's before), so where a counter starts cancels; "
+        "only peak_pages is read as it stands, and it is set at every iteration's start"),
+    "matndp.host.tier.uvm.xǁUVMExecutorǁ__init____mutmut_105": (
         'self.counters = None',
         "run_iteration sets the counters anew before anything reads them; nothing between the "
         "constructor and the first iteration does"),
-    "matndp.host.tier.policies.tm.xǁ_Plannerǁ__init____mutmut_32": (
-        'self.lo = np.array([g.after + 1 for g in gaps], dtype=None)',
-        "the gap bounds are Python ints, which numpy stores as int64 by default; with no gaps "
-        "the empty array is never used as an index (no candidate exists)"),
-    "matndp.host.tier.policies.g10.x_plan_g10__mutmut_93": (
+    "matndp.host.tier.policies.g10.x_plan_g10__mutmut_195": (
         'if fetch_at <= due or due >= gap.before:',
         "fetch_at is at most gap.before (its search runs over the boundaries start … "
         "gap.before), so when due = gap.before the first condition, fetch_at <= due, already holds"),
@@ -286,6 +311,7 @@ def _recheck(directory, name):
     return True
 
 
+RECHECK_KILL = "killed in a fresh interpreter (code that runs at import)"
 _RECHECK_TIMEOUT = int(os.environ.get("MATNDP_MUTATE_RECHECK_TIMEOUT", 900))
 
 
@@ -307,6 +333,11 @@ def run(repository, directory, *, size, seed, children, command, seen, source=""
         stage(repository, directory)
         mutant_names(directory, children)
         fingerprints = identity.fingerprints(directory)
+        stale = [name for name in EQUIVALENT_MUTANTS
+                 if equivalence(name, _mutmut(directory, "show", name).stdout) is None]
+        if stale:
+            print(f"host: equivalence claims whose name now makes another change (they no "
+                  f"longer apply): {', '.join(stale)}", flush=True)
         chosen = draw(fingerprints, size, seed, seen)
         record = {"seed": seed, "sample": "all" if size is None else size,
                   "started": history.now(), "source": source, "command": command, "population": len(fingerprints),
@@ -325,9 +356,11 @@ def run(repository, directory, *, size, seed, children, command, seen, source=""
     return collect(directory)
 
 
-def collect(directory, *, partial=False):
+def collect(directory, *, partial=False, rechecked=None):
     """The :class:`~.results.Run` of the draw the staging tree records; with ``partial``,
-    the mutants mutmut had not yet checked (a run stopped early) are left out."""
+    the mutants mutmut had not yet checked (a run stopped early) are left out.
+    ``rechecked``: whether each survivor failed in a fresh interpreter, as an earlier
+    collection of the same draw found (those not in it are run again)."""
     from mutmut.stats import status_by_exit_code
 
     directory = pathlib.Path(directory)
@@ -341,17 +374,18 @@ def collect(directory, *, partial=False):
     if unchecked and not partial:
         raise SystemExit(f"mutmut left {len(unchecked)} mutants unchecked; see {directory / 'mutmut.log'}")
     chosen = [name for name in chosen if name not in unchecked]
-    survivors = [name for name in chosen if statuses[name] == "survived"]
+    rechecked = dict(rechecked or {})
+    survivors = [name for name in chosen if statuses[name] == "survived" and name not in rechecked]
     # One at a time: each applies its mutant to the one staged source.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        rechecked = dict(zip(survivors, pool.map(lambda name: _recheck(directory, name), survivors)))
+        rechecked.update(zip(survivors, pool.map(lambda name: _recheck(directory, name), survivors)))
     seen = set(record["seen"])
     outcomes = []
     for name in chosen:
         status = statuses[name]
         outcome, note, change = outcome_of(status), "", ""
-        if rechecked.get(name):
-            outcome, note = KILLED, "killed in a fresh interpreter (code that runs at import)"
+        if status == "survived" and rechecked.get(name):
+            outcome, note = KILLED, RECHECK_KILL
         if outcome == SURVIVED:
             change = _mutmut(directory, "show", name).stdout.strip()
             argument = equivalence(name, change)
