@@ -105,3 +105,14 @@ def test_the_data_parallel_runs_dram_traffic_is_k_gpus_and_the_expanders():
                                                         abs=1)
     step = sum(graph.op_bytes(op) for op in graph.ops if op.phase == "optimizer")
     assert report["dram_bytes_baseline"] == gpus * (plan.dram_bytes_baseline + step)
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_the_report_counts_the_ops_of_each_placement(gpus):
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 4, "bf16", policy="all", gpus=gpus),
+                           with_plan=True)
+    counts = {}
+    for op in plan.graph.ops:
+        where = plan.placements[op.name].where
+        counts[where] = counts.get(where, 0) + 1
+    assert report["placements"] == counts and "on_the_fly" in counts
