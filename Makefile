@@ -29,14 +29,17 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
 
-# Mutation testing (docs/testing.md; not part of `make test`): a seeded sample of mutmut's
-# mutants of host/ (MUTATE_SAMPLE=all for every one: hours), then the RTL mutant catalog over
-# hw/, then the kill rates into docs/testing.md. Fails when a rate is below the target.
+# Mutation testing (docs/testing.md; not part of `make test`): a sample of mutmut's mutants of
+# host/ drawn from those no earlier run drew, by a new seed unless MUTATE_SEED is given
+# (MUTATE_SAMPLE=all for every mutant: many hours), then the RTL mutant catalog over hw/,
+# then the kill rates into docs/testing.md; every run is recorded in docs/mutation-runs.json.
+# Fails when a rate is below the target.
 MUTATE_SAMPLE ?= 300
-MUTATE_SEED   ?= 1
+MUTATE_SEED   ?=
+MUTATE_JOBS   ?= 2
 mutate: $(STAMP)
 	$(PY) -c 'import mutmut' 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check -e ".[test,mutate]"
-	$(PY) -m tools.mutate host $(if $(filter all,$(MUTATE_SAMPLE)),--all,--sample $(MUTATE_SAMPLE)) --seed $(MUTATE_SEED)
+	$(PY) -m tools.mutate host $(if $(filter all,$(MUTATE_SAMPLE)),--all,--sample $(MUTATE_SAMPLE)) $(if $(MUTATE_SEED),--seed $(MUTATE_SEED)) --jobs $(MUTATE_JOBS)
 	$(PY) -m tools.mutate rtl
 	$(PY) -m tools.mutate report
 

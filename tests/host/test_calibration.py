@@ -59,6 +59,8 @@ def test_a_measured_split_between_streaming_and_after_phases_is_kept(tmp_path):
     (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {}}}), "relu_fwd.*cycles_per_packet"),
     (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": -1}}}),
      "cycles_per_packet"),
+    (json.dumps({"schema": SCHEMA, "kernels": {"relu_fwd": {"cycles_per_packet": 0}}}),
+     r"bad.json: kernels.relu_fwd.cycles_per_packet must be positive"),
     (json.dumps({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}), "clock_hz"),
     (json.dumps({"schema": SCHEMA, "ndp_config": [], "kernels": {}}), "ndp_config.*must be an object"),
 ])

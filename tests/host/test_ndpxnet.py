@@ -1,11 +1,15 @@
-"""NDPXNet: ring all-reduce and expander offload worked out by hand."""
+"""NDPXNet: ring all-reduce and expander offload worked out by hand, on BERT and on a
+model of round sizes where every term of the model's definition can be checked alone."""
 
 import pytest
 
 from matndp.host.gpu import PRESETS
+from matndp.host.graph import IterationGraph, Op, Tensor
 from matndp.host.ndpxnet import NDPXNetConfig, simulate_ndpxnet, without_optimizer
 from matndp.host.report import RunConfig, run_gpu
 from matndp.host.zoo import build_model
+
+from .offload.graphs import GPU as ROUND_GPU
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +91,93 @@ def test_data_parallel_run_reports_both_schemes_within_the_bound():
     assert grads == weights == 2 * 25_557_032                 # 16-bit copies
     assert report["energy_baseline"]["link_j"] == pytest.approx(6 * grads * 8 * 1.3e-12)
     assert report["energy_matndp"]["link_j"] == pytest.approx(4 * (grads + weights) * 8 * 8e-12)
+
+
+# ---- a hand-made model with round sizes ---------------------------------------------------
+# 10 M FP32 parameters: weights 40 MB, gradients 40 MB, two moments 80 MB. The round GPU of
+# tests/host/offload/graphs.py has 100 GB/s of NVLink over both directions: 40 GB/s one way
+# at 80 %. The expander link: 64 GB/s at 80 % = 51.2 GB/s each way; one expander's DRAM:
+# 307.2 GB/s.
+
+PARAMETERS = 10_000_000
+WEIGHTS = GRADIENTS = 4 * PARAMETERS
+STATES = 2 * 4 * PARAMETERS
+LINK_BPS = 64e9 * 0.8
+NVLINK_BPS = 100e9 / 2 * 0.8
+
+
+def _round_model():
+    tensors = [Tensor("w", (PARAMETERS,), "fp32", "weight"),
+               Tensor("g", (PARAMETERS,), "fp32", "weight_gradient"),
+               Tensor("m", (PARAMETERS,), "fp32", "optimizer_state"),
+               Tensor("v", (PARAMETERS,), "fp32", "optimizer_state"),
+               Tensor("x", (1000,), "fp32", "input"),
+               Tensor("y", (1000,), "fp32", "activation")]
+    ops = [Op("fc", "gemm", "forward", 10 ** 6, ("x", "w"), ("y",)),
+           Op("fc_wgrad", "gemm", "backward", 10 ** 6, ("x", "y"), ("g",)),
+           Op("step", "optimizer", "optimizer", 16 * PARAMETERS, ("w", "g", "m", "v"),
+              ("w", "m", "v"), ("fc_wgrad",), {"ndp_kernel": "adam", "parameter": "w"})]
+    return IterationGraph("round", tensors, ops, batch=1, dtype="fp32")
+
+
+def _round(k, forward_s, backward_s, expander_optimizer_s=0.0, last=4_000_000, **config):
+    return simulate_ndpxnet(_round_model(), ROUND_GPU, NDPXNetConfig(k, **config),
+                            forward_s=forward_s, backward_s=backward_s, optimizer_gpu_s=0.003,
+                            expander_optimizer_s=expander_optimizer_s, last_gradient_bytes=last)
+
+
+def test_the_expanders_dram_traffic_is_that_of_its_reduction_and_optimizer_step():
+    """Each of the K GPUs writes its gradient (K x 40 MB), the last arrival reads the other
+    K - 1 (3 x 40 MB), the optimizer reads and writes both moments (2 x 80 MB) and writes
+    the weights (40 MB), which the K GPUs read back (4 x 40 MB): 640 MB at K = 4."""
+    result = _round(4, forward_s=1e-3, backward_s=1e-3)
+    expander_bytes = 4 * 40e6 + 3 * 40e6 + 2 * 80e6 + 40e6 + 4 * 40e6
+    assert expander_bytes == 640e6
+    assert result.expander_s == pytest.approx(expander_bytes / 307.2e9)
+    # two expanders share it: half the time each
+    assert _round(4, 1e-3, 1e-3, expanders=2).expander_s == pytest.approx(expander_bytes / 614.4e9)
+    # what crosses the links: each GPU writes its gradients and reads the weights back
+    assert result.expander_link_bytes == 4 * (40_000_000 + 40_000_000)
+    assert result.gradient_write_s == pytest.approx(40e6 / LINK_BPS)
+    assert result.weight_read_s == pytest.approx(40e6 / LINK_BPS)
+    assert result.memory_saved_per_gpu_bytes == 40_000_000 + 80_000_000
+
+
+@pytest.mark.parametrize("case, k, forward_s, backward_s, optimizer_s, config, exposed_s", [
+    # the expander's DRAM (2.083 ms) is the slowest stream: what outlasts the 1 ms backward
+    ("expander DRAM", 4, 1e-3, 1e-3, 0.0, {}, 640e6 / 307.2e9 - 1e-3),
+    # behind a fast expander, writing the 40 MB of gradients (0.781 ms) sets the pace
+    ("gradient writes", 4, 1e-3, 0.5e-3, 0.0, {"expander_memory_gbs": 10_000.0},
+     40e6 / LINK_BPS - 0.5e-3),
+    # the optimizer's compute, 4 ms spread over two expanders
+    ("expander compute", 4, 1e-3, 1e-3, 4e-3, {"expanders": 2}, 2e-3 - 1e-3),
+    # a long backward hides the stream but not the last gradient's 4 MB write (78 us), and
+    # a 0.5 ms forward pass cannot hide the 0.781 ms weight read
+    ("tails", 4, 0.5e-3, 10e-3, 0.0, {}, 4e6 / LINK_BPS + (40e6 / LINK_BPS - 0.5e-3)),
+])
+def test_ndpxnet_exposes_what_its_streams_do_not_hide(case, k, forward_s, backward_s,
+                                                      optimizer_s, config, exposed_s):
+    result = _round(k, forward_s, backward_s, optimizer_s, **config)
+    assert result.ndpxnet_exposed_s == pytest.approx(exposed_s)
+    assert result.ndpxnet_s == pytest.approx(forward_s + backward_s + exposed_s)
+
+
+@pytest.mark.parametrize("k, backward_s, bucket_bytes, exposed_s", [
+    # ring: 2 (K - 1) / K = 1.5 of the 40 MB over 40 GB/s = 1.5 ms; the last 25 MiB bucket
+    # (0.983 ms) is always exposed
+    (4, 1e-3, 25 * 2 ** 20, 1.5e-3 * 25 * 2 ** 20 / 40e6),
+    (4, 0.2e-3, 25 * 2 ** 20, 1.5e-3 - 0.2e-3),
+    # a bucket larger than all the gradients: the whole all-reduce is the last bucket
+    (4, 1e-3, 100 * 2 ** 20, 1.5e-3),
+    # two GPUs: the ring moves 2 (2 - 1) / 2 = 1 times the gradients
+    (2, 0.5e-3, 25 * 2 ** 20, 1e-3 * 25 * 2 ** 20 / 40e6),
+])
+def test_the_baseline_exposes_the_all_reduce_the_backward_pass_does_not_hide(
+        k, backward_s, bucket_bytes, exposed_s):
+    result = _round(k, forward_s=1e-3, backward_s=backward_s, bucket_bytes=bucket_bytes)
+    ring = 2 * (k - 1) / k
+    assert result.allreduce_s == pytest.approx(ring * 40e6 / NVLINK_BPS)
+    assert result.allreduce_exposed_s == pytest.approx(exposed_s)
+    assert result.baseline_s == pytest.approx(1e-3 + backward_s + exposed_s + 0.003)
+    assert result.nvlink_bytes == k * ring * 40_000_000
+    assert result.speedup == pytest.approx(result.baseline_s / result.ndpxnet_s)

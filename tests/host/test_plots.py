@@ -26,3 +26,33 @@ def test_the_bars_are_the_breakdown_in_milliseconds_under_their_labels(drawn_fig
     for container, key in zip(bars.containers, ("baseline_s", "matndp_gpu_s", "matndp_ndp_s")):
         heights = [patch.get_height() for patch in container.patches]
         assert heights == pytest.approx([report["breakdown"][kind][key] * 1e3 for kind in kinds])
+    # the three bars of a kind stand side by side, equally wide, none over another
+    for index in range(len(kinds)):
+        spans = [(c.patches[index].get_x(), c.patches[index].get_x() + c.patches[index].get_width())
+                 for c in bars.containers]
+        assert len({round(end - start, 12) for start, end in spans}) == 1
+        assert all(end <= start + 1e-12 for (_, end), (start, _) in zip(spans, spans[1:]))
+        assert spans[0][0] < index < spans[-1][1]
+
+
+def test_the_timeline_rows_are_the_plans_busy_intervals_in_milliseconds(drawn_figures, tmp_path):
+    figures = drawn_figures(plots)
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 2, "bf16", policy="all"), with_plan=True)
+    plots.plot_run(plan, report, tmp_path / "run.png")
+    timeline = figures[0].axes[0]
+    on_the_fly = [(e.start_s, e.end_s) for e in plan.schedule if e.where == "on_the_fly"]
+    expected = [sorted((e.start_s, e.end_s) for e in plan.baseline),
+                sorted((b.start_s, b.end_s) for b in plan.gpu_busy), sorted(on_the_fly),
+                sorted((b.start_s, b.end_s) for b in plan.ndp_busy)]
+    assert all(expected)
+    drawn = [[] for _ in expected]
+    for collection in timeline.collections:
+        for path in collection.get_paths():
+            xs, ys = path.vertices[:, 0], path.vertices[:, 1]
+            row = int(round((ys.min() + ys.max()) / 2))
+            drawn[row].append((xs.min() / 1e3, xs.max() / 1e3))
+    for row, intervals in enumerate(expected):
+        flat = lambda pairs: [value for pair in sorted(pairs) for value in pair]
+        assert flat(drawn[row]) == pytest.approx(flat(intervals), rel=1e-9, abs=1e-15), row
+    legend = [text.get_text() for text in timeline.get_legend().get_texts()]
+    assert legend == sorted({op.kind for op in plan.graph.ops})

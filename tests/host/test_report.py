@@ -85,3 +85,34 @@ def test_keeping_the_optimizer_on_the_gpu_leaves_its_ops_there():
 def test_single_gpu_options_are_refused_where_they_do_not_apply(options, message):
     with pytest.raises(ValueError, match=message):
         run_gpu(RunConfig("resnet50", "a100", 4, "bf16", **options))
+
+
+def test_the_data_parallel_runs_dram_traffic_is_k_gpus_and_the_expanders():
+    """K GPUs each move their own iteration's bytes; NDPXNet's GPUs skip the optimizer
+    step, and the expanders move the reduction's and the step's bytes: K gradient writes,
+    K - 1 reads by the last arrival, each optimizer state read and written, the weights
+    written once and read back by the K GPUs (docs/ndpxnet-rtl.md)."""
+    gpus = 4
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 16, "bf16", gpus=gpus), with_plan=True)
+    graph = build_model("resnet50", batch=16, dtype="bf16")
+    size = {kind: sum(t.bytes for t in graph.tensors.values() if t.kind == kind)
+            for kind in ("weight", "weight_gradient", "optimizer_state")}
+    expander = (size["weight_gradient"] * (2 * gpus - 1) + 2 * size["optimizer_state"]
+                + size["weight"] * (1 + gpus))
+    assert [op.name for op in plan.graph.ops] == \
+        [op.name for op in graph.ops if op.phase != "optimizer"]
+    assert report["dram_bytes_matndp"] == pytest.approx(gpus * plan.dram_bytes_matndp + expander,
+                                                        abs=1)
+    step = sum(graph.op_bytes(op) for op in graph.ops if op.phase == "optimizer")
+    assert report["dram_bytes_baseline"] == gpus * (plan.dram_bytes_baseline + step)
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_the_report_counts_the_ops_of_each_placement(gpus):
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 4, "bf16", policy="all", gpus=gpus),
+                           with_plan=True)
+    counts = {}
+    for op in plan.graph.ops:
+        where = plan.placements[op.name].where
+        counts[where] = counts.get(where, 0) + 1
+    assert report["placements"] == counts and "on_the_fly" in counts

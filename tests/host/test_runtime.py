@@ -321,3 +321,81 @@ def test_the_register_model_refuses_what_the_decoder_refuses():
         bus.window_bytes("disk")
     bus.window_bytes("scratchpad")[:4] = [1, 2, 3, 4]
     assert bus.read(0x10_0000) == 0x0403_0201
+
+
+# ---- engine status and arguments, at the addresses docs/csr.md gives ---------------------
+
+ERROR, ERROR_PC, WATCHDOG = 0x030, 0x034, 0x038
+ARGS = 0x010000
+
+
+def _entry(index, offset):
+    return 0x100 + index * 0x40 + offset
+
+
+def test_the_recorded_error_is_read_from_its_fields_and_cleared_by_writing_one():
+    from matndp.hw.engine.isa import ErrorCause
+    runtime, bus = make_runtime()
+    assert runtime.error() is None
+    # entry 11 (bits 13:8) stopped on a misaligned access (cause 2, bits 6:4) at pc 0x2f3
+    bus.values[ERROR] = (11 << 8) | (2 << 4) | 1
+    bus.values[ERROR_PC] = 0x2f3
+    assert runtime.error() == (11, 0x2f3, ErrorCause.MISALIGNED)
+    runtime.clear_error()
+    assert ("write", ERROR, 1) in bus.log
+    assert bus.values[ERROR] & 1 == 0 and runtime.error() is None
+
+
+def test_the_watchdog_and_the_per_entry_counts_are_plain_words():
+    runtime, bus = make_runtime()
+    runtime.set_watchdog(123_456)
+    assert bus.values[WATCHDOG] == 123_456
+    bus.values[_entry(5, 0x28)] = 77           # COMPLETED
+    bus.values[_entry(5, 0x2c)] = 9            # DRAINED
+    assert (runtime.completed(5), runtime.drained(5)) == (77, 9)
+
+
+def test_argument_words_land_in_their_block_low_word_first_the_rest_zeroed():
+    runtime, bus = make_runtime()
+    window = bus.window_bytes("args")
+    window[:] = 0xff
+    runtime.write_arguments(3, [1, (1 << 64) - 1, 0x1234_5678_9abc_def0])
+    words = window[3 * 0x80:4 * 0x80].view("<u8")
+    assert words.tolist() == [1, (1 << 64) - 1, 0x1234_5678_9abc_def0] + [0] * 13
+    assert (window[:3 * 0x80] == 0xff).all() and (window[4 * 0x80:] == 0xff).all()
+    assert ("write", ARGS + 3 * 0x80 + 16, 0x9abc_def0) in bus.log
+
+
+@pytest.mark.parametrize("block, words, message", [
+    (32, [], r"argument block 32 does not exist \(0\.\.31\)"),
+    (-1, [], r"argument block -1 does not exist"),
+    (0, [0] * 17, "an argument block holds 16 words, not 17"),
+    (0, [0, -1], r"argument word 1 \(-1\) is not a 64-bit unsigned value"),
+    (0, [1 << 64], r"argument word 0 \(18446744073709551616\) is not a 64-bit unsigned value"),
+    (0, [0, 0, 1.0], r"argument word 2 \(1\.0\) is not a 64-bit unsigned value"),
+])
+def test_bad_argument_blocks_are_refused_before_anything_is_written(block, words, message):
+    runtime, bus = make_runtime()
+    with pytest.raises(WindowError, match=message):
+        runtime.write_arguments(block, words)
+    assert not [entry for entry in bus.log if entry[0] == "write"]
+
+
+def test_a_slice_without_an_engine_takes_no_arguments():
+    runtime, _ = make_runtime(NDPConfig(engine=None))
+    with pytest.raises(DeviceError, match="no engine to take arguments"):
+        runtime.write_arguments(0, [1])
+
+
+def test_a_loaded_kernels_range_runs_its_entry_points():
+    from matndp.host.kernels.assembler import assemble
+    from matndp.host.kernels.image import Section
+    runtime, _ = make_runtime()
+    runtime.load_kernel(assemble(".kernel pad\n.main\n    exit\n"))
+    image = assemble(".kernel k\n.init\n    exit\n.main\n    nop\n    exit\n.final\n    exit\n")
+    loaded = runtime.load_kernel(image)
+    selected = loaded.filter_range(0x4000, 0x100, expected=8, arg_index=2)
+    assert selected == FilterRange(0x4000, 0x100, kernel_pc=1 + image.sections[Section.MAIN],
+                                   init_pc=1 + image.sections[Section.INIT],
+                                   final_pc=1 + image.sections[Section.FINAL], ordered=False,
+                                   expected=8, arg_index=2)

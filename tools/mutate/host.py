@@ -5,11 +5,13 @@ module path of its file, so it runs in a staging tree (``build/mutate/host``) wh
 ``host/`` appears as ``matndp/host`` beside copies of ``tests/``, ``docs/`` and
 ``pyproject.toml``; there ``mutants/`` comes first on the path and ``matndp.host`` is the
 mutated copy (``matndp.hw`` and ``matndp.sim`` still come from the installed tree). The
-tests that run are ``tests/host``, which mirrors the package.
+tests that run are :data:`TEST_SELECTION`.
 
-A full run mutates every function of ``host/`` (several thousand mutants, hours on two
-shared cores); by default a seeded sample of them is run, the same sample for the same
-seed and the same source, so a reported rate can be reproduced.
+A full run mutates every function of ``host/`` (some twenty thousand mutants, many hours
+on two shared cores); by default a sample is drawn by a seed from the mutants no earlier
+run drew (:mod:`.history`), so that its kill rate is on mutants no test was written
+against. The draw is written to the staging tree (``draw.json``) before any mutant runs:
+the seed, and every drawn mutant's name and fingerprint.
 """
 
 import json
@@ -21,69 +23,128 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from . import history, identity
 from .results import EQUIVALENT, KILLED, SURVIVED, Outcome, Run
 from .staging import copy_package
 
 
-__all__ = ["EQUIVALENT_MUTANTS", "TEST_SELECTION", "stage", "mutant_names", "sample", "part_of",
-           "outcome_of", "run"]
+__all__ = ["EQUIVALENT_MUTANTS", "TEST_SELECTION", "stage", "mutant_names", "sample", "draw",
+           "part_of", "outcome_of", "run", "collect"]
 
 
-# The host models' own tests, and the command line's, which run the models in-process.
-TEST_SELECTION = ["tests/host", "tests/sim/cli"]
+# The host models' own tests; the command line's, which run the models in-process; and the
+# golden models' (sim/golden), which check the host's kernels and the expander's reduction
+# on the instruction-set simulator against them.
+TEST_SELECTION = ["tests/host", "tests/sim/cli", "tests/sim/golden"]
 
-# Surviving mutants that cannot change behaviour, with the argument (docs/testing.md lists
-# them). Keyed by mutmut's mutant name.
+# Surviving mutants that cannot change behaviour: mutmut's name -> (the line the mutant
+# writes, the argument); docs/testing.md lists them. mutmut's numbers shift when a function
+# changes, so a claim holds only while its name still makes its change (:func:`equivalence`).
 EQUIVALENT_MUTANTS = {
     # The kernel simulator.
-    "matndp.host.kernels.fp32.x_fma__mutmut_62":
+    "matndp.host.kernels.fp32.x_fma__mutmut_62": (
+        'odd = (total_bits.astype(np.int64) + step).view(None)',
         "ndarray.view(None) reinterprets the bits as numpy's default dtype, float64: the same "
-        "as view(np.float64)",
-    "matndp.host.kernels.fp32.x_fma__mutmut_40":
+        "as view(np.float64)"),
+    "matndp.host.kernels.fp32.x_fma__mutmut_40": (
+        'away = (error > 0) == (total >= 0)',
         "total is 0 only when product + addend is exactly 0 (both lie on a grid of 2^-298, far "
         "above float64's smallest step, so a nonzero sum never rounds to 0); the error is then "
-        "0 and no step is taken whatever the direction says",
-    "matndp.host.kernels.iss.xǁTriggerEventsǁof__mutmut_8":
+        "0 and no step is taken whatever the direction says"),
+    "matndp.host.kernels.iss.xǁTriggerEventsǁof__mutmut_7": (
+        'data = np.zeros((len(events), sector_bytes), )',
         "the float64 zeros are filled with byte values and TriggerEvents converts data to uint8, "
-        "which holds them exactly",
-    "matndp.host.kernels.iss.xǁTriggerEventsǁsectors__mutmut_46":
-        "TriggerEvents converts the mask to bool: float ones become True",
-    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_apply_gpu_writes__mutmut_28":
+        "which holds them exactly"),
+    "matndp.host.kernels.iss.xǁTriggerEventsǁsectors__mutmut_45": (
+        'data[index], np.ones((n, sector_bytes), dtype=None), np.full(n, write))',
+        "TriggerEvents converts the mask to bool: float ones become True"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_apply_gpu_writes__mutmut_28": (
+        'last = np.r_[keys[1:] != keys[:-1], False]',
         "the vectorized store is a shortcut for sectors written once; the loop it falls back to "
-        "applies the same writes in trigger order, so only the speed changes",
-    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_single_thread__mutmut_47":
+        "applies the same writes in trigger order, so only the speed changes"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_single_thread__mutmut_47": (
+        'return Threads(self, ids=np.array([-2]), entries=entries,',
         "an .init or .final µthread is not a .main one, and only .main µthreads' ids are read "
-        "(race tracking and the atomic order check)",
-    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_tables__mutmut_22":
+        "(race tracking and the atomic order check)"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_tables__mutmut_22": (
+        'self._entry_main = np.zeros(size, dtype=None)',
         "the entry points are small whole numbers, held exactly in float64, and Threads converts "
-        "its start pcs to int64",
-    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁdescribe_race__mutmut_7":
+        "its start pcs to int64"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁdescribe_race__mutmut_7": (
+        'entries = np.concatenate(self._trigger_entry) if self._trigger_entry else np.zeros(int)',
         "the empty case is reached only before any run since the last reset, when no race can "
-        "name a trigger: describing one fails either way",
-    "matndp.host.kernels.semantics.x__atomic__mutmut_77":
+        "name a trigger: describing one fails either way"),
+    "matndp.host.kernels.semantics.x__atomic__mutmut_77": (
+        'words = (sectors[:, None] * lanes + np.arange(lanes)).reshape(-2)',
         "numpy reads any negative size in reshape as the one unknown dimension: reshape(-2) is "
-        "reshape(-1)",
-    "matndp.host.kernels.semantics.x__atomic__mutmut_117":
+        "reshape(-1)"),
+    "matndp.host.kernels.semantics.x__atomic__mutmut_117": (
+        'rows[touched] = fp32.maximum_accumulate(rows[touched], inverse.reshape(-2), value)',
         "numpy reads any negative size in reshape as the one unknown dimension: reshape(-2) is "
-        "reshape(-1)",
-    "matndp.host.kernels.semantics.x__atomic__mutmut_80":
+        "reshape(-1)"),
+    "matndp.host.kernels.semantics.x__atomic__mutmut_80": (
+        'machine.undo.save(store, None)',
         "saving store[None] saves the whole scratchpad; the undo log restores in reverse order, "
         "so restoring the whole of it to its state at that point gives the same result as "
-        "restoring the words the atomic wrote",
+        "restoring the words the atomic wrote"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁ_execute__mutmut_72": (
+        'threads.active[going] = None',
+        "Threads.active is a bool array (np.ones(n, dtype=bool)), and numpy stores None in a "
+        "bool array as False: the same assignment"),
+    # The GPU model and the files it writes.
+    "matndp.host.gpu.x__op_dtype__mutmut_3": (
+        'return "XXfp32XX"',
+        "the op's arithmetic type is read in one place only, GPUPreset.peak_flops, which "
+        "asks whether it is one of HALF_DTYPES: any other name, fp32 or not, gives the FP32 peak"),
+    "matndp.host.output.x_save_figure__mutmut_10": (
+        'figure.savefig(temporary, dpi=dpi, )',
+        "the temporary file keeps the destination's suffix last (atomic_path), and matplotlib "
+        "picks the format from a file name's suffix, lower-cased, when none is given"),
     # The zoo.
-    "matndp.host.zoo.gpt2.x_build_gpt2__mutmut_220":
-        "GraphBuilder.linear reads bias only for its truth value: None and False are both false",
+    "matndp.host.zoo.builder.xǁGraphBuilderǁgather_rows__mutmut_25": (
+        '_BackwardOp(None, "gather", rows * shape[-1], (y,), (positions,), (x,))])',
+        "a backward op's suffix is read once, for its truth value when naming the op "
+        "(finish): None and the empty string both name it <layer>.backward"),
+    "matndp.host.zoo.gpt2.x_build_gpt2__mutmut_220": (
+        'logits = b.linear("lm_head", hidden_states, VOCAB, bias=None, weight="wte.weight")',
+        "GraphBuilder.linear reads bias only for its truth value: None and False are both false"),
+    # The workloads.
+    "matndp.host.workload.synthetic.x_write_synthetic_g10__mutmut_81": (
+        'skip_layers = rng.choice(layers - 8, size=skips, replace=None)',
+        "numpy's Generator.choice takes replace as a C boolean: None converts to False, so the "
+        "same positions are drawn from the same generator state"),
     # The tier models.
-    "matndp.host.tier.uvm.xǁUVMExecutorǁ__init____mutmut_90":
+    "matndp.host.tier.executor.xǁExecutorǁ_zero_counters__mutmut_24": (
+        '"demand_evict_pages": 0, "planned_evict_pages": 0, "planned_fetch_pages": 1,',
+        "the executor reports an iteration's counters as their differences from the values "
+        "they had when it began (run_iteration's before), so where a counter starts cancels; "
+        "only peak_pages is read as it stands, and it is set at every iteration's start"),
+    "matndp.host.tier.uvm.xǁUVMExecutorǁ__init____mutmut_105": (
+        'self.counters = None',
         "run_iteration sets the counters anew before anything reads them; nothing between the "
-        "constructor and the first iteration does",
-    "matndp.host.tier.policies.tm.xǁ_Plannerǁ__init____mutmut_32":
-        "the gap bounds are Python ints, which numpy stores as int64 by default; with no gaps "
-        "the empty array is never used as an index (no candidate exists)",
-    "matndp.host.tier.policies.g10.x_plan_g10__mutmut_93":
+        "constructor and the first iteration does"),
+    "matndp.host.tier.policies.g10.x_plan_g10__mutmut_195": (
+        'if fetch_at <= due or due >= gap.before:',
         "fetch_at is at most gap.before (its search runs over the boundaries start … "
-        "gap.before), so when due = gap.before the first condition, fetch_at <= due, already holds",
+        "gap.before), so when due = gap.before the first condition, fetch_at <= due, already holds"),
 }
+
+
+
+def added_lines(change):
+    """The lines a mutmut diff adds, stripped."""
+    return [line[1:].strip() for line in change.splitlines()
+            if line.startswith("+") and not line.startswith("+++")]
+
+
+def equivalence(name, change):
+    """The argument that mutant ``name``, whose diff is ``change``, cannot change behaviour,
+    or None: none is made, or the one made was for another change under that name."""
+    claim = EQUIVALENT_MUTANTS.get(name)
+    if claim is None or added_lines(change)[:1] != [claim[0].strip()]:
+        return None
+    return claim[1]
+
 
 _MUTMUT_CONFIG = {
     "source_paths": ["matndp/host"],
@@ -103,7 +164,7 @@ def stage(repository, directory):
     """Lay out the staging tree in ``directory`` (emptied first) from ``repository``."""
     # The tests read the Makefile's targets.
     directory = copy_package(repository, directory, "host", ("Makefile",))
-    _write_configuration(repository, directory)
+    _write_configuration(pathlib.Path(repository), directory)
     return directory
 
 
@@ -152,6 +213,15 @@ def sample(names, size, seed):
     return sorted(random.Random(seed).sample(names, size))
 
 
+def draw(fingerprints, size, seed, seen=frozenset()):
+    """``size`` of the mutants of ``fingerprints`` (``{name: fingerprint}``) whose
+    fingerprint is not in ``seen``, chosen by ``seed`` (:func:`sample`); ``size`` None:
+    every mutant, seen or not."""
+    if size is None:
+        return sorted(fingerprints)
+    return sample([name for name, print_ in fingerprints.items() if print_ not in seen], size, seed)
+
+
 def part_of(name):
     """The part a mutant is reported under: its sub-package of ``host`` (``host/tier``),
     or ``host`` for the top-level modules."""
@@ -198,7 +268,7 @@ def refresh(repository, directory):
     return directory
 
 
-def _recheck(repository, directory, name):
+def _recheck(directory, name):
     """Whether survivor ``name`` fails the tests of its module when applied to the staged
     source and run in a fresh interpreter (None when no test reaches the module)."""
     # The tests of every function of the mutant's module: code that runs at import is
@@ -211,6 +281,7 @@ def _recheck(repository, directory, name):
     if not tests:
         return None
     source = directory / "matndp" / "host"
+    unmutated = {path: path.read_bytes() for path in source.rglob("*.py")}
 
     def pytest(*arguments):
         return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *arguments],
@@ -228,7 +299,8 @@ def _recheck(repository, directory, name):
         except subprocess.TimeoutExpired:
             return False          # not shown to fail: it stays a survivor
     finally:
-        shutil.copytree(pathlib.Path(repository) / "host", source, dirs_exist_ok=True)
+        for path, text in unmutated.items():
+            path.write_bytes(text)
     if result.returncode in (0, 1):
         return result.returncode == 1
     # The tests could not be collected: a kill if they can be without the mutant.
@@ -239,41 +311,61 @@ def _recheck(repository, directory, name):
     return True
 
 
+RECHECK_KILL = "killed in a fresh interpreter (code that runs at import)"
 _RECHECK_TIMEOUT = int(os.environ.get("MATNDP_MUTATE_RECHECK_TIMEOUT", 900))
 
 
-def run(repository, directory, *, size, seed, children, command, keep_stage=False):
-    """Stage, generate, run ``size`` mutants chosen by ``seed`` (None: all) with
-    ``children`` workers; returns the :class:`~.results.Run`. ``keep_stage``: see
-    :func:`refresh`."""
-    from mutmut.stats import status_by_exit_code
+def _draw_record(directory):
+    return pathlib.Path(directory) / "draw.json"
 
-    if keep_stage:
-        directory = refresh(repository, directory)
-        names = sorted(name for meta in _meta_files(directory)
-                       for name in json.loads(meta.read_text())["exit_code_by_key"])
+
+def run(repository, directory, *, size, seed, children, command, seen, source="", rerun=False):
+    """Stage and generate the mutants, draw ``size`` of those not ``seen`` (fingerprints of
+    mutants earlier runs drew) by ``seed`` (None: run all), and run them with ``children``
+    workers; returns the :class:`~.results.Run`. ``rerun``: the last run's draw again on
+    its staging tree (:func:`refresh`), after tests were written for it."""
+    directory = pathlib.Path(directory)
+    if rerun:
+        record = json.loads(_draw_record(refresh(repository, directory)).read_text())
+        record.update(rerun=True, started=history.now(), source=source, command=command)
+        chosen = sorted(record["fingerprints"])
     else:
-        directory = stage(repository, directory)
-        names = mutant_names(directory, children)
-    chosen = sample(names, size, seed)
-    print(f"host: {len(names)} mutants, running {len(chosen)} (seed {seed}); "
+        stage(repository, directory)
+        mutant_names(directory, children)
+        fingerprints = identity.fingerprints(directory)
+        stale = [name for name in EQUIVALENT_MUTANTS
+                 if equivalence(name, _mutmut(directory, "show", name).stdout) is None]
+        if stale:
+            print(f"host: equivalence claims whose name now makes another change (they no "
+                  f"longer apply): {', '.join(stale)}", flush=True)
+        chosen = draw(fingerprints, size, seed, seen)
+        record = {"seed": seed, "sample": "all" if size is None else size,
+                  "started": history.now(), "source": source, "command": command, "population": len(fingerprints),
+                  "seen_before": sum(print_ in seen for print_ in fingerprints.values()),
+                  "fingerprints": {name: fingerprints[name] for name in chosen}}
+    record["seen"] = sorted(name for name in chosen if record["fingerprints"][name] in seen)
+    _draw_record(directory).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    what = "a rerun of the last draw" if rerun else f"seed {record['seed']}"
+    print(f"host: {what}; {record['population']} mutants, {record['seen_before']} drawn by earlier "
+          f"runs; running {len(chosen)}, {len(chosen) - len(record['seen'])} of them fresh; "
           f"log in {directory / 'mutmut.log'}", flush=True)
     with open(directory / "mutmut.log", "w") as log:
         result = _mutmut(directory, "run", "--max-children", str(children), *chosen, log=log)
     if result.returncode:
         raise SystemExit(f"mutmut run failed (exit {result.returncode}); see {directory / 'mutmut.log'}")
-    return collect(repository, directory, size=size, seed=seed, command=command, children=children)
+    return collect(directory)
 
 
-def collect(repository, directory, *, size, seed, command, children=1, partial=False):
-    """The :class:`~.results.Run` of the sample as the staging tree records it; with
-    ``partial``, the mutants mutmut had not yet checked (a run stopped early) are left out."""
+def collect(directory, *, partial=False, rechecked=None):
+    """The :class:`~.results.Run` of the draw the staging tree records; with ``partial``,
+    the mutants mutmut had not yet checked (a run stopped early) are left out.
+    ``rechecked``: whether each survivor failed in a fresh interpreter, as an earlier
+    collection of the same draw found (those not in it are run again)."""
     from mutmut.stats import status_by_exit_code
 
     directory = pathlib.Path(directory)
-    names = sorted(name for meta in _meta_files(directory)
-                   for name in json.loads(meta.read_text())["exit_code_by_key"])
-    chosen = sample(names, size, seed)
+    record = json.loads(_draw_record(directory).read_text())
+    chosen = sorted(record["fingerprints"])
     codes = {}
     for meta in _meta_files(directory):
         codes.update(json.loads(meta.read_text())["exit_code_by_key"])
@@ -282,24 +374,32 @@ def collect(repository, directory, *, size, seed, command, children=1, partial=F
     if unchecked and not partial:
         raise SystemExit(f"mutmut left {len(unchecked)} mutants unchecked; see {directory / 'mutmut.log'}")
     chosen = [name for name in chosen if name not in unchecked]
-    survivors = [name for name in chosen if statuses[name] == "survived"]
+    rechecked = dict(rechecked or {})
+    survivors = [name for name in chosen if statuses[name] == "survived" and name not in rechecked]
     # One at a time: each applies its mutant to the one staged source.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        rechecked = dict(zip(survivors, pool.map(lambda name: _recheck(repository, directory, name),
-                                                 survivors)))
+        rechecked.update(zip(survivors, pool.map(lambda name: _recheck(directory, name), survivors)))
+    seen = set(record["seen"])
     outcomes = []
     for name in chosen:
         status = statuses[name]
         outcome, note, change = outcome_of(status), "", ""
-        if rechecked.get(name):
-            outcome, note = KILLED, "killed in a fresh interpreter (code that runs at import)"
+        if status == "survived" and rechecked.get(name):
+            outcome, note = KILLED, RECHECK_KILL
         if outcome == SURVIVED:
             change = _mutmut(directory, "show", name).stdout.strip()
-            if name in EQUIVALENT_MUTANTS:
-                outcome, note = EQUIVALENT, EQUIVALENT_MUTANTS[name]
+            argument = equivalence(name, change)
+            if argument is not None:
+                outcome, note = EQUIVALENT, argument
             elif status != "survived":
                 note = status
-        outcomes.append(Outcome(name, part_of(name), outcome, change, note))
+        outcomes.append(Outcome(name, part_of(name), outcome, change, note,
+                                record["fingerprints"][name], name in seen))
+    command = record["command"]
     if unchecked:
-        command += f"  (stopped early: {len(unchecked)} of the {len(chosen) + len(unchecked)} sampled unchecked)"
-    return Run("host", command, len(names), outcomes)
+        command += f"  (stopped early: {len(unchecked)} of the {len(chosen) + len(unchecked)} drawn unchecked)"
+    draw_ = {key: record[key] for key in ("seed", "sample", "started", "source", "seen_before")}
+    if record.get("rerun"):
+        draw_["rerun"] = True
+    draw_["drawn"] = sorted(record["fingerprints"].values())
+    return Run("host", command, record["population"], outcomes, draw_, len(unchecked))

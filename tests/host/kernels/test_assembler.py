@@ -79,9 +79,12 @@ def test_float_literals_round_as_numpy_float32():
 ERRORS = [
     # (source body, line, column, message fragment)
     (".main\n    vaddd v1, v2, v3\n    exit", 5, 5, "unknown mnemonic 'vaddd' (did you mean vadd?)"),
-    (".main\n    VADD v1, v2, v3\n    exit", 5, 5, "mnemonics are lower case"),
-    (".main\n    vadd v1, x2, v3\n    exit", 5, 14, "x2 is a scalar register"),
-    (".main\n    add x1, v2, x3\n    exit", 5, 13, "v2 is a vector register"),
+    (".main\n    VADD v1, v2, v3\n    exit", 5, 5,
+     "unknown mnemonic 'VADD' (mnemonics are lower case: vadd)"),
+    (".main\n    vadd v1, x2, v3\n    exit", 5, 14,
+     "x2 is a scalar register, but operand a of vadd is vector"),
+    (".main\n    add x1, v2, x3\n    exit", 5, 13,
+     "v2 is a vector register, but operand a of add is scalar"),
     (".main\n    add x1, DATA, x3\n    exit", 5, 13, "DATA is a vector special"),
     (".main\n    vadd v1, OFFSET, v3\n    exit", 5, 14, "OFFSET is a scalar special"),
     (".main\n    add x1, offset, x3\n    exit", 5, 13, "special registers are upper case"),
@@ -143,7 +146,10 @@ ERRORS = [
     (".main\n    exit\n.loop", 6, 1, "unknown directive .loop"),
     (".main\n    exit ,", 5, 10, "missing operand"),
     (".main\n    exit\n    @", 6, 5, "unexpected character '@'"),
-    (".main\n    exit\nend:", 6, 1, "labels no instruction"),
+    (".main\n    exit\nend:", 6, 1, "label 'end' labels no instruction"),
+    # reported where the section ends with the label pending
+    (".main\n    exit\nl:\n.final\n    exit", 7, 1,
+     "label 'l' must label an instruction of its section"),
     ("vadd v1, v2, v3\n.main\n    exit", 4, 1, "instruction outside a section"),
     (".main\n    exit\n.kernel again", 6, 1, "one .kernel per file"),
 ]
@@ -171,7 +177,7 @@ def test_a_lone_dot_is_the_branchs_own_address():
 
 
 def test_header_errors():
-    with pytest.raises(AssemblyError, match="no .kernel NAME"):
+    with pytest.raises(AssemblyError, match=r"^<kernel>:1:1: no \.kernel NAME$"):
         assemble("; nothing\n")
     with pytest.raises(AssemblyError, match=r"<kernel>:1:1: \.kernel NAME comes first"):
         assemble(".main\n    exit\n")

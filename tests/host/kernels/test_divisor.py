@@ -1,5 +1,7 @@
 """Divisor descriptors: exact for every dividend of the range, refused when none exists."""
 
+import re
+
 from hypothesis import given, settings, strategies as st
 import pytest
 
@@ -88,10 +90,12 @@ def test_large_divisors_are_exact_wherever_a_descriptor_is_given(divisor, max_di
         assert descriptor.quotient(n) == n // divisor
 
 
-@pytest.mark.parametrize("divisor, max_dividend, error", [
-    (0, 10, ValueError), (1 << 24, 10, ValueError), (3, -1, ValueError),
-    (3, 1 << 32, ValueError), (3.0, 10, TypeError), (3, True, TypeError),
+@pytest.mark.parametrize("divisor, max_dividend, error, names", [
+    (0, 10, ValueError, "divisor 0"), (1 << 24, 10, ValueError, f"divisor {1 << 24}"),
+    (3, -1, ValueError, "-1"), (3, 1 << 32, ValueError, str(1 << 32)),
+    (3.0, 10, TypeError, "divisor must be an int, not 3.0"),
+    (3, True, TypeError, "max_dividend must be an int, not True"),
 ])
-def test_argument_errors(divisor, max_dividend, error):
-    with pytest.raises(error):
+def test_argument_errors(divisor, max_dividend, error, names):
+    with pytest.raises(error, match=re.escape(names)):
         divisor_descriptor(divisor, max_dividend)

@@ -465,3 +465,15 @@ def test_initializer_and_finalizer_see_no_trigger():
     assert result.entries[1].finalized
     got = memory.tensor("out")
     assert got[:6].tolist() == [0, 0, 3, 0, 1, 0] and (got[8:] == 0).all()
+
+
+def test_an_entry_stopped_by_a_fault_drains_the_triggers_of_every_later_run():
+    """The first trigger faults (a jump outside the image); the entry stays stopped, so
+    its second trigger and all three of a later run are counted as drained, never run."""
+    far = KernelImage("far", (_word("jump", imm=7), _word("exit")), {Section.MAIN: 0})
+    simulator = _fault_setup(far, extra_entry=False)[0]
+    first = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(16, np.float32))).entries[0]
+    assert (first.triggers, first.completed, first.drained) == (2, 0, 1)
+    later = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(24, np.float32))).entries[0]
+    assert (later.triggers, later.completed, later.drained) == (5, 0, 4)
+    assert later.error.seq == 0 and not later.finalized

@@ -84,6 +84,24 @@ def test_a_gpu_kernels_bytes_cross_the_link_each_direction_at_its_bandwidth():
     assert expander.is_memory_bound(graph, op)
 
 
+def test_a_kernel_that_writes_more_than_it_reads_is_timed_by_its_writes():
+    graph, op = _one_op(inputs=1, outputs=3)    # 4 MB read, 12 MB written
+    expander = ExpanderMemory(GPU)
+    assert expander.memory_time_s(graph, op) == pytest.approx(3 * MB4 / (LINK_BPS * KIND_FRACTION))
+
+
+@pytest.mark.parametrize("kind, fraction", [
+    ("normalization", 0.5),          # the round GPU's normalization kernels reach 50 %
+    ("reduction", 0.5),              # a kind it names no figure for: its default, 50 %
+])
+def test_each_kernel_kind_keeps_its_share_of_the_bandwidth_behind_the_link(kind, fraction):
+    graph, op = _one_op(inputs=2, kind=kind)    # 8 MB read, 4 MB written
+    assert ExpanderMemory(GPU).memory_time_s(graph, op) == pytest.approx(
+        2 * MB4 / (LINK_BPS * fraction / 0.9))
+    fast = ExpanderMemory(GPU, NDPXNetConfig(gpus=1, link_gbs=10_000.0))
+    assert fast.memory_time_s(graph, op) == pytest.approx(3 * MB4 / (307.2e9 * fraction))
+
+
 def test_behind_a_fast_link_the_expanders_dram_bounds_the_kernel():
     expander = ExpanderMemory(GPU, NDPXNetConfig(gpus=1, link_gbs=10_000.0))
     graph, op = _one_op(inputs=2)           # 12 MB through the expander's DRAM
@@ -137,6 +155,27 @@ def test_standalone_ndp_work_runs_at_the_expanders_dram(cycles, expected_s):
     assert plan.baseline_s == pytest.approx(LAUNCH + MB4 / (LINK_BPS * KIND_FRACTION))
     assert plan.matndp_s == pytest.approx(expected_s)
     assert plan.dram_bytes_gpu == 0
+
+
+def test_a_two_phase_kernels_apply_pass_runs_in_the_expander_off_the_link():
+    """Layer-norm rides on mm1's writes of y (statistics: 125 000 packets x 10 cycles on 32
+    slices, 39 us, under mm1's 805 us), then re-reads y and writes z inside the expander:
+    8 MB at 276.48 GB/s (29 us; its 2-cycle packets take 8 us). Only the GEMMs' 24 MB
+    cross the link; the baseline's layer-norm crosses it too."""
+    graph = chain("normalization", "layernorm_fwd")
+    plan = plan_offload(graph, GPU, calibration_of({"layernorm_fwd": (10, 2)}),
+                        PlannerConfig("all", placement="expander"))
+    assert plan.placements["middle"].where == "on_the_fly"
+    gemm_s = LAUNCH + 4e9 / (10e12 * 0.5)
+    apply_s = 2 * MB4 / EXPANDER_USABLE_BPS
+    entry = {e.op: e for e in plan.schedule}
+    assert entry["middle"].end_s == pytest.approx(gemm_s + apply_s)
+    assert entry["mm2"].start_s == pytest.approx(gemm_s + apply_s)
+    assert plan.matndp_s == pytest.approx(2 * gemm_s + apply_s)
+    assert (plan.dram_bytes_gpu, plan.dram_bytes_ndp) == (6 * MB4, 2 * MB4)
+    assert entry["middle"].dram_bytes == 2 * MB4
+    assert plan.memory.link_bytes(plan.dram_bytes_gpu) == 6 * MB4
+    assert plan.memory.link_bytes(plan.dram_bytes_baseline) == 8 * MB4
 
 
 def test_the_schedule_shares_the_expanders_dram_not_the_gpus():

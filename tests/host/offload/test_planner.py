@@ -286,3 +286,56 @@ def test_a_fused_intermediate_that_another_op_reads_is_still_written():
                         PlannerConfig("all"))
     assert plan.placements["relu"].carrier == NdpCarrier("scale")
     assert plan.dram_bytes_ndp == 12 * N
+
+
+def _act(*names):
+    return [Tensor(name, (N,), "fp32", "input" if name == "x" else "weight" if name == "w"
+                   else "activation") for name in names]
+
+
+def test_an_op_waiting_for_more_than_its_trigger_runs_standalone_after_it_all():
+    """relu's trigger y comes from mm, but it also waits for mm2, which runs after mm:
+    riding on mm's writes would start it before mm2 ends, so it runs standalone once mm2
+    has finished (8 MB at 90 GB/s; 78 us of compute)."""
+    ops = [Op("mm", "gemm", "forward", 4 * 10 ** 9, ("w",), ("y",)),
+           Op("mm2", "gemm", "forward", 4 * 10 ** 9, ("w",), ("e",)),
+           Op("relu", "elementwise", "forward", N, ("y",), ("z",), ("mm", "mm2"),
+              {"ndp_kernel": "relu_fwd"})]
+    plan = plan_offload(IterationGraph("late", _act("w", "y", "e", "z"), ops, batch=1, dtype="fp32"),
+                        GPU, _calibration({"relu_fwd": (10,)}), PlannerConfig("all"))
+    relu = plan.placements["relu"]
+    assert (relu.where, relu.carrier, relu.reason) == \
+        ("ndp", NdpCarrier("relu"), "operands arrive after the trigger")
+    entry = {e.op: e for e in plan.schedule}
+    gemm_s = 5e-6 + 800e-6
+    assert entry["relu"].start_s == pytest.approx(2 * gemm_s)
+    assert entry["relu"].end_s == pytest.approx(2 * gemm_s + 8e6 / 90e9)
+    assert entry["relu"].dram_bytes == 8 * N              # reads y: it did not ride its writes
+
+
+def test_a_kernel_joins_ndp_work_only_if_nothing_it_waits_for_comes_after_the_works_start():
+    """scale starts NDP work at once; relu joins it (it needs only scale's output). shift
+    needs relu's output too, but also mm, which runs after the work started: joining it
+    would hold the whole work back until mm ends, so shift runs as NDP work of its own,
+    after mm, and reads relu's output back."""
+    ops = [Op("scale", "elementwise", "forward", N, ("x",), ("a",), (), {"ndp_kernel": "scale_fwd"}),
+           Op("mm", "gemm", "forward", 4 * 10 ** 9, ("w",), ("g",)),
+           Op("relu", "elementwise", "forward", N, ("a",), ("b",), ("scale",),
+              {"ndp_kernel": "relu_fwd"}),
+           Op("shift", "elementwise", "forward", N, ("b",), ("r",), ("relu", "mm"),
+              {"ndp_kernel": "scale_fwd"})]
+    graph = IterationGraph("join", _act("x", "w", "a", "g", "b", "r"), ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"scale_fwd": (8,), "relu_fwd": (10,)}),
+                        PlannerConfig("all"))
+    assert plan.placements["relu"].carrier == NdpCarrier("scale")
+    shift = plan.placements["shift"]
+    assert (shift.carrier, shift.reason) == (NdpCarrier("shift"), "trigger written by NDP")
+    entry = {e.op: e for e in plan.schedule}
+    # scale + relu: 18 cycles a packet (141 us) for 8 MB (x read, b written; a stays in the
+    # registers), beside mm's 8 MB over 805 us
+    assert entry["scale"].start_s == entry["relu"].start_s == 0.0
+    assert entry["relu"].end_s == pytest.approx(125_000 * 18 / 16e9)
+    gemm_s = 5e-6 + 800e-6
+    assert entry["shift"].start_s == pytest.approx(gemm_s)
+    assert entry["shift"].end_s == pytest.approx(gemm_s + 8e6 / 90e9)
+    assert plan.dram_bytes_ndp == 16 * N

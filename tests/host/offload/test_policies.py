@@ -52,7 +52,11 @@ def test_auto_names_the_estimate_it_refuses():
     # 125 000 packets x 20 000 cycles / 16 GHz = 156.25 ms riding on mm1 (805 us alone):
     # mm1 stretches to 5 us + 156.25 ms, 155 450 us more, against 5 + 100 us on the GPU
     plan = plan_offload(chain(), GPU, calibration_of({"relu_fwd": (20_000,)}))
-    assert plan.placements["middle"].reason == "NDP estimate 155450.0 us not below GPU 105.0 us"
+    middle = plan.placements["middle"]
+    assert middle.reason == "NDP estimate 155450.0 us not below GPU 105.0 us"
+    # the refused op stays a GPU kernel, its placement still naming its kernel and trigger
+    assert isinstance(middle, OnGpu)
+    assert (middle.kernel, middle.trigger) == ("relu_fwd", "y")
 
 
 def _optimizer_graph():

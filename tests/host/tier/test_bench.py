@@ -24,6 +24,12 @@ def test_the_quick_tiering_bench_runs_every_policy_on_gpt2():
             continue
         assert (run["ops"], run["tensors"]) == (len(graph.ops), len(graph.tensors))
         assert run["iterations_simulated"] == 3
+        # the timings make bench's summary reads (its slowest plan-and-simulate per model)
+        assert set(run) == {"model", "batch", "policy", "hbm_fraction", "ops", "tensors",
+                            "iterations_simulated", "graph_and_lifetimes_s", "plan_s",
+                            "plan_and_simulate_s", "inter_tier_bytes", "iteration_s"}
+        assert run["graph_and_lifetimes_s"] >= 0 and run["plan_and_simulate_s"] >= 0
+        assert run["plan_s"] is None or run["plan_s"] >= 0
         metrics = simulate(graph, times, tier, flash_preset("zssd"), run["policy"],
                            check=False).metrics
         assert run["iteration_s"] == pytest.approx(metrics["iteration_s"])

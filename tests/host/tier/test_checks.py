@@ -62,6 +62,13 @@ def test_evicting_more_than_a_tensor_holds_is_refused(lifetimes):
         check_plan(plan, lifetimes)
 
 
+def test_a_plan_for_another_number_of_ops_is_refused(lifetimes):
+    plan = Plan("hand", lifetimes.n_ops + 1, 13, (), strict=True)
+    with pytest.raises(PlanError, match=f"^plan is for {lifetimes.n_ops + 1} slots, the graph "
+                                        f"has {lifetimes.n_ops}$"):
+        check_plan(plan, lifetimes)
+
+
 def test_capacity_may_be_left_to_run_time(lifetimes):
     plan = plan_of(lifetimes, x_chunk(lifetimes, pages=1))
     with pytest.raises(PlanError):

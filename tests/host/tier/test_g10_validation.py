@@ -9,6 +9,7 @@ from matndp.host.tier.g10_validation import (G10_WORKLOADS, g10_batch_sizes, g10
                                              published_g10_batch_sizes, published_g10_times,
                                              published_g10_traffic)
 from matndp.host.workload.synthetic import write_synthetic_g10
+from tests.paths import DOCS
 
 
 LAYERS, SKIPS, SECONDS = 10, 2, 0.25
@@ -98,3 +99,19 @@ def test_the_batch_size_figure_is_read_and_run_where_traces_exist(checkout):
         assert row == [name, str(batch), "0.250 / 1.000", "fails / 1.000", "0.800 / 1.000", "1.000"]
     assert "No trace (G10's front end not run at that batch): " + ", ".join(
         f"{name} {2 * batch}" for name, _, batch in G10_WORKLOADS) in text
+
+
+def _framing(text):
+    """The lines of a report that are not a workload's row: headers, rules and captions."""
+    workloads = tuple(f"| {name}" for name, _, _ in G10_WORKLOADS)
+    return [line for line in text.splitlines()
+            if line.strip() and not line.startswith(workloads) and not line.startswith("- ")]
+
+
+def test_the_tables_are_framed_as_in_the_validation_document(checkout):
+    """docs/validation.md shows the command's output on G10's own traces: the stand-in
+    checkout's tables carry the same headers, rules and captions."""
+    document = set((DOCS / "validation.md").read_text().splitlines())
+    framing = [line for line in _framing(g10_validation(checkout))
+               if not line.startswith(("| `", "| TM-"))]
+    assert len(framing) >= 12 and [line for line in framing if line not in document] == []

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from matndp.host.tier import TierConfig, flash_preset, plot, simulate
+from matndp.host.units import format_seconds
 
 from .graphs import PAGE, split_graph
 
@@ -53,3 +54,39 @@ def test_the_run_figure_shows_occupancy_in_milliseconds_of_the_last_iteration(dr
     assert max(step.get_ydata()) == pytest.approx(13 * PAGE / 1e9)
     assert [bar.get_height() for bar in traffic.patches] == \
         pytest.approx([4 * PAGE / 1e9, 4 * PAGE / 1e9])       # 4 pages out, 4 back
+
+
+def test_the_run_figure_names_its_lines_stalls_and_setup(drawn_figures, tmp_path):
+    """LRU on the split graph with 13 pages of HBM stalls before two of its ops: the
+    figure shows each stall as a band ending where its op starts, and names the run's
+    iteration and stall time, its lines and its machine."""
+    figures = drawn_figures(plot)
+    run = simulate(split_graph(), np.full(10, 1e-3), TierConfig(hbm_bytes=13 * PAGE),
+                   flash_preset("zssd"), "lru")
+    record = run.records[-1]
+    waits = [wait for wait in record.stall_by_boundary if wait > 0]
+    assert len(waits) == 2
+    metrics = {**run.metrics, "model": "split", "gpu": "a100", "batch": 8, "flash": "zssd",
+               "flash_devices": 2, "link_gbs": 32.0, "dtype": "bf16"}
+    run.metrics.update(metrics)
+    plot.plot_run(run, {"lru": metrics, "ideal": {**metrics, "hbm_to_flash_bytes": 0,
+                                                  "flash_to_hbm_bytes": 0}}, tmp_path / "run")
+    figure = figures[0]
+    occupancy, traffic = figure.axes
+    assert figure.get_suptitle() == "A100, batch 8, bf16; flash zssd x 2, link 32 GB/s"
+    iteration, stalled = format_seconds(record.end_s - record.start_s), format_seconds(sum(waits))
+    assert occupancy.get_title() == f"split: tier occupancy; iteration {iteration}, of it stalled {stalled}"
+    assert (occupancy.get_xlabel(), occupancy.get_ylabel()) == ("time in iteration (ms)", "GB")
+    legend = [text.get_text() for text in occupancy.get_legend().get_texts()]
+    assert legend == ["HBM in use (lru)", f"GPU stalled, waiting for transfers ({stalled})",
+                      "HBM capacity", "footprint (all resident)"]
+    capacity, footprint = [line.get_ydata()[0] for line in occupancy.get_lines()[1:]]
+    assert (capacity, footprint) == pytest.approx((13 * PAGE / 1e9, 17 * PAGE / 1e9))
+    bands = occupancy.collections[0].get_paths()
+    assert [band.vertices[:, 0].max() - band.vertices[:, 0].min() for band in bands] == \
+        pytest.approx([wait * 1e3 for wait in waits])
+    assert (traffic.get_title(), traffic.get_ylabel()) == ("traffic per policy",
+                                                           "inter-tier GB per iteration")
+    assert [text.get_text() for text in traffic.get_legend().get_texts()] == \
+        ["HBM → flash", "flash → HBM"]
+    assert [tick.get_text() for tick in traffic.get_xticklabels()] == ["lru", "ideal"]

@@ -36,7 +36,8 @@ def test_a_zoo_model_round_trips_to_identical_results(tmp_path, policy):
 
 def test_a_trace_with_sizes_and_durations_round_trips(tmp_path):
     graph = read_g10(FIXTURE)
-    copy = read_workload(write_workload(graph, tmp_path / "g10.json"))
+    # written into folders that do not exist yet: they are made
+    copy = read_workload(write_workload(graph, tmp_path / "traces" / "g10" / "g10.json"))
     assert copy.tensors == graph.tensors and copy.ops == graph.ops
     assert copy.tensors["tensor3"].bytes == 12000 and copy.tensors["tensor3"].shape == ()
     assert [op.duration_s for op in copy.ops] == [op.duration_s for op in graph.ops]

@@ -323,3 +323,22 @@ def test_gpt2_takes_its_token_and_position_ids():
     assert _inputs(build_model("gpt2", batch=2, seq_len=16)) == {
         "input_ids": (2, 16), "position_ids": (1, 16), "causal_mask": (1, 1, 16, 16),
         "labels": (32,)}
+
+
+# The reference implementations' inputs: torchvision's images in the compute precision and
+# class labels as int64; Hugging Face's token ids, token types, positions and labels as
+# int64 (LongTensor), BERT's attention mask additive in the compute precision, GPT-2's
+# causal mask boolean. Shapes per batch B and sequence S: BERT predicts 15 % of its tokens.
+@pytest.mark.parametrize("name, inputs", [
+    ("resnet50", {"images": ("bf16", (B, 3, 224, 224)), "labels": ("int64", (B,))}),
+    ("vgg16_bn", {"images": ("bf16", (B, 3, 224, 224)), "labels": ("int64", (B,))}),
+    ("bert-base", {"input_ids": ("int64", (B, 40)), "token_type_ids": ("int64", (B, 40)),
+                   "position_ids": ("int64", (1, 40)), "attention_mask": ("bf16", (B, 1, 1, 40)),
+                   "masked_positions": ("int64", (12,)), "masked_labels": ("int64", (12,)),
+                   "first_token_positions": ("int64", (B,))}),
+    ("gpt2", {"input_ids": ("int64", (B, 40)), "position_ids": ("int64", (1, 40)),
+              "causal_mask": ("bool", (1, 1, 40, 40)), "labels": ("int64", (B * 40,))}),
+])
+def test_the_inputs_have_the_reference_implementations_types_and_shapes(name, inputs):
+    graph = build_model(name, batch=B, dtype="bf16", seq_len=40 if name in ("bert-base", "gpt2") else None)
+    assert {t.id: (t.dtype, t.shape) for t in graph.tensors.values() if t.kind == "input"} == inputs
