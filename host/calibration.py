@@ -19,6 +19,7 @@ kernel_rtl`` writes the file from RTL runs of the kernel library. Kernels the fi
 """
 
 import json
+import math
 import pathlib
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
@@ -150,9 +151,14 @@ class Calibration:
 
 
 def _positive_number(value, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ValueError(f"{where}: expected a non-negative number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else math.nan
+    except OverflowError:          # an integer past the largest float
+        number = math.inf
+    if not 0 <= number < math.inf:
+        raise ValueError(f"{where}: expected a finite, non-negative number, got {value!r}")
+    return number
 
 
 def configuration_record(config):
@@ -187,7 +193,9 @@ def _check_configuration(path, recorded, config):
 def _read_document(path, schema):
     try:
         document = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file") from None
+    except (ValueError, RecursionError) as error:     # a number too long, nesting too deep
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(document, dict) or document.get("schema") != schema:
         raise ValueError(f"{path}: expected a JSON object with \"schema\": \"{schema}\"")
