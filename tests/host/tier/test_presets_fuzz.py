@@ -8,12 +8,14 @@ import dataclasses
 import math
 import pathlib
 import tempfile
+import textwrap
 
 import pytest
 from hypothesis import strategies as st
 
 from matndp.host.gpu import PRESETS
 from matndp.host.tier.config import TierConfig
+from matndp.host.tier import presets
 from matndp.host.tier.flash import FLASH_PRESETS, FlashConfig
 from matndp.host.tier.policies import TIER_POLICIES
 from matndp.host.tier.presets import (ConfigError, SETUP_PRESETS, apply_overrides, load_setup,
@@ -41,16 +43,8 @@ def toml_text(content):
     return "\n".join(lines) + "\n"
 
 
-_DOCUMENTED = """preset = "g10"
-[tier]
-host_bytes = 68719476736
-link_duplex = false
-[flash]
-devices = 4
-[run]
-gpu = "h100"
-policy = "lru"
-"""
+# The module's documented example: the indented block after "keys are the fields".
+_DOCUMENTED = textwrap.dedent(presets.__doc__.split("::\n\n", 1)[1].split("\n\n", 1)[0]) + "\n"
 _VALID_DATA = [setup_preset(name).as_dict() for name in SETUP_PRESETS.names] + [
     {"preset": "default", "tier": {"hbm_bytes": 80 * 2**30}, "flash": {"preset": "zssd"},
      "run": {"iterations": 4}}]
