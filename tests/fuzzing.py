@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 
-__all__ = ["write_input", "refused", "HANG_SECONDS", "LARGE_EXAMPLES", "Hang", "time_limit", "outcome", "fuzz_tests",
+__all__ = ["toml_text", "write_input", "refused", "HANG_SECONDS", "LARGE_EXAMPLES", "Hang", "time_limit", "outcome", "fuzz_tests",
            "mutated_text", "mutated_tree", "json_values", "random_bytes", "words_of"]
 
 
@@ -218,3 +218,37 @@ def _neighbours(number):
     with contextlib.suppress(OverflowError):
         found += [number / 3, float(number)]
     return found
+
+
+# TOML -------------------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+def _toml_key(key):
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def toml_text(content):
+    """``content`` (a dict of TOML's values; None values left out) as a TOML file: its plain
+    values first, then a ``[table]`` per dict value, whose values are written inline."""
+    plain = [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in content.items()
+             if value is not None and not isinstance(value, dict)]
+    tables = [line for key, value in content.items() if isinstance(value, dict)
+              for line in [f"[{_toml_key(key)}]"] + [f"{_toml_key(k)} = {_toml_value(v)}"
+                                                      for k, v in value.items() if v is not None]]
+    return "\n".join(plain + tables) + "\n"

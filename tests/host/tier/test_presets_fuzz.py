@@ -22,25 +22,7 @@ from matndp.host.tier.presets import (ConfigError, SETUP_PRESETS, apply_override
                                       setup_from_dict, setup_preset)
 
 from tests.fuzzing import (fuzz_tests, json_values, mutated_text, mutated_tree, outcome,
-                           random_bytes, refused, words_of, write_input)
-
-
-def _toml_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return repr(value)
-
-
-def toml_text(content):
-    """A set-up's plain data (``TierSetup.as_dict``'s form) as a TOML file."""
-    lines = [f"preset = {_toml_value(content['preset'])}"] if "preset" in content else []
-    for section in ("tier", "flash", "run"):
-        lines.append(f"[{section}]")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in content.get(section, {}).items()
-                  if value is not None]
-    return "\n".join(lines) + "\n"
+                           random_bytes, refused, toml_text, words_of, write_input)
 
 
 # The module's documented example: the indented block after "keys are the fields".
