@@ -16,14 +16,16 @@ cases follow from the test's source), so a failure replays.
 import contextlib
 import json
 import math
+import pathlib
 import re
 import signal
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 
-__all__ = ["toml_text", "write_input", "refused", "HANG_SECONDS", "LARGE_EXAMPLES", "Hang", "time_limit", "outcome", "fuzz_tests",
+__all__ = ["toml_text", "write_input", "refused", "read_file", "HANG_SECONDS", "LARGE_EXAMPLES", "Hang", "time_limit", "outcome", "fuzz_tests",
            "mutated_text", "mutated_tree", "json_values", "random_bytes", "words_of"]
 
 
@@ -54,19 +56,31 @@ def time_limit(seconds=HANG_SECONDS):
         signal.signal(signal.SIGALRM, previous)
 
 
-def outcome(call, errors, *, names=()):
+def outcome(call, errors, *, names=(), check=None):
     """``call()``'s result, or the documented error (one of ``errors``) it raised, whose
-    message must name each of ``names`` (the file read, typically). Any other exception
-    propagates and fails the test; so does a hang."""
+    message must name each of ``names`` (the file read, typically); a result is passed to
+    ``check``, the test's judgement of it. Any other exception propagates and fails the
+    test; so does a hang."""
     with time_limit():
         try:
-            return call()
+            result = call()
         except errors as error:
             message = str(error)
             assert message.strip(), f"{type(error).__name__} without a message"
             for name in names:
                 assert str(name) in message, f"the message does not name {name}: {message}"
             return error
+    if check is not None:
+        check(result)
+    return result
+
+
+def read_file(read, name, content, errors, check=None):
+    """:func:`outcome` of ``read(path)`` of ``content`` written to a temporary file
+    ``name``, whose path the error must name."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_input(pathlib.Path(folder) / name, content)
+        return outcome(lambda: read(path), errors, names=[path], check=check)
 
 
 def write_input(path, content):

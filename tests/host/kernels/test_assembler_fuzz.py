@@ -5,9 +5,7 @@ fails with an :class:`AssemblyError` whose message starts with the file, line an
 it names, inside the file that was read."""
 
 import importlib.resources
-import pathlib
 import re
-import tempfile
 
 from hypothesis import strategies as st
 
@@ -17,7 +15,7 @@ from matndp.host.kernels.disassembler import disassemble
 from matndp.host.kernels.image import validate_image
 from matndp.host.kernels.syntax import RESERVED_NAMES
 
-from tests.fuzzing import fuzz_tests, mutated_text, outcome, random_bytes, words_of
+from tests.fuzzing import fuzz_tests, mutated_text, outcome, random_bytes, read_file, words_of
 
 
 _LIBRARY = importlib.resources.files("matndp.host.kernels.library")
@@ -78,12 +76,7 @@ def check_mutated_source(case):
 
 
 def check_random_bytes(data):
-    with tempfile.TemporaryDirectory() as folder:
-        path = pathlib.Path(folder) / "kernel.s"
-        path.write_bytes(data)
-        result = outcome(lambda: assemble_file(path), AssemblyError, names=[path])
-        if not isinstance(result, AssemblyError):
-            _check_image(result)
+    read_file(assemble_file, "kernel.s", data, AssemblyError, _check_image)
 
 
 test_mutated_source, test_mutated_source_large = fuzz_tests(check_mutated_source, _sources(), 150)

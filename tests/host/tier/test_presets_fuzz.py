@@ -6,8 +6,6 @@ registered names, and which round-trips through plain data unchanged, or fails w
 
 import dataclasses
 import math
-import pathlib
-import tempfile
 import textwrap
 
 import pytest
@@ -22,7 +20,7 @@ from matndp.host.tier.presets import (ConfigError, SETUP_PRESETS, apply_override
                                       setup_from_dict, setup_preset)
 
 from tests.fuzzing import (fuzz_tests, json_values, mutated_text, mutated_tree, outcome,
-                           random_bytes, refused, toml_text, words_of, write_input)
+                           random_bytes, read_file, refused, toml_text, words_of)
 
 
 # The module's documented example: the indented block after "keys are the fields".
@@ -54,18 +52,12 @@ def _check_setup(setup):
 
 
 def _read(content):
-    with tempfile.TemporaryDirectory() as folder:
-        path = write_input(pathlib.Path(folder) / "setup.toml", content)
-        result = outcome(lambda: load_setup(path), ConfigError, names=[path])
-    if not isinstance(result, ConfigError):
-        _check_setup(result)
+    read_file(load_setup, "setup.toml", content, ConfigError, _check_setup)
 
 
 def check_mutated_tree(content):
-    result = outcome(lambda: setup_from_dict(content, source="fuzzed.toml"), ConfigError,
-                     names=["fuzzed.toml"])
-    if not isinstance(result, ConfigError):
-        _check_setup(result)
+    outcome(lambda: setup_from_dict(content, source="fuzzed.toml"), ConfigError,
+            names=["fuzzed.toml"], check=_check_setup)
 
 
 @st.composite
@@ -82,10 +74,8 @@ def _overrides(draw):
 
 
 def check_overrides(overrides):
-    result = outcome(lambda: apply_overrides(setup_preset("default"), overrides), ConfigError,
-                     names=["override"])
-    if not isinstance(result, ConfigError):
-        _check_setup(result)
+    outcome(lambda: apply_overrides(setup_preset("default"), overrides), ConfigError,
+            names=["override"], check=_check_setup)
 
 
 test_mutated_text, test_mutated_text_large = fuzz_tests(

@@ -7,7 +7,6 @@ fails with a :class:`WorkloadError` naming the file."""
 import json
 import math
 import pathlib
-import tempfile
 
 import pytest
 
@@ -17,7 +16,7 @@ from matndp.host.workload import (WorkloadError, dump_workload, load_workload, r
 from matndp.host.workload.format import _OP, _TENSOR, _TOP
 
 from tests.fuzzing import (fuzz_tests, mutated_text, mutated_tree, outcome, random_bytes,
-                           refused, write_input)
+                           read_file, refused)
 
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "g10"
@@ -66,24 +65,13 @@ def check_graph(graph):
     assert (again.name, again.batch, again.dtype) == (graph.name, graph.batch, graph.dtype)
 
 
-def _read(path):
-    result = outcome(lambda: read_workload(path), WorkloadError, names=[path])
-    if not isinstance(result, WorkloadError):
-        check_graph(result)
-
-
 def _read_file(content):
-    with tempfile.TemporaryDirectory() as folder:
-        path = pathlib.Path(folder) / "workload.json"
-        write_input(path, content)
-        _read(path)
+    read_file(read_workload, "workload.json", content, WorkloadError, check_graph)
 
 
 def check_mutated_tree(document):
-    result = outcome(lambda: load_workload(document, "fuzzed.json"), WorkloadError,
-                     names=["fuzzed.json"])
-    if not isinstance(result, WorkloadError):
-        check_graph(result)
+    outcome(lambda: load_workload(document, "fuzzed.json"), WorkloadError,
+            names=["fuzzed.json"], check=check_graph)
 
 
 test_mutated_tree, test_mutated_tree_large = fuzz_tests(

@@ -5,15 +5,12 @@ GPU activity of the trace, or fails with a :class:`WorkloadError` naming the fil
 
 import json
 import math
-import pathlib
-import tempfile
 
 import pytest
 
 from matndp.host.workload import WorkloadError, read_torch_trace
 
-from tests.fuzzing import (fuzz_tests, mutated_text, mutated_tree, outcome, random_bytes,
-                           refused, write_input)
+from tests.fuzzing import fuzz_tests, mutated_text, mutated_tree, random_bytes, read_file, refused
 
 from .test_format_fuzz import check_graph
 from .test_torch_trace import _trace
@@ -26,18 +23,17 @@ _KEYS = ("traceEvents", "ph", "X", "i", "cat", "kernel", "gpu_memset", "gpu_memc
 
 
 def _read(content):
-    with tempfile.TemporaryDirectory() as folder:
-        path = pathlib.Path(folder) / "trace.json"
-        write_input(path, content)
-        result = outcome(lambda: read_torch_trace(path), WorkloadError, names=[path])
-    if isinstance(result, WorkloadError):
-        return
-    check_graph(result)
+    read_file(read_torch_trace, "trace.json", content, WorkloadError,
+              lambda graph: _check_graph(graph, content))
+
+
+def _check_graph(graph, content):
+    check_graph(graph)
     document = json.loads(content)
     events = document["traceEvents"] if isinstance(document, dict) else document
-    kernels = [event for event in events if isinstance(event, dict) and event.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")
-               and event.get("ph") == "X"]
-    assert len(result.ops) == len(kernels)
+    kernels = [event for event in events if isinstance(event, dict) and event.get("cat") in
+               ("kernel", "gpu_memset", "gpu_memcpy") and event.get("ph") == "X"]
+    assert len(graph.ops) == len(kernels)
 
 
 def check_mutated_tree(document):

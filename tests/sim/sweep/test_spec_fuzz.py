@@ -6,8 +6,6 @@ naming the file."""
 
 import itertools
 import re
-import pathlib
-import tempfile
 import textwrap
 
 import pytest
@@ -17,7 +15,7 @@ from matndp.sim.sweep import spec as spec_module
 from matndp.sim.sweep.registry import POINT_FUNCTIONS
 
 from tests.fuzzing import (fuzz_tests, mutated_text, mutated_tree, outcome, random_bytes,
-                           refused, toml_text, words_of, write_input)
+                           read_file, refused, toml_text, words_of)
 
 from .sweeps import GPU_SPEC
 
@@ -60,18 +58,12 @@ def _check_spec(spec):
 
 
 def _read(content):
-    with tempfile.TemporaryDirectory() as folder:
-        path = write_input(pathlib.Path(folder) / "sweep.toml", content)
-        result = outcome(lambda: load_spec(path), SpecError, names=[path])
-        if not isinstance(result, SpecError):
-            _check_spec(result)
+    read_file(load_spec, "sweep.toml", content, SpecError, _check_spec)
 
 
 def check_mutated_tree(data):
-    result = outcome(lambda: parse_spec(data, source="fuzzed.toml"), SpecError,
-                     names=["fuzzed.toml"])
-    if not isinstance(result, SpecError):
-        _check_spec(result)
+    outcome(lambda: parse_spec(data, source="fuzzed.toml"), SpecError, names=["fuzzed.toml"],
+            check=_check_spec)
 
 
 test_mutated_text, test_mutated_text_large = fuzz_tests(
