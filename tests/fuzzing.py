@@ -259,7 +259,10 @@ def _toml_value(value):
 
 def toml_text(content):
     """``content`` (a dict of TOML's values; None values left out) as a TOML file: its plain
-    values first, then a ``[table]`` per dict value, whose values are written inline."""
+    values first, then a ``[table]`` per dict value, whose values are written inline.
+    Anything else (a tree a mutation left without a table at its root) becomes one key."""
+    if not isinstance(content, dict):
+        return f"value = {_toml_value(content)}\n"
     plain = [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in content.items()
              if value is not None and not isinstance(value, dict)]
     tables = [line for key, value in content.items() if isinstance(value, dict)

@@ -74,6 +74,10 @@ def check_mutated_text(case):
     _read(*case)
 
 
+# The NDP kernel calibration files the command line's fuzz test reads.
+FILES = mutated_text([json.dumps(_KERNELS, indent=1)], _KEYS) | \
+    mutated_tree([_KERNELS], _KEYS).map(json.dumps) | random_bytes()
+
 test_mutated_tree, test_mutated_tree_large = fuzz_tests(check_mutated_tree, _trees(), 200)
 test_mutated_text, test_mutated_text_large = fuzz_tests(
     check_mutated_text, st.tuples(mutated_text([json.dumps(_KERNELS, indent=1),

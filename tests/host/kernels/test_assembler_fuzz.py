@@ -41,13 +41,16 @@ def _reader(files):
 
 @st.composite
 def _sources(draw):
-    """(the kernel's file name, every file by name): one of the files the kernel reads
-    mutated."""
+    """(the kernel's file name, {name: text} of the one file it reads that is mutated)."""
     main = draw(st.sampled_from(_KERNELS))
-    files = dict(_FILES)
-    target = draw(st.sampled_from([main, *_INCLUDED.findall(files[main])]))
-    files[target] = draw(mutated_text([files[target]], _WORDS))
-    return main, files
+    target = draw(st.sampled_from([main, *_INCLUDED.findall(_FILES[main])]))
+    return main, {target: draw(mutated_text([_FILES[target]], _WORDS))}
+
+
+def library_with(changed):
+    """Every file of the library, with ``changed`` ({name: text}) in place of the files it
+    names."""
+    return {**_FILES, **changed}
 
 
 def _check_error(error, files):
@@ -66,7 +69,8 @@ def _check_image(image):
 
 
 def check_mutated_source(case):
-    main, files = case
+    main, changed = case
+    files = library_with(changed)
     result = outcome(lambda: assemble(files[main], filename=main, include=_reader(files)),
                      AssemblyError)
     if isinstance(result, AssemblyError):
@@ -78,6 +82,9 @@ def check_mutated_source(case):
 def check_random_bytes(data):
     read_file(assemble_file, "kernel.s", data, AssemblyError, _check_image)
 
+
+# The kernels and files the command line's fuzz test runs `matndp kernel asm` on.
+SOURCES = _sources()
 
 test_mutated_source, test_mutated_source_large = fuzz_tests(check_mutated_source, _sources(), 150)
 test_random_bytes, test_random_bytes_large = fuzz_tests(check_random_bytes, random_bytes(), 50)

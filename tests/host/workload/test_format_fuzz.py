@@ -74,6 +74,9 @@ def check_mutated_tree(document):
             names=["fuzzed.json"], check=check_graph)
 
 
+# The files the command line's fuzz test reads.
+FILES = mutated_text(_TEXTS, _KEYS) | mutated_tree(_VALID, _KEYS).map(json.dumps) | random_bytes()
+
 test_mutated_tree, test_mutated_tree_large = fuzz_tests(
     check_mutated_tree, mutated_tree(_VALID, _KEYS), 200)
 test_mutated_text, test_mutated_text_large = fuzz_tests(

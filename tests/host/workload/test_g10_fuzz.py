@@ -79,6 +79,9 @@ def check_directory(files):
     assert all(op.duration_s is not None for op in result.ops)
 
 
+# The directories the command line's fuzz test reads.
+DIRECTORIES = _directories(corrupt=False) | _directories(corrupt=True)
+
 test_mutated_files, test_mutated_files_large = fuzz_tests(
     check_directory, _directories(corrupt=False), 120)
 test_random_bytes, test_random_bytes_large = fuzz_tests(

@@ -40,6 +40,10 @@ def check_mutated_tree(document):
     _read(json.dumps(document))
 
 
+# The files the command line's fuzz test reads.
+FILES = mutated_text([json.dumps(document, indent=1) for document in _VALID], _KEYS) | \
+    mutated_tree(_VALID, _KEYS).map(json.dumps) | random_bytes()
+
 test_mutated_tree, test_mutated_tree_large = fuzz_tests(
     check_mutated_tree, mutated_tree(_VALID, _KEYS), 150)
 test_mutated_text, test_mutated_text_large = fuzz_tests(

@@ -66,6 +66,10 @@ def check_mutated_tree(data):
             check=_check_spec)
 
 
+# The files the command line's fuzz test reads.
+FILES = mutated_text(_VALID_TEXTS, _TOML_WORDS) | mutated_tree(_VALID_DATA, _KEYS).map(toml_text) | \
+    random_bytes()
+
 test_mutated_text, test_mutated_text_large = fuzz_tests(
     _read, mutated_text(_VALID_TEXTS, _TOML_WORDS), 100)
 test_mutated_tree, test_mutated_tree_large = fuzz_tests(
