@@ -74,6 +74,17 @@ class _HelpFormatter(argparse.HelpFormatter):
         return super()._format_text(plain(text))
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, but ``--option=--`` gives the option the value ``--``, which its
+    type then judges. Python 3.11's argparse drops that ``--`` as if it ended the options,
+    leaving the option an empty list in place of a value (``--gpus=--`` was ``[]``)."""
+
+    def _get_values(self, action, arg_strings):
+        if arg_strings == ["--"] and action.option_strings:
+            arg_strings = ["--", "--"]          # argparse removes the first
+        return super()._get_values(action, arg_strings)
+
+
 def parsers(parser):
     """``parser`` and every sub-command parser below it, depth first."""
     yield parser
@@ -84,7 +95,7 @@ def parsers(parser):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="matndp",
         description="Memory-access-triggered near-data processing for DNN training: "
                     "RTL flow, co-simulation and host models.")
