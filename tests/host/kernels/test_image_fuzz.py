@@ -43,6 +43,10 @@ def check_file(content):
     read_file(load_image, "kernel.ndpk", content, KernelFileError, _check_image)
 
 
+# The files the command line's fuzz test reads.
+FILES = mutated_tree(_VALID, _KEYS).map(json.dumps) | \
+    mutated_text([json.dumps(document, indent=1) for document in _VALID], _KEYS) | random_bytes()
+
 test_mutated_tree, test_mutated_tree_large = fuzz_tests(
     check_file, mutated_tree(_VALID, _KEYS).map(json.dumps), 150)
 test_mutated_text, test_mutated_text_large = fuzz_tests(

@@ -14,6 +14,7 @@ from hypothesis import reject, strategies as st
 
 from matndp.host.calibration import load_calibration
 from matndp.host.kernels.assembler import AssemblyError, assemble_file
+from matndp.host.kernels.image import KernelFileError, load_image
 from matndp.host.tier.presets import ConfigError, load_setup
 from matndp.host.workload import WorkloadError, read_g10, read_torch_trace, read_workload
 from matndp.sim.sweep import SpecError, load_spec
@@ -21,6 +22,7 @@ from matndp.sim.sweep import SpecError, load_spec
 from tests.fuzzing import fuzz_tests, time_limit, write_input
 from tests.host import test_calibration_fuzz as calibration
 from tests.host.kernels import test_assembler_fuzz as assembler
+from tests.host.kernels import test_image_fuzz as kernel_file
 from tests.host.tier import test_presets_fuzz as presets
 from tests.host.workload import test_format_fuzz as workload
 from tests.host.workload import test_g10_fuzz as g10
@@ -52,6 +54,8 @@ def _directory(folder, files):
 FORMATS = {
     "assembly": (assembler.SOURCES, _kernel, assemble_file, AssemblyError,
                  ("kernel asm", "{} --output {}.ndpk")),
+    "kernel file": (kernel_file.FILES, _file("k.ndpk"), load_image, KernelFileError,
+                    ("kernel disasm", "{}")),
     "workload": (workload.FILES, _file("w.json"), read_workload, WorkloadError,
                  ("tier export", "--trace workload:{} --output {}.out.json")),
     "g10": (g10.DIRECTORIES, _directory, read_g10, WorkloadError,
