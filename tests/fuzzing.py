@@ -25,11 +25,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 
-__all__ = ["toml_text", "write_input", "refused", "read_file", "HANG_SECONDS", "LARGE_EXAMPLES", "Hang", "time_limit", "outcome", "fuzz_tests",
-           "mutated_text", "mutated_tree", "json_values", "random_bytes", "words_of"]
+__all__ = ["HANG_SECONDS", "LARGE_EXAMPLES", "Hang", "time_limit", "outcome", "read_file",
+           "refused", "write_input", "fuzz_tests", "mutated_text", "mutated_tree", "json_values",
+           "random_bytes", "words_of", "toml_text"]
 
 
-# A reader given a few kilobytes answers in milliseconds; one that takes this long is hung.
+# A reader given a few kilobytes answers in milliseconds; one that computes this long is
+# hung. CPU seconds, so that a loaded machine does not make a slow reader look hung.
 HANG_SECONDS = 20
 LARGE_EXAMPLES = 10_000
 
@@ -45,15 +47,16 @@ class Hang(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds=HANG_SECONDS):
+    """Raise :class:`Hang` in the block once it has used ``seconds`` of CPU time."""
     def expire(signum, frame):
-        raise Hang(f"no answer within {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+        raise Hang(f"no answer within {seconds} s of CPU time")
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def outcome(call, errors, *, names=(), check=None):
