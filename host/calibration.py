@@ -176,6 +176,10 @@ def _flat(record, prefix=""):
     return flat if record else {prefix: record}
 
 
+def _key_text(key):
+    return key if key.isprintable() else repr(key)
+
+
 def _check_configuration(path, recorded, config):
     """Refuse costs measured on another slice than the one the host model prices."""
     expected = _flat(configuration_record(config))
@@ -184,7 +188,8 @@ def _check_configuration(path, recorded, config):
     got = _flat(recorded)
     differing = sorted(key for key in set(expected) | set(got) if expected.get(key) != got.get(key))
     if differing:
-        shown = ", ".join(f"{key.rstrip('.')} {got.get(key)!r} (here {expected.get(key)!r})"
+        # a key of the file's is quoted when it holds control characters (a line break)
+        shown = ", ".join(f"{_key_text(key.rstrip('.'))} {got.get(key)!r} (here {expected.get(key)!r})"
                           for key in differing[:4])
         raise ValueError(f"{path}: measured on another slice configuration: {shown}"
                          + (f" and {len(differing) - 4} more" if len(differing) > 4 else ""))

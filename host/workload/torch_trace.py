@@ -154,12 +154,11 @@ def read_torch_trace(path, *, batch=1, name=None):
             return "backward"
         return "forward"
 
-    ops = []
-    for number, (ts, dur, kernel_name, category, _, _) in enumerate(kernels):
-        ops.append(Op(f"{number}.{kernel_name[:80]}", category, phase(float(launch_ts[number])), 0,
-                      tuple(dict.fromkeys(inputs[number])), tuple(dict.fromkeys(outputs[number])),
-                      attrs={"kernel": kernel_name}, duration_s=dur / 1e6))
-    try:
+    try:          # Op refuses a negative duration, IterationGraph a bad graph
+        ops = [Op(f"{number}.{kernel_name[:80]}", category, phase(float(launch_ts[number])), 0,
+                  tuple(dict.fromkeys(inputs[number])), tuple(dict.fromkeys(outputs[number])),
+                  attrs={"kernel": kernel_name}, duration_s=dur / 1e6)
+               for number, (ts, dur, kernel_name, category, _, _) in enumerate(kernels)]
         return IterationGraph(name or path.stem, tensors, ops, batch=batch, dtype="fp32",
                               meta={"source": "torch-profiler", "trace": str(path),
                                     "untouched_allocations": untouched})

@@ -212,14 +212,15 @@ def _range_values(table, fail):
         if key not in table:
             fail(f"a range needs {key!r}")
         if isinstance(table[key], bool) or not isinstance(table[key], (int, float)) or \
-                not math.isfinite(table[key]):
+                (isinstance(table[key], float) and not math.isfinite(table[key])):
             fail(f"range {key!r} must be a finite number, not {table[key]!r}")
     kinds = [key for key in ("step", "times", "count") if key in table]
     if len(kinds) != 1:
         fail("a range needs exactly one of step, times, count")
     kind, start, stop = kinds[0], table["from"], table["to"]
     by = table[kind]
-    if isinstance(by, bool) or not isinstance(by, (int, float)) or not math.isfinite(by):
+    if isinstance(by, bool) or not isinstance(by, (int, float)) or \
+            (isinstance(by, float) and not math.isfinite(by)):
         fail(f"range {kind!r} must be a number, not {by!r}")
     if kind == "count":
         if not isinstance(by, int) or by < 1:
@@ -232,13 +233,13 @@ def _range_values(table, fail):
     if kind == "step":
         if by == 0 or (stop - start) * by < 0:
             fail(f"step {by!r} does not lead from {start!r} to {stop!r}")
-        steps = (stop - start) / by
+        steps = _quotient(stop - start, by)
         make = lambda i: start + i * by
     else:
         if not (start > 0 and stop >= start and by > 1):
             fail(f"a geometric range needs 0 < from <= to and times > 1, not from {start!r}, "
                  f"to {stop!r}, times {by!r}")
-        steps = math.log(stop / start) / math.log(by)
+        steps = math.log(_quotient(stop, start)) / math.log(by)
         make = lambda i: start * by ** i
     # The span of a range of finite numbers can still be beyond any float (from -1e308
     # to 1e308), and then no integer counts its values.
@@ -249,3 +250,11 @@ def _range_values(table, fail):
     if all(isinstance(item, int) for item in (start, stop, by)):
         return [int(value) for value in values]
     return values
+
+
+def _quotient(a, b):
+    """``a / b``, or infinity where integers too large for a float make it overflow."""
+    try:
+        return a / b
+    except OverflowError:
+        return math.inf

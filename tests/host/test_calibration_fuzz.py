@@ -15,7 +15,7 @@ from matndp.host.calibration import (DEFAULT_KERNELS, EXPANDER_SCHEMA, SCHEMA,
                                      load_calibration, load_expander_calibration)
 
 from tests.fuzzing import (fuzz_tests, mutated_text, mutated_tree, outcome, random_bytes,
-                           read_file, refused)
+                           read_file, refused, write_input)
 
 
 _KERNELS = {"schema": SCHEMA, "clock_hz": 1.2e9, "ndp_config": configuration_record(NDPConfig()),
@@ -115,3 +115,13 @@ FINDINGS = [
 @pytest.mark.parametrize("what, schema, text", FINDINGS, ids=[f"{f[0]}, {f[1]}" for f in FINDINGS])
 def test_finding(tmp_path, what, schema, text):
     refused(_READERS[schema], tmp_path / "calibration.json", text, ValueError)
+
+
+def test_finding_a_configuration_key_with_a_line_break_stays_on_one_line(tmp_path):
+    """Found by the large run: the key was shown as it is, and the command line's one
+    line of error became two."""
+    text = _changed(_KERNELS, lambda d: d.update(ndp_config={"\r": False}))
+    write_input(tmp_path / "c.json", text)
+    with pytest.raises(ValueError, match="another slice configuration") as error:
+        load_calibration(tmp_path / "c.json")
+    assert len(str(error.value).splitlines()) == 1 and "'\\r' False" in str(error.value)

@@ -67,6 +67,7 @@ FINDINGS = [
     ("a kernel's correlation id that is an object", _changed(lambda events: events[4]["args"].update(correlation={}))),
     ("a time stamp beyond any float", _changed(lambda events: events[4].update(ts=10**400))),
     ("a duration that is not a number", _changed(lambda events: events[4].update(dur=math.nan))),
+    ("a negative duration (found by the large run)", _changed(lambda events: events[4].update(dur=-1))),
     ("an allocation of true bytes", _changed(lambda events: events[2]["args"].update(Bytes=True))),
 ]
 

@@ -108,3 +108,15 @@ def test_finding(tmp_path, what, text, message):
 def test_finding_a_specification_that_is_not_a_table():
     with pytest.raises(SpecError, match="fuzzed.toml: a specification is a table"):
         parse_spec(None, source="fuzzed.toml")
+
+
+def test_finding_a_range_from_an_integer_past_the_largest_float():
+    """Found by the large run: math.isfinite of the integer overflowed (TOML's integers are
+    64-bit; parse_spec takes what Python gives it)."""
+    data = {"point": "gpu", "fixed": {"model": "resnet50"},
+            "seeds": {"from": 10**400, "to": 3, "step": 1}}
+    with pytest.raises(SpecError, match="fuzzed.toml: seeds: step 1 does not lead"):
+        parse_spec(data, source="fuzzed.toml")
+    data["seeds"] = {"from": -10**400, "to": 10**400, "step": 1}
+    with pytest.raises(SpecError, match="fuzzed.toml: seeds: a range of inf values"):
+        parse_spec(data, source="fuzzed.toml")
