@@ -75,7 +75,9 @@ def _check_keys(path, entry, allowed, what):
         raise WorkloadError(path, f"{what} must be an object, got {type(entry).__name__}")
     unknown = set(entry) - allowed
     if unknown:
-        raise WorkloadError(path, f"{what}: unknown field(s) {', '.join(sorted(unknown))} "
+        # quoted when a name holds control characters, so that the message stays one line
+        shown = sorted(name if name.isprintable() else repr(name) for name in unknown)
+        raise WorkloadError(path, f"{what}: unknown field(s) {', '.join(shown)} "
                                   f"(known: {', '.join(sorted(allowed))})")
 
 

@@ -16,7 +16,7 @@ from matndp.host.workload import (WorkloadError, dump_workload, load_workload, r
 from matndp.host.workload.format import _OP, _TENSOR, _TOP
 
 from tests.fuzzing import (fuzz_tests, mutated_text, mutated_tree, outcome, random_bytes,
-                           read_file, refused)
+                           read_file, refused, write_input)
 
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "g10"
@@ -113,3 +113,12 @@ FINDINGS = [
 @pytest.mark.parametrize("what, text", FINDINGS, ids=[what for what, _ in FINDINGS])
 def test_finding(tmp_path, what, text):
     refused(read_workload, tmp_path / "workload.json", text, WorkloadError)
+
+
+def test_finding_an_unknown_field_with_a_line_break_stays_on_one_line(tmp_path):
+    """Found by the large run: the field's name was shown as it is, and the command line's
+    one line of error became two."""
+    text = _changed(lambda d: d["tensors"][0].update({"\r": 1}))
+    with pytest.raises(WorkloadError, match="unknown field") as error:
+        read_workload(write_input(tmp_path / "w.json", text))
+    assert len(str(error.value).splitlines()) == 1 and "'\\r'" in str(error.value)
