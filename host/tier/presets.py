@@ -133,13 +133,19 @@ def _check_value(section, key, value, current):
     return value
 
 
+def _shown(name):
+    """A name of the file's as a message shows it: quoted when it holds control characters
+    (a line break), so that the message stays one line."""
+    return name if name.isprintable() else repr(name)
+
+
 def setup_from_dict(content, *, source="configuration"):
     """A :class:`TierSetup` from plain data: a ``preset`` name and sections of keys."""
     if not isinstance(content, dict):
         raise ConfigError(f"{source}: expected a table of sections")
     unknown = set(content) - {"preset", *_SECTIONS}
     if unknown:
-        raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))} "
+        raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(map(_shown, unknown)))} "
                           f"(known: preset, {', '.join(_SECTIONS)})")
     try:
         base = SETUP_PRESETS.lookup(content.get("preset", "default"))
@@ -152,7 +158,7 @@ def setup_from_dict(content, *, source="configuration"):
             raise ConfigError(f"{source}: [{section}] must be a table")
         for key, value in table.items():
             if key not in _known(section):
-                raise ConfigError(f"{source}: unknown key {section}.{key} "
+                raise ConfigError(f"{source}: unknown key {section}.{_shown(key)} "
                                   f"(known: {', '.join(_known(section))})")
             values[section][key] = value
     return _build(base, values, source)

@@ -104,6 +104,7 @@ FINDINGS = [
     ("a NaN fraction", "[tier]\nhbm_fraction = nan\n"),
     ("a NaN cost", "[flash]\ncost_usd_per_gb = nan\n"),
     ("a list for a switch", "[tier]\nlink_duplex = [true, true]\n"),
+    ("a key with a line break (found by the large run)", '[tier]\n"\\n" = 1\n'),
 ]
 
 
@@ -117,3 +118,12 @@ def test_finding(tmp_path, what, text):
 def test_finding_in_an_override(override):
     with pytest.raises(ConfigError, match=f"^override: .*{override.split('=')[0].split('.')[1]}"):
         apply_overrides(setup_preset("default"), [override])
+
+
+def test_finding_a_key_with_a_line_break_stays_on_one_line():
+    """Found by the large run: the key was shown as it is, and the command line's one line
+    of error became two."""
+    for content in ({"tier": {"\n": 1}}, {"\r": {}}):
+        with pytest.raises(ConfigError, match="unknown") as error:
+            setup_from_dict(content, source="fuzzed.toml")
+        assert len(str(error.value).splitlines()) == 1
