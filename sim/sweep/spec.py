@@ -133,7 +133,7 @@ def parse_spec(data, source="<spec>"):
                         f"not {data!r}")
     unknown = [key for key in data if key not in _TOP_LEVEL]
     if unknown:
-        fail(unknown[0], f"unknown key; a specification has {', '.join(_TOP_LEVEL)}")
+        fail(_shown(unknown[0]), f"unknown key; a specification has {', '.join(_TOP_LEVEL)}")
     if "point" not in data:
         fail("point", f"missing; name a point function ({', '.join(POINT_FUNCTIONS)})")
     name = data["point"]
@@ -148,13 +148,13 @@ def parse_spec(data, source="<spec>"):
             fail(key, f"must be a table, not {table!r}")
     both = sorted(set(fixed) & set(axes_data))
     if both:
-        fail(f"axes.{both[0]}", "is also fixed; give a parameter either a fixed value or an axis")
+        fail(f"axes.{_shown(both[0])}", "is also fixed; give a parameter either a fixed value or an axis")
 
     for key, value in fixed.items():
-        function.check(key, value, where=f"{source}: fixed.{key}")
+        function.check(key, value, where=f"{source}: fixed.{_shown(key)}")
     axes = {}
     for key, value in axes_data.items():
-        where = f"axes.{key}"
+        where = f"axes.{_shown(key)}"
         if function.parameter(key) is None:
             function.check(key, None, where=f"{source}: {where}")
         values = _axis_values(value, lambda message: fail(where, message))
@@ -186,6 +186,12 @@ def parse_spec(data, source="<spec>"):
             where = ", ".join(f"{key}={value!r}" for key, value in at.items())
             raise SpecError(f"{source}: {problem}" + (f" (at {where})" if where else ""))
     return spec
+
+
+def _shown(key):
+    """A key of the file's as a message shows it: quoted when it holds control characters
+    (a line break), so that the message stays one line."""
+    return key if key.isprintable() else repr(key)
 
 
 def _axis_values(value, fail):

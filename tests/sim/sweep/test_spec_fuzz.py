@@ -120,3 +120,13 @@ def test_finding_a_range_from_an_integer_past_the_largest_float():
     data["seeds"] = {"from": -10**400, "to": 10**400, "step": 1}
     with pytest.raises(SpecError, match="fuzzed.toml: seeds: a range of inf values"):
         parse_spec(data, source="fuzzed.toml")
+
+
+def test_finding_a_key_with_a_line_break_stays_on_one_line():
+    """Keys are quoted in messages when they hold control characters, as the large run
+    found the workload's and the set-up's readers needed."""
+    for data in ({"point": "gpu", "\n": 1}, {"point": "gpu", "fixed": {"\r": 1}},
+                 {"point": "gpu", "axes": {"\n": [1]}}):
+        with pytest.raises(SpecError) as error:
+            parse_spec(data, source="fuzzed.toml")
+        assert len(str(error.value).splitlines()) == 1, error.value
