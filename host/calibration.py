@@ -19,6 +19,7 @@ kernel_rtl`` writes the file from RTL runs of the kernel library. Kernels the fi
 """
 
 import json
+import math
 import pathlib
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
@@ -150,9 +151,14 @@ class Calibration:
 
 
 def _positive_number(value, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ValueError(f"{where}: expected a non-negative number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else math.nan
+    except OverflowError:          # an integer past the largest float
+        number = math.inf
+    if not 0 <= number < math.inf:
+        raise ValueError(f"{where}: expected a finite, non-negative number, got {value!r}")
+    return number
 
 
 def configuration_record(config):
@@ -170,6 +176,10 @@ def _flat(record, prefix=""):
     return flat if record else {prefix: record}
 
 
+def _key_text(key):
+    return key if key.isprintable() else repr(key)
+
+
 def _check_configuration(path, recorded, config):
     """Refuse costs measured on another slice than the one the host model prices."""
     expected = _flat(configuration_record(config))
@@ -178,7 +188,8 @@ def _check_configuration(path, recorded, config):
     got = _flat(recorded)
     differing = sorted(key for key in set(expected) | set(got) if expected.get(key) != got.get(key))
     if differing:
-        shown = ", ".join(f"{key.rstrip('.')} {got.get(key)!r} (here {expected.get(key)!r})"
+        # a key of the file's is quoted when it holds control characters (a line break)
+        shown = ", ".join(f"{_key_text(key.rstrip('.'))} {got.get(key)!r} (here {expected.get(key)!r})"
                           for key in differing[:4])
         raise ValueError(f"{path}: measured on another slice configuration: {shown}"
                          + (f" and {len(differing) - 4} more" if len(differing) > 4 else ""))
@@ -187,7 +198,9 @@ def _check_configuration(path, recorded, config):
 def _read_document(path, schema):
     try:
         document = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file") from None
+    except (ValueError, RecursionError) as error:     # a number too long, nesting too deep
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(document, dict) or document.get("schema") != schema:
         raise ValueError(f"{path}: expected a JSON object with \"schema\": \"{schema}\"")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from matndp.hw.engine.isa import (INSTRUCTION_BITS, INSTRUCTION_FIELDS, INSTRUCTIONS,
                                   ARGUMENT_WORDS, IllegalInstruction, ImmediateUse, Instruction,
                                   Opcode)
+from matndp.host.kernels.syntax import NAME, RESERVED_NAMES
 
 
 __all__ = ["Section", "KernelImage", "KernelFileError", "InvalidImage", "FORMAT", "VERSION",
@@ -221,7 +222,7 @@ def load_image(path):
         document = json.loads(path.read_text())
     except UnicodeDecodeError:
         raise KernelFileError(f"{path}: not a text file") from None
-    except json.JSONDecodeError as error:
+    except (ValueError, RecursionError) as error:     # a number too long, nesting too deep
         raise KernelFileError(f"{path}: not JSON ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise KernelFileError(f"{path}: not a matNDP kernel (no \"format\": \"{FORMAT}\")")
@@ -237,6 +238,16 @@ def load_image(path):
     arguments = _require(document, "arguments", dict, path)
     uses_atomics = _require(document, "uses_atomics", bool, path)
     words_field = _require(document, "words", list, path)
+    # Names as the assembler takes them, so that the disassembled source assembles again.
+    if not NAME.match(name):
+        raise KernelFileError(f"{path}: kernel name {name!r} is not a name (letters, digits, _)")
+    for argument, index in arguments.items():
+        if not NAME.match(argument) or argument in RESERVED_NAMES:
+            raise KernelFileError(f"{path}: argument name {argument!r} is not a name, or is "
+                                  f"reserved (a register, special register or float word)")
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise KernelFileError(f"{path}: argument {argument!r} has index {index!r}, not an "
+                                  f"integer")
     sections = {}
     for key, start in sections_field.items():
         try:

@@ -32,13 +32,16 @@ command line are ``SECTION.KEY=VALUE`` with VALUE in TOML syntax.
 """
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from ..gpu import PRESETS as GPU_PRESETS
 from ..registry import Registry
 from .config import TierConfig
 from .flash import FLASH_PRESETS, FlashConfig, flash_preset
+from .policies import TIER_POLICIES
 
 
 __all__ = ["TierSetup", "SETUP_PRESETS", "setup_preset", "load_setup", "apply_overrides",
@@ -119,6 +122,8 @@ def _known(section):
 
 
 def _check_value(section, key, value, current):
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{section}.{key} must be a finite number, got {value!r}")
     if isinstance(current, bool) and not isinstance(value, bool):
         raise ConfigError(f"{section}.{key} must be true or false, got {value!r}")
     if isinstance(current, int) and not isinstance(current, bool) and isinstance(value, float):
@@ -128,15 +133,24 @@ def _check_value(section, key, value, current):
     return value
 
 
+def _shown(name):
+    """A name of the file's as a message shows it: quoted when it holds control characters
+    (a line break), so that the message stays one line."""
+    return name if name.isprintable() else repr(name)
+
+
 def setup_from_dict(content, *, source="configuration"):
     """A :class:`TierSetup` from plain data: a ``preset`` name and sections of keys."""
     if not isinstance(content, dict):
         raise ConfigError(f"{source}: expected a table of sections")
     unknown = set(content) - {"preset", *_SECTIONS}
     if unknown:
-        raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))} "
+        raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(map(_shown, unknown)))} "
                           f"(known: preset, {', '.join(_SECTIONS)})")
-    base = setup_preset(content.get("preset", "default"))
+    try:
+        base = SETUP_PRESETS.lookup(content.get("preset", "default"))
+    except ValueError as error:
+        raise ConfigError(f"{source}: {error}") from None
     values = {"tier": {}, "flash": {}, "run": {}}
     for section in _SECTIONS:
         table = content.get(section, {})
@@ -144,32 +158,43 @@ def setup_from_dict(content, *, source="configuration"):
             raise ConfigError(f"{source}: [{section}] must be a table")
         for key, value in table.items():
             if key not in _known(section):
-                raise ConfigError(f"{source}: unknown key {section}.{key} "
+                raise ConfigError(f"{source}: unknown key {section}.{_shown(key)} "
                                   f"(known: {', '.join(_known(section))})")
             values[section][key] = value
     return _build(base, values, source)
 
 
+def _check_run(run):
+    """The ``[run]`` values, the GPU preset (in any letter case) and the policy checked to
+    be registered names, so that a misspelt one is refused with the file rather than when
+    the run starts."""
+    gpu, policy = run["gpu"], run["policy"]
+    if not isinstance(gpu, str) or gpu.lower() not in GPU_PRESETS:
+        raise ConfigError(f"run.gpu: {GPU_PRESETS.unknown(gpu)}")
+    if not isinstance(policy, str) or policy not in TIER_POLICIES:
+        raise ConfigError(f"run.policy: {TIER_POLICIES.unknown(policy)}")
+    return run
+
+
 def _build(base, values, source):
+    """``base`` with ``values`` set; every problem a :class:`ConfigError` naming ``source``."""
     tier_values = dict(values["tier"])
     if "hbm_bytes" in tier_values or "hbm_fraction" in tier_values:
         tier_values.setdefault("hbm_bytes", None)
         tier_values.setdefault("hbm_fraction", None)
     flash_values = dict(values["flash"])
     flash = base.flash
-    if "preset" in flash_values:
-        flash = replace(FLASH_PRESETS.lookup(flash_values.pop("preset")), devices=flash.devices)
     try:
+        if "preset" in flash_values:
+            flash = replace(FLASH_PRESETS.lookup(flash_values.pop("preset")), devices=flash.devices)
         tier = replace(base.tier, **{k: _check_value("tier", k, v, getattr(base.tier, k))
                                      for k, v in tier_values.items()})
         flash = replace(flash, **{k: _check_value("flash", k, v, getattr(flash, k))
                                   for k, v in flash_values.items()})
-        run = {"gpu": base.gpu, "iterations": base.iterations,
-               "policy": base.policy} | values["run"]
+        run = _check_run({"gpu": base.gpu, "iterations": base.iterations,
+                          "policy": base.policy} | values["run"])
         return TierSetup(base.name, tier, flash, **run)
     except (TypeError, ValueError) as error:
-        if isinstance(error, ConfigError):
-            raise
         raise ConfigError(f"{source}: {error}") from None
 
 
@@ -180,6 +205,8 @@ def load_setup(path, *, preset=None):
         content = tomllib.loads(path.read_text())
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not TOML: {error}") from None
     if preset is not None:

@@ -75,7 +75,9 @@ def _check_keys(path, entry, allowed, what):
         raise WorkloadError(path, f"{what} must be an object, got {type(entry).__name__}")
     unknown = set(entry) - allowed
     if unknown:
-        raise WorkloadError(path, f"{what}: unknown field(s) {', '.join(sorted(unknown))} "
+        # quoted when a name holds control characters, so that the message stays one line
+        shown = sorted(name if name.isprintable() else repr(name) for name in unknown)
+        raise WorkloadError(path, f"{what}: unknown field(s) {', '.join(shown)} "
                                   f"(known: {', '.join(sorted(allowed))})")
 
 
@@ -85,48 +87,78 @@ def _require(path, entry, key, what):
     return entry[key]
 
 
+def _text(path, entry, key, what, default=None):
+    """The string ``entry[key]`` (``default`` when it is absent and there is one)."""
+    value = entry.get(key, default) if default is not None else _require(path, entry, key, what)
+    if not isinstance(value, str):
+        raise WorkloadError(path, f"{what}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _list(path, entry, key, what):
+    value = _require(path, entry, key, what)
+    if not isinstance(value, list):
+        raise WorkloadError(path, f"{what}: {key} must be a list, got {value!r}")
+    return value
+
+
+def _object(path, entry, key, what):
+    value = entry.get(key, {})
+    if not isinstance(value, dict):
+        raise WorkloadError(path, f"{what}: {key} must be an object, got {value!r}")
+    return value
+
+
+def _count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _tensor(path, number, entry):
     what = f"tensors[{number}]"
     _check_keys(path, entry, _TENSOR, what)
-    tensor_id = _require(path, entry, "id", what)
+    tensor_id = _text(path, entry, "id", what)
     what = f"tensor {tensor_id!r}"
-    kind = _require(path, entry, "kind", what)
+    kind = _text(path, entry, "kind", what)
     if "bytes" in entry:
         if "shape" in entry:
             raise WorkloadError(path, f"{what}: give bytes or shape, not both")
         size = entry["bytes"]
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        if not _count(size):
             raise WorkloadError(path, f"{what}: bytes must be an integer >= 0, got {size!r}")
-        return Tensor(tensor_id, (), entry.get("dtype", "fp32"), kind, size_bytes=size)
-    shape = _require(path, entry, "shape", what)
-    if not isinstance(shape, list):
-        raise WorkloadError(path, f"{what}: shape must be a list, got {shape!r}")
-    return Tensor(tensor_id, tuple(shape), _require(path, entry, "dtype", what), kind)
+        return Tensor(tensor_id, (), _text(path, entry, "dtype", what, "fp32"), kind,
+                      size_bytes=size)
+    shape = _list(path, entry, "shape", what)
+    if not all(_count(size) for size in shape):
+        raise WorkloadError(path, f"{what}: shape must be a list of integers >= 0, got {shape!r}")
+    return Tensor(tensor_id, tuple(shape), _text(path, entry, "dtype", what), kind)
 
 
 def _op(path, number, entry):
     what = f"ops[{number}]"
     _check_keys(path, entry, _OP, what)
-    name = _require(path, entry, "name", what)
+    name = _text(path, entry, "name", what)
     what = f"op {name!r}"
     durations = {}
     for key in _DURATIONS:
         value = entry.get(key)
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
             raise WorkloadError(path, f"{what}: {key} must be a number, got {value!r}")
-        durations[key] = None if value is None else float(value)
+        try:
+            durations[key] = None if value is None else float(value)
+        except OverflowError:
+            raise WorkloadError(path, f"{what}: {key} {value} s is beyond any float") from None
     flops = entry.get("flops", 0)
-    if not isinstance(flops, int) or isinstance(flops, bool):
-        raise WorkloadError(path, f"{what}: flops must be an integer, got {flops!r}")
+    if not _count(flops):
+        raise WorkloadError(path, f"{what}: flops must be an integer >= 0, got {flops!r}")
     lists = {}
     for key in ("inputs", "outputs", "deps"):
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise WorkloadError(path, f"{what}: {key} must be a list of names, got {value!r}")
         lists[key] = tuple(value)
-    return Op(name, _require(path, entry, "kind", what), _require(path, entry, "phase", what),
+    return Op(name, _text(path, entry, "kind", what), _text(path, entry, "phase", what),
               flops, lists["inputs"], lists["outputs"], lists["deps"],
-              attrs=dict(entry.get("attrs", {})), **durations)
+              attrs=dict(_object(path, entry, "attrs", what)), **durations)
 
 
 def load_workload(content, path="<workload>"):
@@ -143,12 +175,13 @@ def load_workload(content, path="<workload>"):
     batch = _require(path, content, "batch", "the workload")
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise WorkloadError(path, f"batch must be an integer >= 1, got {batch!r}")
+    top = "the workload"
     try:
-        tensors = [_tensor(path, k, e) for k, e in enumerate(_require(path, content, "tensors", "the workload"))]
-        ops = [_op(path, k, e) for k, e in enumerate(_require(path, content, "ops", "the workload"))]
-        return IterationGraph(_require(path, content, "name", "the workload"), tensors, ops,
-                              batch=batch, dtype=content.get("dtype", "fp32"),
-                              meta=content.get("meta", {}))
+        tensors = [_tensor(path, k, e) for k, e in enumerate(_list(path, content, "tensors", top))]
+        ops = [_op(path, k, e) for k, e in enumerate(_list(path, content, "ops", top))]
+        return IterationGraph(_text(path, content, "name", top), tensors, ops,
+                              batch=batch, dtype=_text(path, content, "dtype", top, "fp32"),
+                              meta=_object(path, content, "meta", top))
     except GraphError as error:
         raise WorkloadError(path, str(error)) from None
 
@@ -166,6 +199,10 @@ def read_workload(path):
         content = json.loads(path.read_text())
     except OSError as error:
         raise WorkloadError(path, f"cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise WorkloadError(path, "not a UTF-8 text file") from None
     except json.JSONDecodeError as error:
         raise WorkloadError(path, f"not JSON: {error.msg}", line=error.lineno) from None
+    except (ValueError, RecursionError) as error:     # a number too long, nesting too deep
+        raise WorkloadError(path, f"not JSON: {error}") from None
     return load_workload(content, path)

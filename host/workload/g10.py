@@ -31,6 +31,7 @@ they are there the ops carry the fault-laden times (``fault_duration_s``,
 outputs. The two fault files come together or not at all.
 """
 
+import math
 import re
 from pathlib import Path
 
@@ -40,47 +41,58 @@ from .errors import WorkloadError
 
 __all__ = ["read_g10", "kernel_times_ms", "workspace_bytes", "g10_times_file"]
 
-_KERNEL = re.compile(r"Kernel ID: (\d+), Name: (\S+)$")
+# Numbers that become ints have at most 18 digits: Python refuses to convert much longer
+# digit strings, and no count or size of a trace comes near 10**18.
+_KERNEL = re.compile(r"Kernel ID: (\d{1,18}), Name: (\S+)$")
 _PARENT = re.compile(r"Parent (?:Layer|OP) ID: ?\d+; Name: ?(\S*)$")
 _TIME = re.compile(r"Execution Time: (\d+)$")
 _SHAPE = re.compile(r"\(([\d,\s]+)\)$")
-_TENSOR = re.compile(r"(tensor\d+) Is weight \(global\)\?: ([01]), Size in byte: (\d+), "
+_TENSOR = re.compile(r"(tensor\d+) Is weight \(global\)\?: ([01]), Size in byte: (\d{1,18}), "
                      r"Range:(\d+)--(\d+)$")
 _SEPARATOR = re.compile(r"_{10,}$")
-_TIME_LINE = re.compile(r"(\d+) ([0-9.]+(?:[eE][+-]?\d+)?) ms$")
+_TIME_LINE = re.compile(r"(\d{1,18}) ([0-9.]+(?:[eE][+-]?\d+)?) ms$")
 _TIMES_NAME = re.compile(r"cudnn(\d+)\.txt$")
-_WORKSPACE_LINE = re.compile(r"(\d+) (\d+) B$")
+_WORKSPACE_LINE = re.compile(r"(\d{1,18}) (\d{1,18}) B$")
 
 
-def _numbered(path, pattern, expected, what):
-    """The second field of every ``<kernel id> <value> ...`` line of ``path``, checked to be
-    numbered 0, 1, ..."""
+def _numbered(path, pattern, expected, what, convert):
+    """The second field, through ``convert``, of every ``<kernel id> <value> ...`` line of
+    ``path``, checked to be numbered 0, 1, ..."""
     path = Path(path)
     values = []
     for number, line in enumerate(_read_lines(path), start=1):
         if not line.strip():
             continue
         match = pattern.fullmatch(line.strip())
-        if match is None:
+        value = None if match is None else convert(match[2])
+        if value is None:
             raise WorkloadError(path, f"expected {expected!r}, got {line.strip()!r}", line=number)
         if int(match[1]) != len(values):
             raise WorkloadError(path, f"kernel {match[1]} where kernel {len(values)} was expected",
                                 line=number)
-        values.append(match[2])
+        values.append(value)
     if not values:
         raise WorkloadError(path, f"no {what}")
     return values
 
 
+def _milliseconds(text):
+    """A time's finite value, or None (the pattern lets "1.2.3" through)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def kernel_times_ms(path):
     """Measured kernel times of a ``cudnn<B>.txt``, in ms, checked to be numbered 0, 1, ..."""
-    return [float(v) for v in _numbered(path, _TIME_LINE, "<kernel id> <time> ms", "kernel times")]
+    return _numbered(path, _TIME_LINE, "<kernel id> <time> ms", "kernel times", _milliseconds)
 
 
 def workspace_bytes(path):
     """Workspace bytes per kernel of a ``cudnn<B>Workspace.txt``, numbered 0, 1, ..."""
-    return [int(v) for v in _numbered(path, _WORKSPACE_LINE, "<kernel id> <bytes> B",
-                                      "workspace sizes")]
+    return _numbered(path, _WORKSPACE_LINE, "<kernel id> <bytes> B", "workspace sizes", int)
 
 
 def _per_kernel(path, values, kernels, kernels_path, what):
@@ -112,6 +124,8 @@ def _read_lines(path):
         return Path(path).read_text().splitlines()
     except OSError as error:
         raise WorkloadError(path, f"cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise WorkloadError(path, "not a UTF-8 text file") from None
 
 
 def _parse_tensor_line(path, number, line):

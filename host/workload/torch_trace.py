@@ -15,6 +15,7 @@ end of the trace lives to the end; one that no kernel runs during is left out (c
 """
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +35,12 @@ def _events(path):
         content = json.loads(Path(path).read_text())
     except OSError as error:
         raise WorkloadError(path, f"cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise WorkloadError(path, "not a UTF-8 text file") from None
     except json.JSONDecodeError as error:
         raise WorkloadError(path, f"not JSON: {error.msg}", line=error.lineno) from None
+    except (ValueError, RecursionError) as error:     # a number too long, nesting too deep
+        raise WorkloadError(path, f"not JSON: {error}") from None
     events = content.get("traceEvents") if isinstance(content, dict) else content
     if not isinstance(events, list):
         raise WorkloadError(path, "no traceEvents list: not a Chrome trace")
@@ -44,10 +49,30 @@ def _events(path):
 
 def _number(path, index, event, key):
     value = event.get(key)
+    where = f"traceEvents[{index}] ({event.get('name')!r})"
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise WorkloadError(path, f"traceEvents[{index}] ({event.get('name')!r}): "
-                                  f"{key} must be a number, got {value!r}")
-    return float(value)
+        raise WorkloadError(path, f"{where}: {key} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise WorkloadError(path, f"{where}: {key} must be finite, got {value!r}")
+    return number
+
+
+def _arguments(path, index, event):
+    """The event's ``args`` (an object, or nothing), its ``correlation`` id an integer or a
+    string where there is one."""
+    args = event.get("args")
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise WorkloadError(path, f"traceEvents[{index}]: args must be an object, got {args!r}")
+    if not isinstance(args.get("correlation", 0), (int, str)):
+        raise WorkloadError(path, f"traceEvents[{index}]: args.correlation must be an integer, "
+                                  f"got {args['correlation']!r}")
+    return args
 
 
 def read_torch_trace(path, *, batch=1, name=None):
@@ -58,7 +83,7 @@ def read_torch_trace(path, *, batch=1, name=None):
         if not isinstance(event, dict):
             raise WorkloadError(path, f"traceEvents[{index}] is not an object")
         category = event.get("cat")
-        args = event.get("args") or {}
+        args = _arguments(path, index, event)
         if category in _GPU_CATEGORIES and event.get("ph") == "X":
             kernels.append((_number(path, index, event, "ts"), _number(path, index, event, "dur"),
                             str(event.get("name")), category, args.get("correlation"), index))
@@ -71,7 +96,7 @@ def read_torch_trace(path, *, batch=1, name=None):
             if args.get("Device Type") != _CUDA_DEVICE_TYPE:
                 continue
             for key in ("Addr", "Bytes"):
-                if not isinstance(args.get(key), int):
+                if not isinstance(args.get(key), int) or isinstance(args.get(key), bool):
                     raise WorkloadError(path, f"traceEvents[{index}] ([memory]): args.{key} "
                                               f"must be an integer, got {args.get(key)!r}")
             memory.append((_number(path, index, event, "ts"), args["Addr"], args["Bytes"], index))
@@ -129,12 +154,11 @@ def read_torch_trace(path, *, batch=1, name=None):
             return "backward"
         return "forward"
 
-    ops = []
-    for number, (ts, dur, kernel_name, category, _, _) in enumerate(kernels):
-        ops.append(Op(f"{number}.{kernel_name[:80]}", category, phase(float(launch_ts[number])), 0,
-                      tuple(dict.fromkeys(inputs[number])), tuple(dict.fromkeys(outputs[number])),
-                      attrs={"kernel": kernel_name}, duration_s=dur / 1e6))
-    try:
+    try:          # Op refuses a negative duration, IterationGraph a bad graph
+        ops = [Op(f"{number}.{kernel_name[:80]}", category, phase(float(launch_ts[number])), 0,
+                  tuple(dict.fromkeys(inputs[number])), tuple(dict.fromkeys(outputs[number])),
+                  attrs={"kernel": kernel_name}, duration_s=dur / 1e6)
+               for number, (ts, dur, kernel_name, category, _, _) in enumerate(kernels)]
         return IterationGraph(name or path.stem, tensors, ops, batch=batch, dtype="fp32",
                               meta={"source": "torch-profiler", "trace": str(path),
                                     "untouched_allocations": untouched})

@@ -80,11 +80,19 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
-    """A parser whose errors are one line, as every other error of the command line: the
-    usage is for ``-h``. Sub-command parsers are made of the same class."""
+    """A parser whose errors are one line, as every other error of the command line (the
+    usage is for ``-h``), and where ``--option=--`` gives the option the value ``--``,
+    which its type then judges: Python 3.11's argparse drops that ``--`` as if it ended the
+    options, leaving the option an empty list in place of a value (``--gpus=--`` was
+    ``[]``). Sub-command parsers are made of the same class."""
 
     def error(self, message):
         self.exit(USAGE_EXIT, f"{self.prog}: error: {message} (`{self.prog} -h` shows the usage)\n")
+
+    def _get_values(self, action, arg_strings):
+        if arg_strings == ["--"] and action.option_strings:
+            arg_strings = ["--", "--"]          # argparse removes the first
+        return super()._get_values(action, arg_strings)
 
 
 def parsers(parser):

@@ -40,8 +40,10 @@ class SpecError(ValueError):
 
 _TOP_LEVEL = ("point", "seeds", "fixed", "axes")
 _RANGE_KEYS = {"from", "to", "step", "times", "count"}
-# A range longer than this is almost certainly a typo (a step of 1 over a byte count).
+# A range longer than this is almost certainly a typo (a step of 1 over a byte count), and
+# so is a sweep of more points (each runs a model for seconds or minutes).
 MAX_AXIS_VALUES = 100_000
+MAX_POINTS = 100_000
 
 
 def canonical_json(value):
@@ -109,6 +111,8 @@ def load_spec(path):
         text = path.read_text()
     except FileNotFoundError:
         raise SpecError(f"{path}: no such sweep specification") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a UTF-8 text file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -124,9 +128,12 @@ def parse_spec(data, source="<spec>"):
     def fail(key, message):
         raise SpecError(f"{source}: {key}: {message}")
 
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: a specification is a table of {', '.join(_TOP_LEVEL)}, "
+                        f"not {data!r}")
     unknown = [key for key in data if key not in _TOP_LEVEL]
     if unknown:
-        fail(unknown[0], f"unknown key; a specification has {', '.join(_TOP_LEVEL)}")
+        fail(_shown(unknown[0]), f"unknown key; a specification has {', '.join(_TOP_LEVEL)}")
     if "point" not in data:
         fail("point", f"missing; name a point function ({', '.join(POINT_FUNCTIONS)})")
     name = data["point"]
@@ -141,13 +148,13 @@ def parse_spec(data, source="<spec>"):
             fail(key, f"must be a table, not {table!r}")
     both = sorted(set(fixed) & set(axes_data))
     if both:
-        fail(f"axes.{both[0]}", "is also fixed; give a parameter either a fixed value or an axis")
+        fail(f"axes.{_shown(both[0])}", "is also fixed; give a parameter either a fixed value or an axis")
 
     for key, value in fixed.items():
-        function.check(key, value, where=f"{source}: fixed.{key}")
+        function.check(key, value, where=f"{source}: fixed.{_shown(key)}")
     axes = {}
     for key, value in axes_data.items():
-        where = f"axes.{key}"
+        where = f"axes.{_shown(key)}"
         if function.parameter(key) is None:
             function.check(key, None, where=f"{source}: {where}")
         values = _axis_values(value, lambda message: fail(where, message))
@@ -164,6 +171,9 @@ def parse_spec(data, source="<spec>"):
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                 fail("seeds", f"a seed must be an integer >= 0, not {seed!r}")
     spec = SweepSpec(name, dict(fixed), axes, seeds, source)
+    if len(spec) > MAX_POINTS:
+        raise SpecError(f"{source}: {len(spec)} points (more than {MAX_POINTS}); are the "
+                        f"axes and seeds right?")
     # Checks that need a whole configuration (one parameter against another), on every
     # point, so that none fails for a reason the specification could have shown.
     try:
@@ -176,6 +186,12 @@ def parse_spec(data, source="<spec>"):
             where = ", ".join(f"{key}={value!r}" for key, value in at.items())
             raise SpecError(f"{source}: {problem}" + (f" (at {where})" if where else ""))
     return spec
+
+
+def _shown(key):
+    """A key of the file's as a message shows it: quoted when it holds control characters
+    (a line break), so that the message stays one line."""
+    return key if key.isprintable() else repr(key)
 
 
 def _axis_values(value, fail):
@@ -201,35 +217,50 @@ def _range_values(table, fail):
     for key in ("from", "to"):
         if key not in table:
             fail(f"a range needs {key!r}")
-        if isinstance(table[key], bool) or not isinstance(table[key], (int, float)):
-            fail(f"range {key!r} must be a number, not {table[key]!r}")
+        if isinstance(table[key], bool) or not isinstance(table[key], (int, float)) or \
+                (isinstance(table[key], float) and not math.isfinite(table[key])):
+            fail(f"range {key!r} must be a finite number, not {table[key]!r}")
     kinds = [key for key in ("step", "times", "count") if key in table]
     if len(kinds) != 1:
         fail("a range needs exactly one of step, times, count")
     kind, start, stop = kinds[0], table["from"], table["to"]
     by = table[kind]
-    if isinstance(by, bool) or not isinstance(by, (int, float)) or not math.isfinite(by):
+    if isinstance(by, bool) or not isinstance(by, (int, float)) or \
+            (isinstance(by, float) and not math.isfinite(by)):
         fail(f"range {kind!r} must be a number, not {by!r}")
     if kind == "count":
         if not isinstance(by, int) or by < 1:
             fail(f"range 'count' must be an integer >= 1, not {by!r}")
+        if by > MAX_AXIS_VALUES:
+            fail(f"a range of {by} values (more than {MAX_AXIS_VALUES}); is the count right?")
         if by == 1:
             return [start]
         return [start + (stop - start) * i / (by - 1) for i in range(by)]
     if kind == "step":
         if by == 0 or (stop - start) * by < 0:
             fail(f"step {by!r} does not lead from {start!r} to {stop!r}")
-        count = math.floor((stop - start) / by + 1e-9) + 1
+        steps = _quotient(stop - start, by)
         make = lambda i: start + i * by
     else:
         if not (start > 0 and stop >= start and by > 1):
             fail(f"a geometric range needs 0 < from <= to and times > 1, not from {start!r}, "
                  f"to {stop!r}, times {by!r}")
-        count = math.floor(math.log(stop / start) / math.log(by) + 1e-9) + 1
+        steps = math.log(_quotient(stop, start)) / math.log(by)
         make = lambda i: start * by ** i
+    # The span of a range of finite numbers can still be beyond any float (from -1e308
+    # to 1e308), and then no integer counts its values.
+    count = math.floor(steps + 1e-9) + 1 if math.isfinite(steps) else math.inf
     if count > MAX_AXIS_VALUES:
-        fail(f"a range of {count} values (more than {MAX_AXIS_VALUES}); is the step right?")
+        fail(f"a range of {count} values (more than {MAX_AXIS_VALUES}); is the {kind} right?")
     values = [make(i) for i in range(count)]
     if all(isinstance(item, int) for item in (start, stop, by)):
         return [int(value) for value in values]
     return values
+
+
+def _quotient(a, b):
+    """``a / b``, or infinity where integers too large for a float make it overflow."""
+    try:
+        return a / b
+    except OverflowError:
+        return math.inf
