@@ -241,12 +241,14 @@ class NDPConfig:
 #   on it (``make bench`` ``kernel_rtl``).
 # - ``channel``: sized for one triggering write per cycle, so that a kernel of a few
 #   instructions per sector keeps pace with a GPU channel's stream: four sub-cores (the issue
-#   width), the rest as by default.
+#   width), with two divide / square-root units each instead of one per lane (the streaming
+#   kernels do not divide; the finalizers' few divides take four passes), the rest as by
+#   default.
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
 #   divider, small memories, one instruction in flight; the GPU port as by default.
 NAMED_CONFIGS = {
     "default": NDPConfig(),
-    "channel": NDPConfig(engine=EngineConfig(sub_cores=4)),
+    "channel": NDPConfig(engine=EngineConfig(sub_cores=4, divide_units=2)),
     "fpga": NDPConfig(engine=EngineConfig(
         sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
         divide_units=1, in_flight=1)),
