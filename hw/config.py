@@ -4,12 +4,16 @@
 widths) and composes one configuration per block (:class:`TriggerConfig`,
 :class:`EngineConfig`, :class:`ArbiterConfig`). A user
 builds one ``NDPConfig`` and it is validated once, block configurations included.
+
+:data:`NAMED_CONFIGS` names the configurations the project measures and builds (docs/engine.md,
+"Named configurations"); :func:`named_config` looks one up.
 """
 
 from dataclasses import dataclass, field, fields
 
 
-__all__ = ["TriggerConfig", "EngineConfig", "ArbiterConfig", "NDPConfig"]
+__all__ = ["TriggerConfig", "EngineConfig", "ArbiterConfig", "NDPConfig", "NAMED_CONFIGS",
+           "named_config"]
 
 
 def _is_power_of_two(value):
@@ -230,3 +234,32 @@ class NDPConfig:
     def divide_units(self):
         """Divide / square-root units per sub-core."""
         return (self.engine.divide_units or self.lanes) if self.engine else 0
+
+
+# Named configurations, by name (docs/engine.md, "Named configurations"):
+# - ``default``: every parameter at its default; the host model's calibration is measured
+#   on it (``make bench`` ``kernel_rtl``).
+# - ``channel``: sized for one triggering write per cycle, so that a kernel of a few
+#   instructions per sector keeps pace with a GPU channel's stream: four sub-cores (the issue
+#   width), with two divide / square-root units each instead of one per lane (the streaming
+#   kernels do not divide; the finalizers' few divides take four passes), the rest as by
+#   default.
+# - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
+#   divider, small memories, one instruction in flight; the GPU port as by default.
+NAMED_CONFIGS = {
+    "default": NDPConfig(),
+    "channel": NDPConfig(engine=EngineConfig(sub_cores=4, divide_units=2)),
+    "fpga": NDPConfig(engine=EngineConfig(
+        sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
+        divide_units=1, in_flight=1)),
+}
+
+
+def named_config(name):
+    """The named configuration ``name`` (:data:`NAMED_CONFIGS`); ``ValueError`` naming the
+    known ones for any other name."""
+    try:
+        return NAMED_CONFIGS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown configuration {name!r}; known: "
+                         f"{', '.join(NAMED_CONFIGS)}") from None

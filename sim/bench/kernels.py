@@ -24,6 +24,7 @@ from matndp.host.calibration import DEFAULT_CALIBRATION_PATH, DEFAULT_KERNELS, S
 from matndp.host.kernels.library import KERNELS, OPS, kernel
 from matndp.host.kernels.library.iss_runner import run_on_iss
 from matndp.host.kernels.library.inputs import random_inputs
+from matndp.hw.config import named_config
 from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.kernel_run import differing_elements, reference_outputs, run_kernel_rtl
 
@@ -124,51 +125,65 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
             "memory_latency_sensitivity": sensitivity}
 
 
-# On the fly: a GPU write stream at several rates ----------------------------------------
+# On the fly: a GPU write stream at several rates, from the arming ---------------------
 
 # The two kernels a producer's output writes trigger in `make sim`'s layer, 128 packets
-# each, and the GPU offering one triggering write every `interval` cycles.
+# each, and the GPU offering one triggering write every `interval` cycles from the entry's
+# arming, initializer included.
 ON_THE_FLY = {"bias_relu": {"rows": 64, "channels": 16}, "bn_stats": {"rows": 64, "channels": 16}}
-INTERVALS = (1, 2, 3, 4, 6, 8)
-# The producer starts this long after the entries are armed, as in a schedule that arms
-# them during the op before: their initializers (which the events would wait for) have
-# ended by then, so the stall cycles are those of the kernels' main phase.
-GPU_DELAY_CYCLES = 3000
+INTERVALS = {"default": (1, 2, 3, 4, 6, 8), "channel": (1, 2, 4), "fpga": (1, 2, 4, 8)}
+# Beside them, the stream at one write every 4 cycles started this long after the arming,
+# when the initializers have ended: the stall cycles the initializer adds are the difference.
+INITIALIZED_CYCLES = 3000
 
 
-def on_the_fly(name, problem, config=KERNEL_CONFIG, intervals=INTERVALS, seed=1):
-    """Cycles and GPU stall cycles of ``name`` with the GPU offering a triggering write
-    every ``interval`` cycles (from :data:`GPU_DELAY_CYCLES` after the arming), and the
-    highest such rate with no stall cycle."""
+def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["default"], seed=1):
+    """Cycles and GPU stall cycles of ``name`` in the named configuration ``config_name``
+    with the GPU offering a triggering write every ``interval`` cycles from the arming:
+    all stall cycles, those before the first write was taken (the initializer's), the
+    cycles from the last write to completion (the finalizer's), and the highest such rate
+    with no stall cycle."""
+    config = named_config(config_name)
     launch = kernel(name).launch(problem)
     inputs = random_inputs(launch, seed)
     _, golden, _ = reference_outputs(launch, inputs)
     runs = []
     for interval in intervals:
         run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=interval,
-                             gpu_delay=GPU_DELAY_CYCLES, config=config)
+                             config=config)
         if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
-            raise RuntimeError(f"{name} at one write per {interval} cycles: the RTL run did "
-                               f"not complete bit-exact ({run.error})")
-        runs.append({"interval_cycles": interval, "cycles": run.cycles - GPU_DELAY_CYCLES,
-                     "gpu_stall_cycles": run.measurements["stall_cycles"]})
+            raise RuntimeError(f"{name} at one write per {interval} cycles in configuration "
+                               f"{config_name}: the RTL run did not complete bit-exact ({run.error})")
+        measured = run.measurements
+        runs.append({"interval_cycles": interval, "cycles": run.cycles,
+                     "gpu_stall_cycles": measured["stall_cycles"],
+                     "first_write_stall_cycles": measured["first_write_stall_cycles"],
+                     "later_stall_cycles": measured["stall_cycles"] - measured["first_write_stall_cycles"],
+                     "tail_cycles": measured["tail_cycles"]})
     stall_free = [run["interval_cycles"] for run in runs if run["gpu_stall_cycles"] == 0]
-    return {"kernel": name, "packets": launch.expected_triggers,
-            "engine": {"sub_cores": config.engine.sub_cores, "slots": config.engine.slots},
-            "runs": runs,
+    # What the initializer adds: the same stream at one write every 4 cycles, started once
+    # the initializer has surely ended, against the run from the arming.
+    late = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=4,
+                          gpu_delay=INITIALIZED_CYCLES, config=config)
+    if late.error is not None or not late.complete or differing_elements(late.outputs, golden):
+        raise RuntimeError(f"{name} started {INITIALIZED_CYCLES} cycles after the arming in "
+                           f"configuration {config_name}: the RTL run did not complete bit-exact")
+    initialized = {"interval_cycles": 4, "gpu_delay_cycles": INITIALIZED_CYCLES,
+                   "gpu_stall_cycles": late.measurements["stall_cycles"],
+                   "tail_cycles": late.measurements["tail_cycles"]}
+    return {"kernel": name, "packets": launch.expected_triggers, "config": config_name,
+            "engine": {"sub_cores": config.engine.sub_cores, "slots": config.engine.slots,
+                       "in_flight": config.engine.in_flight},
+            "runs": runs, "started_after_the_initializer": initialized,
             "highest_stall_free_writes_per_cycle":
                 round(1 / min(stall_free), 3) if stall_free else None}
 
 
 def bench_kernels_on_the_fly(quick=False):
-    """``bias_relu`` and ``bn_stats`` under GPU write streams of several rates, in the
-    default engine and with two sub-cores (``quick``: the default engine at two rates)."""
-    from dataclasses import replace
-    intervals = (1, 2) if quick else INTERVALS
-    result = {"default": [on_the_fly(name, problem, intervals=intervals)
-                          for name, problem in ON_THE_FLY.items()]}
-    if not quick:
-        wide = replace(KERNEL_CONFIG, engine=replace(KERNEL_CONFIG.engine, sub_cores=2))
-        result["two_sub_cores"] = [on_the_fly(name, problem, config=wide, intervals=(1, 2))
-                                   for name, problem in ON_THE_FLY.items()]
-    return result
+    """``bias_relu`` and ``bn_stats`` under GPU write streams of several rates from the
+    arming, in each named configuration (``quick``: the default one at one write every 1
+    and 4 cycles)."""
+    configurations = {"default": (1, 4)} if quick else INTERVALS
+    return {config_name: [on_the_fly(name, problem, config_name, intervals)
+                          for name, problem in ON_THE_FLY.items()]
+            for config_name, intervals in configurations.items()}

@@ -125,10 +125,21 @@ def _dump(directory, inputs, outputs, params, report):
     (directory / "report.json").write_text(json.dumps(report, indent=2) + "\n")
 
 
+def _check_pace(args):
+    if args.gpu_interval > 1 and args.sim == "iss":
+        raise UsageError("--gpu-interval sets the GPU's pace on the RTL; the ISS has none")
+    if args.gpu_interval > 1 and args.pressure:
+        raise UsageError(f"--gpu-interval {args.gpu_interval} sets the GPU's pace; it cannot be "
+                         f"combined with --pressure {args.pressure}")
+
+
 def run_run(args):
+    from matndp.hw.config import named_config
     from matndp.host.kernels.library.inputs import random_inputs
     from matndp.sim.flows.kernel_run import differing_elements, reference_outputs
     spec, problem, launch = _launch(args)
+    config = named_config(args.config)
+    _check_pace(args)
     if args.waves and not args.dump:
         raise UsageError("--waves needs --dump DIR to write the waveform into")
     dump = pathlib.Path(args.dump) if args.dump else None
@@ -151,24 +162,29 @@ def run_run(args):
         from matndp.sim.designs import ndp_slice_verilog
         from matndp.sim.flows.kernel_run import run_kernel_rtl
         with tool_output("kernel run", args.verbose) as tools:
-            tools.step("kernel run: exporting the slice with its engine (the default configuration)")
-            ndp_slice_verilog(simulator=args.sim)
+            tools.step(f"kernel run: exporting the slice with its engine (the {args.config} "
+                       f"configuration)")
+            ndp_slice_verilog(config, simulator=args.sim)
             tools.step(f"kernel run: {spec.name} ({_sizes(problem)}), {launch.expected_triggers} "
                        f"triggering accesses, through the slice under {args.sim}")
             run = run_kernel_rtl(spec.name, problem, seed=args.seed, simulator=args.sim,
                                  pressure=args.pressure, reorder=args.reorder,
                                  memory_latency=args.memory_latency,
                                  unrelated_per_access=args.unrelated, inputs=inputs,
-                                 waves=args.waves)
+                                 waves=args.waves, config=config,
+                                 gpu_interval=args.gpu_interval)
         outputs = run.outputs
         measured = run.measurements
         report.update(complete=run.complete, error=run.error, cycles=run.cycles,
+                      config=args.config, gpu_interval_cycles=args.gpu_interval,
                       pressure=args.pressure, reorder=args.reorder,
                       memory_latency_cycles=args.memory_latency,
                       instructions=measured["instructions"],
                       gpu_requests=measured["gpu_requests"],
                       ndp_requests=measured["ndp_memory_requests"],
                       gpu_stall_cycles=measured["stall_cycles"],
+                      first_write_stall_cycles=measured["first_write_stall_cycles"],
+                      tail_cycles=measured["tail_cycles"],
                       completed=measured["completed"], drained=measured["drained"],
                       mismatches_against_iss=differing_elements(outputs, iss_outputs))
         if dump is not None and args.waves:
@@ -203,10 +219,15 @@ def _summary(report, dump):
                      f"NDP memory requests")
         lines.append(f"  GPU stall cycles: {report['gpu_stall_cycles']:,} of {report['cycles']:,}, "
                      f"the cycles the slice held the GPU's requests because the engine's event "
-                     f"queue was full. This run's GPU offers a sector every cycle, faster than "
-                     f"the engine takes them for this kernel and than a GPU's share of a memory "
-                     f"channel (a sector every 4 cycles on an A100, 2 on an H100); the kernel's "
-                     f"pace at the GPUs' rates is `make bench`'s kernel_rtl (docs/benchmarks.md)")
+                     f"queue was full. A GPU's share of a memory channel is a sector every 4 "
+                     f"cycles on an A100, 2 on an H100 (--gpu-interval); the kernel's pace at the "
+                     f"GPUs' rates is `make bench`'s kernel_rtl and kernel_on_the_fly "
+                     f"(docs/benchmarks.md)")
+        lines.append(f"  configuration {report['config']}, one triggering access offered every "
+                     f"{report['gpu_interval_cycles']} cycles from arming: "
+                     f"{_cycles(report['first_write_stall_cycles'])} stall cycles before the "
+                     f"first was taken, {_cycles(report['tail_cycles'])} cycles from the last "
+                     f"to completion")
         lines.append("  outputs against the ISS: " + _verdict(report["mismatches_against_iss"]))
     else:
         lines.append(f"  {report['instructions']} instructions")
@@ -218,6 +239,11 @@ def _summary(report, dump):
     return "\n".join(lines)
 
 
+def _cycles(value):
+    """A cycle count of the report, or "-" where the run did not get that far."""
+    return "-" if value is None else str(value)
+
+
 def _verdict(mismatches):
     if not mismatches:
         return "bit-exact"
@@ -226,6 +252,7 @@ def _verdict(mismatches):
 
 def register(subparsers):
     from matndp.host.kernels.assembler import DEFAULT_INSTRUCTION_WORDS
+    from matndp.hw.config import NAMED_CONFIGS
     parser = subparsers.add_parser("kernel", help="NDP kernels: assemble, disassemble, list the library",
                                    description=__doc__)
     commands = parser.add_subparsers(dest="kernel_command", metavar="COMMAND", required=True)
@@ -267,6 +294,13 @@ def register(subparsers):
                               f"problem size, where the kernel has it (default {default})")
     run.add_argument("--sim", choices=SIMULATORS, default="verilator",
                      help="where to run it (default %(default)s)")
+    run.add_argument("--config", choices=list(NAMED_CONFIGS), default="default",
+                     help="the slice's named configuration (docs/engine.md, \"Named "
+                          "configurations\"; default %(default)s)")
+    run.add_argument("--gpu-interval", type=integer(1, 1 << 16), default=1, metavar="K",
+                     help="the GPU offers one triggering access every K cycles from the "
+                          "entry's arming, its initializer included (default %(default)s; "
+                          "not with --pressure)")
     run.add_argument("--seed", type=integer(0), default=1,
                      help="seed of the inputs and of the timing (default %(default)s)")
     run.add_argument("--pressure", type=fraction(below=1.0), default=0.0,

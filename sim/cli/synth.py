@@ -28,6 +28,7 @@ def _command_line(args):
               "--route-timeout", f"{args.route_timeout:g}"]
     words += ["--placer", args.placer] if args.placer else []
     words += ["--router", args.router] if args.router else []
+    words += ["--resources-only"] if args.resources_only else []
     return " ".join(words)
 
 
@@ -50,13 +51,18 @@ def run_synth(args):
                                 freq_mhz=args.freq, seeds=args.seed,
                                 route_timeout_s=args.route_timeout,
                                 placer=args.placer or design["placer"],
-                                router=args.router or design["router"])
+                                router=args.router or design["router"],
+                                place_and_route=not args.resources_only)
         except SynthesisFailed as error:
             # A tool that fails is not bad input: exit 1, with the tool's log tail.
             print(f"matndp synth: {name}: {error}", file=sys.stderr)
             return 1
         row = {"name": name, "design": design["design"], "timing": design["timing"], **result}
         rows.append(row)
+        if args.resources_only:
+            print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "
+                  f"{row['bram']} BRAM (not placed)", flush=True)
+            continue
         fmax = ", ".join(f"seed {run['seed']}: {run['fmax_mhz']:.1f} MHz"
                          + ("" if run["routed"] else " (placed, not routed)")
                          for run in row["seeds"])
@@ -68,6 +74,11 @@ def run_synth(args):
                 "results": rows}
     from matndp.host.output import write_text
     write_text(output / "synth.json", json.dumps(document, indent=2) + "\n")
+    if args.resources_only:
+        write_text(output / "synth.md", f"ECP5 resources after Yosys synth_ecp5, not placed. "
+                   f"Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
+        print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
+        return 0
     write_text(output / "synth.md",
         f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seeds "
         f"{', '.join(map(str, args.seed))}. Command: `{_command_line(args)}`\n\n"
@@ -108,4 +119,7 @@ def register(subparsers):
                         help=f"nextpnr router for every design (default: {DEFAULT_ROUTER} for "
                              f"the FP units, {WIDE_DESIGN_PNR['router']} for the slice and "
                              f"its top)")
+    parser.add_argument("--resources-only", action="store_true",
+                        help="stop after Yosys: the resources (its stat), no place and route "
+                             "and no timing")
     parser.set_defaults(func=run_synth)

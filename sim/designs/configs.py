@@ -1,8 +1,9 @@
 """The configurations the testbenches, flows and reports build their designs with, in one
 place. Each is an :class:`~matndp.hw.config.NDPConfig`; the parameters themselves are
-documented in ``hw/config.py``."""
+documented in ``hw/config.py``, where the named configurations (``default``, ``channel``,
+``fpga``) are defined."""
 
-from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig, named_config
 
 
 __all__ = ["TRIGGER_SLICE", "PIPELINED_TRIGGER_SLICE", "KERNEL_CONFIG", "FPGA_ENGINE_SLICE",
@@ -15,15 +16,12 @@ TRIGGER_SLICE = NDPConfig(engine=None)
 # The same with the trigger's request side pipelined, as an FPGA build clocks it.
 PIPELINED_TRIGGER_SLICE = NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))
 
-# The slice the library's kernels run on: the default parameters, with the scratchpad large
-# enough for every kernel's accumulators at test sizes.
-KERNEL_CONFIG = NDPConfig(engine=EngineConfig())
+# The slice the library's kernels run on: the named configuration ``default``, whose
+# scratchpad holds every kernel's accumulators at test sizes.
+KERNEL_CONFIG = named_config("default")
 
-# The engine in an FPGA-sized slice: one sub-core, few µthread slots, one divider and small
-# memories; the GPU port (sector and address widths) as by default.
-FPGA_ENGINE_SLICE = NDPConfig(engine=EngineConfig(
-    sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
-    divide_units=1, in_flight=1))
+# The engine in an FPGA-sized slice: the named configuration ``fpga``.
+FPGA_ENGINE_SLICE = named_config("fpga")
 
 # The expander slice's GPU ports in the tests, benchmarks and `make verilog`'s export.
 EXPANDER_PORTS = 4

@@ -88,9 +88,13 @@ def run_launches_rtl(launches, *, seed=1, simulator="verilator", pressure=0.0,
     probability of a pause on every stream each cycle; ``reorder`` lets memory answer reads
     out of order; ``waves`` records ``waves.fst`` in the run's directory. ``verilog`` is
     the slice's Verilog exported from ``config`` when the caller keeps its own copy.
-    ``gpu_interval``: the GPU offers a request in one cycle of every ``gpu_interval`` (a
-    write stream at that rate; only without ``pressure``); ``gpu_delay``: cycles from the
-    last entry's arming to the GPU's first request."""
+    ``gpu_interval``: the GPU offers a request in one cycle of every ``gpu_interval``, the
+    first in the cycle the last entry is armed (a write stream at that rate from the
+    arming; only without ``pressure``); ``gpu_delay``: cycles from that arming to the GPU's
+    first request. Per launch, the measurements hold ``first_write_stall_cycles`` (the
+    GPU's stall cycles before its first triggering access was taken) and ``tail_cycles``
+    (from the cycle the last was taken to the entry's completion; to the 64-cycle poll
+    with several launches)."""
     if not launches:
         raise ValueError("run_launches_rtl needs at least one launch")
     if isinstance(gpu_interval, bool) or not isinstance(gpu_interval, int) or gpu_interval < 1:

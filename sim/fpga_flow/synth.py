@@ -178,7 +178,7 @@ def _resources(cells):
 
 def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="CABGA381",
                out_dir, freq_mhz=100, seeds=(1,), route_timeout_s=None,
-               placer=DEFAULT_PLACER, router=DEFAULT_ROUTER):
+               placer=DEFAULT_PLACER, router=DEFAULT_ROUTER, place_and_route=True):
     """Synthesize one design and place and route it at each placement seed of ``seeds``;
     returns a dict with ``lut``, ``ff``, ``dsp`` (MULT18X18D), ``bram`` (DP16KD),
     ``lutram``, the cell counts, ``freq_mhz`` (the target), ``device``, ``package``,
@@ -193,6 +193,8 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     estimate, with ``routed`` False. ``critical_path`` names the cells where the seed's
     worst path starts and ends, its logic levels and its logic and routing delays.
     ``placer`` and ``router`` are nextpnr's algorithms (:data:`PLACERS`, :data:`ROUTERS`).
+    With ``place_and_route`` False only step 1 runs: the resources, ``seeds`` empty and no
+    timing figures.
     Raises :class:`SynthesisFailed` when a tool fails, ``ValueError`` for bad arguments."""
     if device not in DEVICES:
         raise ValueError(f"unknown ECP5 device {device!r}; known: {', '.join(DEVICES)}")
@@ -232,6 +234,8 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     stat = json.loads(stat_path.read_text())
     cells = stat["modules"].get(f"\\{top_name}", stat.get("design", {}))["num_cells_by_type"]
     result = _resources(cells)
+    if not place_and_route:
+        return {**result, "device": device, "seeds": []}
 
     wrapper = write_if_changed(out_dir / f"{top_name}.wrapper.v",
                                _wrapper_verilog(top_name, _module_ports(unit_netlist, top_name),

@@ -2,7 +2,7 @@
 timing class and the placer and router it takes."""
 
 from matndp.hw.arbiter import MemoryArbiter
-from matndp.hw.config import NDPConfig
+from matndp.hw.config import NDPConfig, named_config
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
@@ -40,6 +40,9 @@ DESIGNS = {
     "ndp_slice_engine": _slice_design(
         FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
                            "4 argument blocks, 4 KiB scratchpad"),
+    # The slices of the other named configurations (docs/engine.md, "Named configurations").
+    **{f"ndp_slice_engine_{name}": _slice_design(named_config(name), f"named configuration {name}")
+       for name in ("default", "channel")},
     # The memory-side arbiter of a slice with an engine, alone.
     "memory_arbiter": {"build": lambda: MemoryArbiter(NDPConfig()),
                        "design": "MemoryArbiter(NDPConfig())", "timing": "-", **WIDE_DESIGN_PNR},
@@ -52,5 +55,5 @@ DESIGNS = {
         "design": "AXISlice(NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True)))",
         "timing": "-", **WIDE_DESIGN_PNR},
 }
-# The engine slice takes far longer than everything else together; it runs when named.
-DEFAULT_DESIGNS = [name for name in DESIGNS if name != "ndp_slice_engine"]
+# The engine slices take far longer than everything else together; they run when named.
+DEFAULT_DESIGNS = [name for name in DESIGNS if not name.startswith("ndp_slice_engine")]

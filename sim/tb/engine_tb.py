@@ -44,6 +44,19 @@ def _pause(probability):
     return RandomPause(probability) if probability else NoPause()
 
 
+class TransferStalls(Participant):
+    """For each item ``source`` transfers, the cycles its offers had been refused until then
+    (``StreamSource.refused_cycles`` at the transfer), in transfer order."""
+
+    def __init__(self, source):
+        self.source = source
+        self.refused = []
+
+    def sample(self, now):
+        while len(self.refused) < self.source.sent:
+            self.refused.append(self.source.refused_cycles)
+
+
 class RisingWatch(Participant):
     """The first cycle in which ``signal`` is high, exactly (polling over the register bus
     would see it only to the poll's period)."""
@@ -70,8 +83,8 @@ async def kernel_launch(dut):
     requests = StructCodec(request_layout(config))
     responses = StructCodec(response_layout(config))
     interval = job["gpu_interval"]
-    gpu_pause = _pause(pressure) if interval == 1 else CyclePause((1,) * (interval - 1) + (0,))
-    gpu = loop.add(StreamSource(dut, "gpu__req", codec=requests, pause=gpu_pause, seed=seed))
+    gpu = loop.add(StreamSource(dut, "gpu__req", codec=requests, pause=_pause(pressure), seed=seed))
+    gpu_stalls = loop.add(TransferStalls(gpu))
     gpu_responses = loop.add(StreamSink(dut, "gpu__resp", codec=responses, pause=_pause(pressure),
                                         seed=seed + 1))
     gpu.gate = loop.add(ReadTagGate(gpu, gpu_responses))
@@ -114,6 +127,7 @@ async def kernel_launch(dut):
 
     rng = random.Random(seed + 5)
     items = []
+    triggering = []         # per item: the launch whose entry it triggers, or None
     tag = 0
     # Unrelated traffic: reads and writes of a region no entry watches; what each read must
     # return follows from the writes before it in request order (memory keeps that order).
@@ -130,16 +144,25 @@ async def kernel_launch(dut):
                 expected_reads.setdefault(tag, []).append(unrelated.get(addr, 0))
             items.append({"addr": addr, "write": int(write), "data": data,
                           "mask": (1 << config.sector_bytes) - 1 if write else 0, "id": tag})
+            triggering.append(None)
             tag = (tag + 1) % (1 << config.id_width)
         if not access["write"]:
             expected_reads.setdefault(tag, []).append(None)     # a triggering read
         items.append({"addr": access["addr"], "write": int(access["write"]),
                       "data": int(access["data"], 16), "mask": access["mask"], "id": tag})
+        triggering.append(next(index for index, launch in enumerate(launches)
+                               if 0 <= access["addr"] - launch["entry"]["base"]
+                               < launch["entry"]["size"]))
         tag = (tag + 1) % (1 << config.id_width)
     started = time.time()
     if job["gpu_delay"]:
         # The producer starts later than the arming (an initializer run ahead of it).
         await WaitCycles(dut.clk, job["gpu_delay"])
+    if interval > 1:
+        # One offer every `interval` cycles, the first at once: the grid starts at the
+        # arming (or after the delay); a refused offer waits, and the next starts on a
+        # later slot of the grid.
+        gpu.set_pause(CyclePause((0,) + (1,) * (interval - 1)), seed)
     gpu.send_nowait(items)
     reads = sum(1 for item in items if not item["write"])
 
@@ -171,7 +194,14 @@ async def kernel_launch(dut):
     await WaitCycles(dut.clk, 16)
     entries = []
     for index in range(len(launches)):
+        # The entry's triggering accesses as the GPU's transfers: the stall cycles before the
+        # first was taken, and the cycles from the last to the entry's completion.
+        mine = [number for number, launch in enumerate(triggering) if launch == index]
+        taken = len(mine) > 0 and mine[-1] < len(gpu.transfer_cycles)
         entries.append({
+            "first_write_stall_cycles": gpu_stalls.refused[mine[0]] if taken else None,
+            "tail_cycles": (done_at[index] - gpu.transfer_cycles[mine[-1]]
+                            if taken and done_at[index] is not None else None),
             "complete": done_at[index] is not None,
             "error": (None if error is None or error[0] != index else
                       [error[0], error[1], error[2].name]),

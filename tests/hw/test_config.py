@@ -1,6 +1,6 @@
 import pytest
 
-from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
+from matndp.hw.config import NAMED_CONFIGS, EngineConfig, NDPConfig, TriggerConfig, named_config
 
 
 def test_defaults_follow_the_architecture():
@@ -25,3 +25,19 @@ def test_defaults_follow_the_architecture():
 def test_bad_configuration_is_refused_by_name(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make()
+
+
+def test_named_configurations_are_looked_up_by_name():
+    assert list(NAMED_CONFIGS) == ["default", "channel", "fpga"]
+    assert named_config("default") == NDPConfig()
+    channel, fpga = named_config("channel"), named_config("fpga")
+    assert channel.engine.sub_cores > NDPConfig().engine.sub_cores
+    assert fpga.engine.slots < NDPConfig().engine.slots and fpga.engine.in_flight == 1
+    assert all(isinstance(config, NDPConfig) and config.engine is not None
+               for config in NAMED_CONFIGS.values())
+
+
+@pytest.mark.parametrize("name", ["fast", "", "Default", None])
+def test_unknown_configuration_names_the_known_ones(name):
+    with pytest.raises(ValueError, match=r"unknown configuration .*; known: default, channel, fpga$"):
+        named_config(name)

@@ -273,13 +273,20 @@ class Dispatch(SubCoreComponent):
                 m.d.comb += self.end.eq(slot_bit)
             with m.Elif(frees_now):
                 m.d.comb += self.clear.eq(slot_bit)
-            with m.Elif(~ends):
-                m.d.comb += self.lookahead_valid.eq(1)
+            if looks_ahead:
+                with m.Elif(~ends):
+                    m.d.comb += self.lookahead_valid.eq(1)
         with m.Elif(failed | killed):
-            with m.If(idle):
+            if looks_ahead:
+                with m.If(idle):
+                    m.d.comb += self.end.eq(slot_bit)
+                with m.Else():
+                    m.d.comb += self.kill.eq(slot_bit)
+            else:
+                # Nothing else of the µthread is in flight. (Here and above, a branch
+                # that is never taken would leave an empty case in the Verilog, which
+                # Yosys's reader refuses.)
                 m.d.comb += self.end.eq(slot_bit)
-            with m.Else():
-                m.d.comb += self.kill.eq(slot_bit)
         with m.Elif(valid):        # replay
             m.d.comb += self.clear.eq(slot_bit)
 

@@ -127,6 +127,14 @@ def test_run_text_summary_says_what_was_checked(capsys):
     (["relu_fwd", "--seed", "-1"], "must be an integer >= 0"),
     (["relu_fwd", "--sim", "modelsim"], "invalid choice: 'modelsim'"),
     (["relu_fwd", "--waves"], "--waves needs --dump"),
+    (["relu_fwd", "--config", "fast"], "argument --config: invalid choice: 'fast' (choose from "
+                                       "'default', 'channel', 'fpga')"),
+    (["relu_fwd", "--gpu-interval", "0"], "argument --gpu-interval: must be an integer in 1..65536"),
+    (["relu_fwd", "--gpu-interval", "4", "--pressure", "0.2"],
+     "--gpu-interval 4 sets the GPU's pace; it cannot be combined with --pressure 0.2"),
+    (["relu_fwd", "--gpu-interval", "2", "--sim", "iss"], "the ISS has none"),
+    (["bn_stats", "--rows", "4", "--channels", "1024", "--config", "fpga"],
+     "B of scratchpad; the engine has 4096 B"),
 ])
 def test_run_bad_input_is_exit_code_2(capsys, arguments, message):
     from tests.sim.cli.commands import exit_code
@@ -147,3 +155,20 @@ def test_run_through_the_rtl_says_what_it_does_and_what_the_stall_cycles_are(cap
     stall = next(line for line in captured.out.splitlines() if "GPU stall cycles" in line)
     assert "the cycles the slice held the GPU's requests because the engine's event queue was full" in stall
     assert "a sector every 4 cycles on an A100" in stall
+
+
+@pytest.mark.xdist_group("engine_slice")
+def test_run_on_the_rtl_at_a_gpu_pace_reports_the_stalls_and_the_tail(capsys):
+    import json
+    assert main(["kernel", "run", "bn_stats", "--rows", "8", "--config", "default",
+                 "--gpu-interval", "4", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["config"], report["gpu_interval_cycles"], report["passed"]) == ("default", 4, True)
+    assert 0 <= report["first_write_stall_cycles"] <= report["gpu_stall_cycles"]
+    # The last of the 16 writes is taken at least 15 slots of 4 cycles after the first.
+    assert 0 < report["tail_cycles"] <= report["cycles"] - 4 * 15
+    assert main(["kernel", "run", "bn_stats", "--rows", "8", "--gpu-interval", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "configuration default, one triggering access offered every 4 cycles from arming: " \
+           f"{report['first_write_stall_cycles']} stall cycles before the first was taken, " \
+           f"{report['tail_cycles']} cycles from the last to completion" in out

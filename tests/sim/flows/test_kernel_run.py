@@ -160,3 +160,29 @@ def test_two_entries_at_once_on_interleaved_writes():
 def test_bad_gpu_pace_is_refused_before_anything_runs(options, message):
     with pytest.raises(ValueError, match=message):
         run_launches_rtl([Launch("relu_fwd", {"elements": 16})], **options)
+
+
+def test_a_paced_gpu_is_timed_from_the_arming():
+    """With the GPU offering one triggering write every 8 cycles from the arming and no
+    stall, the last write is taken on its slot of the grid: its cycle, counted from the
+    arming, plus the tail is the run's cycles; with a GPU that starts at once, the stall
+    before the first write is part of the run's stall cycles."""
+    name, problem, interval = "bias_relu", {"rows": 8, "channels": 16}, 8
+    packets = kernel(name).launch(problem).expected_triggers
+    late = run_kernel_rtl(name, problem, seed=3, gpu_interval=interval, gpu_delay=2000)
+    check_run(late, "bias_relu, the GPU starting late")
+    measured = late.measurements
+    assert measured["stall_cycles"] == 0 and measured["first_write_stall_cycles"] == 0
+    # Offers at arming + delay + interval·i (cycles counted from the arming); the last taken
+    # in its first cycle.
+    last_write = 2000 + interval * (packets - 1)
+    assert late.cycles - measured["tail_cycles"] == last_write
+    early = run_kernel_rtl(name, problem, seed=3, gpu_interval=interval)
+    check_run(early, "bias_relu, the GPU starting at the arming")
+    measured = early.measurements
+    first_stall = measured["first_write_stall_cycles"]
+    assert 0 <= first_stall <= measured["stall_cycles"]
+    # A refused offer waits and the next starts on a later slot of the grid: the last write
+    # is taken no sooner than every write in its own slot after the first.
+    last_write = early.cycles - measured["tail_cycles"]
+    assert last_write >= first_stall + interval * (packets - 1)
