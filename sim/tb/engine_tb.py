@@ -208,6 +208,8 @@ async def kernel_launch(dut):
         "error": None if error is None else [error[0], error[1], error[2].name],
         "cycles": completed_cycle - armed_cycle,
         "gpu_requests": gpu_requests,
+        # From the arming to the cycle the GPU's last request was taken.
+        "gpu_last_request_cycles": (gpu.transfer_cycles[-1] - armed_cycle) if gpu.transfer_cycles else None,
         "ndp_memory_requests": len(memory.requests) - gpu_requests,
         "gpu_reads": reads,
         "gpu_responses": len(gpu_responses.items),
