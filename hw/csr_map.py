@@ -254,6 +254,10 @@ def _entry_registers(config):
                 Field("count", 0, cw, Access.RO,
                       "events of this entry dropped since an error stopped it"),
             ), "Drained events."),
+            Register("final_threads", 0x30, (
+                Field("count", 0, cw, Access.RW,
+                      "µthreads the finalizer runs as, the i-th with SEQ = i; 0 runs one"),
+            ), "Finalizer µthreads."),
         )),
     ], (base_split, size_split)
 

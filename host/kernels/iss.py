@@ -7,7 +7,9 @@ first runs, every entry is armed in index order and its ``.init`` runs. Then eac
 event (:class:`TriggerEvents`, in trigger order) starts one ``.main`` µthread of its entry;
 a GPU write's bytes reach memory before that µthread starts. The result is defined as
 running the µthreads one after the other in trigger order, each to completion; an entry's
-``.final`` runs once its completed µthreads reach the expected count. A µthread that faults
+``.final`` runs once its completed µthreads reach the expected count, as the entry's
+``final_threads`` µthreads with SEQ 0, 1, … (independent of each other: each writes its
+own results). A µthread that faults
 (:class:`~matndp.hw.engine.isa.ErrorCause`) stops its entry: later triggers of the entry
 are drained (counted, not run) and its finalizer does not run; other entries go on.
 
@@ -93,13 +95,14 @@ class IssConfig:
 @dataclass(frozen=True)
 class FilterEntry:
     """A programmed filter entry: the range it watches, its kernel, its argument block
-    (up to ARGUMENT_WORDS integers, each a 64-bit word) and its expected µthread count
-    (0: the finalizer never runs)."""
+    (up to ARGUMENT_WORDS integers, each a 64-bit word), its expected µthread count
+    (0: the finalizer never runs) and the µthreads its finalizer runs as (0 runs one)."""
     base: int
     size: int
     kernel: KernelImage
     arguments: tuple = ()
     expected: int = 0
+    final_threads: int = 1
 
     def __post_init__(self):
         if len(self.arguments) > ARGUMENT_WORDS:
@@ -111,6 +114,9 @@ class FilterEntry:
             raise ValueError(f"filter range base {self.base:#x} size {self.size:#x} is empty")
         if self.expected < 0:
             raise ValueError(f"expected count {self.expected} is negative")
+        if isinstance(self.final_threads, bool) or not isinstance(self.final_threads, (int, np.integer)) \
+                or self.final_threads < 0:
+            raise ValueError(f"final_threads must be a count of µthreads, not {self.final_threads!r}")
         if Section.MAIN not in self.kernel.sections:
             raise ValueError(f"kernel {self.kernel.name!r} has no main section")
 
@@ -532,34 +538,36 @@ class InstructionSetSimulator:
                        args=np.ascontiguousarray(self._entry_args[entries].T), main=True,
                        specials=specials, data=data, mask_bytes=mask)
 
-    def _single_thread(self, index, section):
-        entries = np.array([index], dtype=np.int64)
+    def _helper_threads(self, index, section, count=1):
+        """``count`` µthreads of an initializer or finalizer, SEQ 0 … count − 1."""
+        entries = np.full(count, index, dtype=np.int64)
         lo, hi = self._entry_lo[entries], self._entry_hi[entries]
-        zero = np.zeros(1, dtype=np.uint64)
+        zero = np.zeros(count, dtype=np.uint64)
         specials = {special: zero for special in ScalarSpecial if special in NO_TRIGGER_SPECIALS}
+        specials[ScalarSpecial.SEQ] = np.arange(count, dtype=np.uint64)
         specials[ScalarSpecial.ENTRY] = entries.astype(np.uint64)
         specials[ScalarSpecial.SLOT] = zero
-        specials[ScalarSpecial.COMPLETED] = np.array([self.status[index].completed], dtype=np.uint64)
-        return Threads(self, ids=np.array([-1]), entries=entries,
+        specials[ScalarSpecial.COMPLETED] = np.full(count, self.status[index].completed, dtype=np.uint64)
+        return Threads(self, ids=np.full(count, -1), entries=entries,
                        starts=lo + self.entries[index].kernel.sections[section], lo=lo, hi=hi,
                        args=np.ascontiguousarray(self._entry_args[entries].T), main=False, specials=specials,
-                       data=np.zeros((1, self.lanes), dtype=np.uint32),
-                       mask_bytes=np.zeros((1, self.sector_bytes), dtype=bool))
+                       data=np.zeros((count, self.lanes), dtype=np.uint32),
+                       mask_bytes=np.zeros((count, self.sector_bytes), dtype=bool))
 
-    def _run_single(self, index, section):
-        threads = self._single_thread(index, section)
+    def _run_helper(self, index, section, count=1):
+        threads = self._helper_threads(index, section, count)
         self._execute(threads)
         self.undo.clear()
         self.instructions += int(threads.executed.sum())
         status = self.status[index]
-        for _, cause, pc, detail in threads.faults:
+        for _, cause, pc, detail in threads.faults[:1]:
             image_pc = int(pc - threads.lo[0])
             status.error = KernelFault(index, section, image_pc, cause, None, detail)
         return not threads.faults
 
     def _initialize(self, index):
         if Section.INIT in self.entries[index].kernel.sections:
-            self._run_single(index, Section.INIT)
+            self._run_helper(index, Section.INIT)
         self.status[index].initialized = True
 
     def _maybe_finalize(self, index):
@@ -570,7 +578,7 @@ class InstructionSetSimulator:
             return          # the initializer failed
         status.finalized = True
         if Section.FINAL in entry.kernel.sections:
-            self._run_single(index, Section.FINAL)
+            self._run_helper(index, Section.FINAL, max(1, int(entry.final_threads)))
 
     def _execute(self, threads):
         """Run ``threads`` until each has exited or faulted, the lowest pc first."""

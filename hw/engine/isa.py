@@ -228,7 +228,8 @@ SPECIAL_MEANING = {
     ScalarSpecial.OFFSET:    "triggering address − the entry's base",
     ScalarSpecial.ADDR:      "triggering address",
     ScalarSpecial.ENTRY:     "filter entry index",
-    ScalarSpecial.SEQ:       "this µthread's place among the entry's triggers (0, 1, …)",
+    ScalarSpecial.SEQ:       "this µthread's place among the entry's triggers (0, 1, …); in a finalizer, "
+                             "its place among the finalizer's µthreads (0 in an initializer)",
     ScalarSpecial.MASK:      "byte enables of the triggering access (bit i: byte i; the low 64 bits)",
     ScalarSpecial.WRITE:     "1 when a write triggered, 0 for a read",
     ScalarSpecial.SLOT:      "µthread slot (depends on timing: not for addressing data)",
@@ -239,10 +240,9 @@ SPECIAL_MEANING = {
 }
 
 # What an initializer or finalizer µthread reads in the specials that describe a trigger:
-# it has none, so they read as zero.
-NO_TRIGGER_SPECIALS = (ScalarSpecial.OFFSET, ScalarSpecial.ADDR, ScalarSpecial.SEQ,
-                       ScalarSpecial.MASK, ScalarSpecial.WRITE, VectorSpecial.DATA,
-                       VectorSpecial.LANEMASK)
+# it has none, so they read as zero. (Its SEQ numbers the finalizer's µthreads.)
+NO_TRIGGER_SPECIALS = (ScalarSpecial.OFFSET, ScalarSpecial.ADDR, ScalarSpecial.MASK,
+                       ScalarSpecial.WRITE, VectorSpecial.DATA, VectorSpecial.LANEMASK)
 
 ELEMENT_MEANING = {
     Element.FP32:  "binary32 values: an immediate is a float literal or raw bits in hex",

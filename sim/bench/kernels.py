@@ -29,7 +29,8 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.kernel_run import differing_elements, reference_outputs, run_kernel_rtl
 
 
-__all__ = ["bench_kernels_rtl", "bench_kernels_on_the_fly", "SIZES"]
+__all__ = ["bench_kernels_rtl", "bench_kernels_on_the_fly", "SIZES", "finalizer_tail",
+           "TAILS", "MODEL_SIZES", "bench_phase"]
 
 
 # (smaller, larger) problems by the kernels' dimensions: 32 and 128 FP32 packets.
@@ -39,6 +40,14 @@ SIZES = {
     ("rows", "columns"): ({"rows": 4, "columns": 64}, {"rows": 16, "columns": 64}),
 }
 QUICK_OPS = ("relu_fwd", "batchnorm_fwd", "adam")
+# The reductions again at the sizes real models have: BERT-base rows of 768 FP32 (96
+# sectors), ResNet-50 channels of 256.
+MODEL_SIZES = {
+    ("rows", "channels"): ({"rows": 8, "channels": 256}, {"rows": 32, "channels": 256}),
+    ("rows", "columns"): ({"rows": 4, "columns": 768}, {"rows": 16, "columns": 768}),
+}
+MODEL_SIZED = ("bn_stats", "bn_bwd_stats", "layernorm_stats", "layernorm_bwd_stats",
+               "softmax_max", "softmax_bwd_dot")
 
 
 def _measure(name, problem, seed):
@@ -53,9 +62,9 @@ def _measure(name, problem, seed):
             "ndp_memory_requests": run.measurements["ndp_memory_requests"]}
 
 
-def bench_phase(name, seed=1):
+def bench_phase(name, seed=1, sizes=SIZES):
     """One phase kernel at the two sizes: its slope, fixed cost and bounds."""
-    small, large = (_measure(name, problem, seed) for problem in SIZES[KERNELS[name].dims])
+    small, large = (_measure(name, problem, seed) for problem in sizes[KERNELS[name].dims])
     packets = large["packets"] - small["packets"]
     slope = (large["cycles"] - small["cycles"]) / packets
     sub_cores = KERNEL_CONFIG.engine.sub_cores
@@ -121,8 +130,9 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n")
     sensitivity = [latency_sensitivity(name) for name in ("adam",) + (() if quick else ("bn_stats",))]
+    model_sized = [] if quick else [bench_phase(name, sizes=MODEL_SIZES) for name in MODEL_SIZED]
     return {"calibration_file": str(path), "ops": entries, "phases": list(phases.values()),
-            "memory_latency_sensitivity": sensitivity}
+            "memory_latency_sensitivity": sensitivity, "model_sized_reductions": model_sized}
 
 
 # On the fly: a GPU write stream at several rates, from the arming ---------------------
@@ -179,11 +189,42 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
                 round(1 / min(stall_free), 3) if stall_free else None}
 
 
+# A reduction's tail, from the GPU's last triggering write to the entry's completion (the
+# finalizer's work, and what of the main phase is left): ResNet-50's 256 channels over 256
+# rows, BERT-base's 768 columns over 64 rows (as many as the partials of both statistics
+# leave room for in the scratchpad), the GPU writing at the A100's share of a slice.
+TAILS = {"bn_stats": {"rows": 256, "channels": 256}, "layernorm_stats": {"rows": 64, "columns": 768}}
+TAIL_INTERVAL = 4
+
+
+def finalizer_tail(name, problem, interval=TAIL_INTERVAL, config=KERNEL_CONFIG, seed=1):
+    """``name`` with the GPU offering one triggering write every ``interval`` cycles from
+    :data:`INITIALIZED_CYCLES` after the arming: the stream's cycles (from its first offer
+    to its last write taken, stalls included), the tail after it, and the tail's share."""
+    launch = kernel(name).launch(problem)
+    inputs = random_inputs(launch, seed)
+    _, golden, _ = reference_outputs(launch, inputs)
+    run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=interval,
+                         gpu_delay=INITIALIZED_CYCLES, config=config)
+    if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
+        raise RuntimeError(f"{name} {problem}: the RTL run did not complete bit-exact ({run.error})")
+    last_write = run.measurements["gpu_last_request_cycles"]
+    stream = last_write - INITIALIZED_CYCLES
+    tail = run.cycles - last_write
+    return {"kernel": name, "problem": dict(problem), "packets": launch.expected_triggers,
+            "final_threads": launch.final_threads, "interval_cycles": interval,
+            "stream_cycles": stream, "gpu_stall_cycles": run.measurements["stall_cycles"],
+            "tail_cycles": tail, "tail_share": round(tail / stream, 4)}
+
+
 def bench_kernels_on_the_fly(quick=False):
     """``bias_relu`` and ``bn_stats`` under GPU write streams of several rates from the
-    arming, in each named configuration (``quick``: the default one at one write every 1
-    and 4 cycles)."""
+    arming, in each named configuration, and the reductions' tails at model sizes
+    (``quick``: the default configuration at one write every 1 and 4 cycles, no tails)."""
     configurations = {"default": (1, 4)} if quick else INTERVALS
-    return {config_name: [on_the_fly(name, problem, config_name, intervals)
-                          for name, problem in ON_THE_FLY.items()]
-            for config_name, intervals in configurations.items()}
+    result = {config_name: [on_the_fly(name, problem, config_name, intervals)
+                            for name, problem in ON_THE_FLY.items()]
+              for config_name, intervals in configurations.items()}
+    if not quick:
+        result["tails"] = [finalizer_tail(name, problem) for name, problem in TAILS.items()]
+    return result

@@ -73,6 +73,11 @@ def _iss_rate(results):
     return min(run["instructions_per_s"] for run in results["runs"])
 
 
+def _tail_share(result, name):
+    return next((entry["tail_share"] for entry in result.get("tails", ()) if entry["kernel"] == name),
+                float("inf"))
+
+
 def _stall_free(result, engine, name):
     return next((entry["highest_stall_free_writes_per_cycle"] or 0.0
                  for entry in result.get(engine, ()) if entry["kernel"] == name), 0.0)
@@ -134,6 +139,9 @@ HEADLINES = {
         Headline("engine: rate lost from memory latency 10 to 100 cycles, worst kernel",
                  lambda r: max(s["slowdown"]["100"] for s in r["memory_latency_sensitivity"]),
                  lambda v: f"{v:.2f}x", ("<=", 1.1)),
+        Headline("reductions at 768-column rows and 256 channels: lowest share of the bound",
+                 lambda r: min((p["efficiency"] for p in r.get("model_sized_reductions", ())),
+                               default=0.0), lambda v: f"{v:.0%}", (">=", 0.9)),
     ],
     "kernel_on_the_fly": [
         Headline("bn_stats on the fly from the arming: highest stall-free GPU write rate, "
@@ -146,6 +154,12 @@ HEADLINES = {
                  lambda r: _stall_free(r, "channel", "bn_stats"), _writes_per_cycle, (">=", 1.0)),
         Headline("bias_relu on the fly, channel configuration",
                  lambda r: _stall_free(r, "channel", "bias_relu"), _writes_per_cycle, (">=", 0.5)),
+        Headline("bn_stats, 256 channels, a write every 4 cycles: tail after the last write",
+                 lambda r: _tail_share(r, "bn_stats"), lambda v: f"{v:.1%} of the stream",
+                 ("<=", 0.1)),
+        Headline("layernorm_stats, 768 columns, the same",
+                 lambda r: _tail_share(r, "layernorm_stats"), lambda v: f"{v:.1%} of the stream",
+                 ("<=", 0.1)),
     ],
     "tiering_traces": [
         Headline("SENet-154-sized trace: import + simulate, slowest of ideal, g10, tm",

@@ -42,7 +42,8 @@ class KernelSetup:
         runtime.write_arguments(self.index, list(self.arguments))
         entry = loaded.filter_range(self.entry["base"], self.entry["size"],
                                     on_write=self.entry["on_write"], on_read=self.entry["on_read"],
-                                    expected=self.entry["expected"], arg_index=self.index)
+                                    expected=self.entry["expected"],
+                                    final_threads=self.entry["final_threads"], arg_index=self.index)
         runtime.program(self.index, entry)
         return entry
 

@@ -121,7 +121,7 @@ async def kernel_launch(dut):
         entry = launch["entry"]
         await call_runtime(runtime.program, index, loaded[index].filter_range(
             entry["base"], entry["size"], on_write=entry["on_write"], on_read=entry["on_read"],
-            expected=entry["expected"], arg_index=index))
+            expected=entry["expected"], final_threads=entry["final_threads"], arg_index=index))
         armed.append(cycles.now())
     armed_cycle = armed[-1]
 
@@ -238,6 +238,8 @@ async def kernel_launch(dut):
         "error": None if error is None else [error[0], error[1], error[2].name],
         "cycles": completed_cycle - armed_cycle,
         "gpu_requests": gpu_requests,
+        # From the arming to the cycle the GPU's last request was taken.
+        "gpu_last_request_cycles": (gpu.transfer_cycles[-1] - armed_cycle) if gpu.transfer_cycles else None,
         "ndp_memory_requests": len(memory.requests) - gpu_requests,
         "gpu_reads": reads,
         "gpu_responses": len(gpu_responses.items),

@@ -32,6 +32,22 @@ def test_program_writes_the_documented_registers():
     assert writes[0][1:] == (base, 0) and writes[-1][1] == base
 
 
+def test_program_writes_the_finalizer_s_thread_count():
+    runtime, bus = make_runtime()
+    finals = runtime.registers["entry2.final_threads"].address
+    runtime.program(2, FilterRange(0x1000, 0x100, final_pc=7, final_threads=32))
+    assert bus.values[finals] == 32
+    runtime.program(2, FilterRange(0x1000, 0x100, final_pc=7))
+    assert bus.values[finals] == 1
+
+
+def test_a_slice_without_an_engine_refuses_finalizer_threads():
+    runtime, bus = make_runtime(NDPConfig(engine=None))
+    with pytest.raises(RangeError, match="no engine to run an initializer or finalizer"):
+        runtime.program(0, FilterRange(0x1000, 0x100, final_threads=2))
+    assert bus.log == []
+
+
 def test_probe_checks_identity_and_configuration():
     runtime, bus = make_runtime()
     assert runtime.probe()["filter_entries"] == 16
@@ -104,6 +120,8 @@ def test_the_register_model_keeps_what_the_hardware_keeps():
     (-1, FilterRange(0x1000, 0x100), "entry -1 does not exist"),
     (0, FilterRange(0x1000, 0x100, kernel_pc=1 << 16), "kernel_pc"),
     (0, FilterRange(0x1000, 0x100, expected=1 << 32), "expected count"),
+    (0, FilterRange(0x1000, 0x100, final_threads=1 << 32), "final_threads"),
+    (0, FilterRange(0x1000, 0x100, final_threads=-1), "final_threads"),
 ])
 def test_bad_ranges_are_refused_by_name(index, entry, message):
     runtime, bus = make_runtime()

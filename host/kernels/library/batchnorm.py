@@ -4,8 +4,8 @@ gradient of the backward; FP32 and their BF16 variants."""
 
 from matndp.host.kernels.library.bf16 import bf16_variant, sixteen
 from matndp.host.kernels.library.shapes import (CHANNELS, IN, OUT, STATE, at_least, both,
-                                                channel_partials, fp32, matrix, multiple,
-                                                per_channel)
+                                                channel_groups, channel_partials, fp32, matrix,
+                                                multiple, per_channel)
 from matndp.host.kernels.library.spec import LANES, Access, KernelSpec, ParamSpec, Region
 
 
@@ -73,6 +73,7 @@ KERNELS = (
              ParamSpec("momentum", 0.1, "running-statistics factor")),
             "x", Access.WRITE, _STATS_ORDER, order_independent=False,
             scratchpad=_partials("SQUARES_SP", "SUMS_SP"), partials=channel_partials,
+            final_threads=channel_groups,
             check=both(multiple("channels", LANES), _TWO_ROWS)),
     _kernel("bn_apply", "batch-norm normalization on reads of x",
             (fp32("x", IN, matrix, "rows × C, channels innermost"),
@@ -99,7 +100,8 @@ KERNELS = (
             "k = ((dot·invstd)·invstd) / n; a = invstd·weight; b = −(a·k); "
             "c = a·fma(k, mean, −(Σdy / n))",
             order_independent=False, scratchpad=_partials("DOTS_SP", "SUMS_SP"),
-            partials=channel_partials, check=multiple("channels", LANES)),
+            partials=channel_partials, final_threads=channel_groups,
+            check=multiple("channels", LANES)),
     _kernel("bn_bwd_apply", "batch-norm input gradient on reads of dy",
             (fp32("dy", IN, matrix, "rows × C, channels innermost"),
              fp32("x", IN, matrix, "the forward input, like dy"),

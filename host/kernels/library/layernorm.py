@@ -6,9 +6,9 @@ import numpy as np
 
 from matndp.host.kernels.library.bf16 import BF16_HALVES, bf16_row_partials, bf16_variant, sixteen
 from matndp.host.kernels.library.shapes import (IN, OUT, ROW_REDUCE, ROW_VALUES, ROWS,
-                                                columns_region, fp32, matrix, multiple,
-                                                per_column, per_row, row_partials,
-                                                row_partials_region, rows_of)
+                                                column_groups, columns_region, fp32, matrix,
+                                                multiple, one_per_row, per_column, per_row,
+                                                row_partials, row_partials_region, rows_of)
 from matndp.host.kernels.library.spec import LANES, Access, KernelSpec, ParamSpec
 
 
@@ -39,7 +39,7 @@ KERNELS = (
             "rstd = 1/√(max(fma(−mean, mean, Σx² / L), 0) + eps); row coefficients rstd and "
             "−(mean·rstd)", order_independent=False,
             scratchpad=(row_partials_region("SQUARES_SP"), row_partials_region("SUMS_SP")),
-            partials=row_partials),
+            partials=row_partials, final_threads=one_per_row),
     _kernel("layernorm_apply", "layer-norm normalization on reads of x",
             (fp32("x", IN, matrix, "rows × L, row-major"),
              rows_of("row_coefs", IN, 2, "from layernorm_stats"),
@@ -62,7 +62,7 @@ KERNELS = (
             "m = −(mean·rstd)", order_independent=False,
             scratchpad=(columns_region("WEIGHT_SP"), row_partials_region("DOTS_SP"),
                         row_partials_region("SUMS_SP")),
-            partials=row_partials),
+            partials=row_partials, final_threads=one_per_row),
     _kernel("layernorm_bwd_apply", "layer-norm input and parameter gradients on reads of dy",
             (fp32("dy", IN, matrix, "rows × L, row-major"),
              fp32("x", IN, matrix, "the forward input, like dy"),
@@ -75,7 +75,8 @@ KERNELS = (
             "dx = fma(dy·weight, a, fma(x, b, c)); x̂ = fma(x, a, m); per column, in trigger "
             "order: grad_weight = fma(dy, x̂, grad_weight), grad_bias += dy",
             order_independent=False,
-            scratchpad=(columns_region("WEIGHT_SP"), columns_region("GRADS_SP", 2))),
+            scratchpad=(columns_region("WEIGHT_SP"), columns_region("GRADS_SP", 2)),
+            final_threads=column_groups),
 )
 
 _BY_NAME = {spec.name: spec for spec in KERNELS}

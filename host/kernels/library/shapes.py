@@ -16,7 +16,7 @@ __all__ = ["ELEMENTS", "CHANNELS", "ROWS", "per_element", "matrix", "per_channel
            "per_column", "per_row", "fp32", "rows_of", "IN", "OUT", "STATE", "multiple",
            "both", "at_least", "channel_partials", "row_partials", "partial_shift",
            "row_partials_bytes", "ROW_VALUES", "row_partials_region", "columns_region",
-           "ROW_REDUCE"]
+           "ROW_REDUCE", "channel_groups", "column_groups", "one_per_row"]
 
 
 ELEMENTS = ("elements",)
@@ -98,6 +98,21 @@ def row_partials(problem, lanes=LANES):
     while partials * 2 <= min(_ROW_SPREAD, problem["columns"] // lanes):
         partials *= 2
     return partials
+
+
+# The µthreads a finalizer runs as: one per sector of per-channel (per-column) FP32 values,
+# or one per row.
+
+def channel_groups(problem):
+    return problem["channels"] // LANES
+
+
+def column_groups(problem):
+    return problem["columns"] // LANES
+
+
+def one_per_row(problem):
+    return problem["rows"]
 
 
 def partial_shift(kernel, partials):

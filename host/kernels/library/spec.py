@@ -167,6 +167,8 @@ class KernelSpec:
     partials:          function problem -> the number of partials K each accumulator of
                        its reductions is split into (1 for kernels without), see
                        docs/kernels.md.
+    final_threads:     function problem -> the µthreads its finalizer runs as, SEQ 0, 1, …
+                       (one per channel group or row it finishes; 1 for kernels without).
     order:             the operation order, as docs/kernels.md states it.
     order_independent: whether the outputs are the same bits under any trigger order.
     ragged:            whether the trigger tensor may end in a partial sector.
@@ -189,6 +191,7 @@ class KernelSpec:
     order_independent: bool = True
     ragged: bool = False
     partials: object = lambda problem: 1
+    final_threads: object = lambda problem: 1
     check: object = lambda problem: None
     check_params: object = lambda name, params: None
 
@@ -436,6 +439,11 @@ class KernelLaunch:
     @property
     def ordered(self):
         return self.kernel.ordered
+
+    @property
+    def final_threads(self):
+        """µthreads the entry's finalizer runs as (SEQ 0, 1, …)."""
+        return positive_int(self.kernel.name, "final_threads", self.kernel.final_threads(self.problem))
 
     def arguments(self, addresses, scratchpad_base=0):
         """The 16 argument words for tensors at ``addresses`` ({name: byte address}) and

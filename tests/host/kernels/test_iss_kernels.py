@@ -378,6 +378,9 @@ def test_bad_inputs_are_refused():
         FilterEntry(0, 64, image, tuple(range(17)))
     with pytest.raises(ValueError, match="not a 64-bit integer"):
         FilterEntry(0, 64, image, (1 << 64,))
+    for count in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="final_threads must be a count of µthreads"):
+            FilterEntry(0, 64, image, final_threads=count)
     with pytest.raises(ValueError, match="sector_bytes"):
         IssConfig(sector_bytes=12)
     beyond = InstructionSetSimulator(memory, [FilterEntry(1024, 64, image)])
@@ -440,6 +443,34 @@ def test_maximum_reduction_in_the_scratchpad():
     simulator = InstructionSetSimulator(memory, [FilterEntry(base, x.nbytes, assemble(source), (out,), 500)])
     simulator.run(TriggerEvents.sectors(0, base, x))
     assert (memory.tensor("out") == x.max()).all()
+
+
+@pytest.mark.parametrize("final_threads, runs", [(0, 1), (1, 1), (5, 5)])
+def test_a_finalizer_runs_as_its_entry_s_final_threads(final_threads, runs):
+    """µthread i of the finalizer has SEQ i (the initializer 0): each writes its own sector."""
+    source = """.kernel spread
+.arg OUT 0
+.init
+    sw.x [OUT + 252], SEQ
+.main
+    exit
+.final
+    shl x1, SEQ, 5
+    sw [x1 + OUT], SEQ
+    sw.x [x1 + OUT + 4], COMPLETED
+"""
+    memory = Memory(4096)
+    trigger, out = memory.reserve("t", 64), memory.reserve("out", 256, dtype=np.uint32)
+    memory.write(out, np.full(64, 0xAAAAAAAA, np.uint32))
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, 64, assemble(source), (out,), 2,
+                                                             final_threads=final_threads)])
+    result = simulator.run(TriggerEvents.sectors(0, trigger, np.ones(16, np.float32)))
+    assert result.entries[0].finalized
+    got = memory.tensor("out").reshape(8, 8)
+    for index in range(runs):
+        assert got[index, :2].tolist() == [index, 2]
+    assert (got[runs:7, :2] == 0xAAAAAAAA).all() and got[7, 7] == 0
+    assert result.instructions == 1 + 2 + 3 * runs
 
 
 def test_initializer_and_finalizer_see_no_trigger():

@@ -34,6 +34,7 @@ class EngineEntry:
     ordered: bool = False
     arguments: tuple = ()
     expected: int = 0
+    final_threads: int = 1
 
 
 @dataclass
@@ -142,7 +143,7 @@ def run_engine(config, entry, memory, events, *, base, seed=1, pause=0.3, latenc
             "main_pc": entry.main_pc, "init_pc": entry.init_pc or 0,
             "final_pc": entry.final_pc or 0, "has_init": entry.init_pc is not None,
             "has_final": entry.final_pc is not None, "ordered": entry.ordered,
-            "arg_block": 0, "expected": entry.expected})
+            "arg_block": 0, "expected": entry.expected, "final_threads": entry.final_threads})
         ctx.set(dut.arm, 1)
         await ctx.tick()
         ctx.set(dut.arm, 0)

@@ -6,8 +6,8 @@ must execute exactly the instructions the instruction-set simulator does.
 
 The kernels cover the engine's paths: an element-wise kernel (with one and with two
 sub-cores), an initializer loading what every µthread reads, a read-triggered kernel,
-ordered scratchpad atomics with an initializer and a finalizer, and division and square
-root."""
+ordered scratchpad atomics with an initializer and a finalizer of one µthread per channel
+group or row, and division and square root."""
 
 import numpy as np
 import pytest
@@ -46,7 +46,7 @@ def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1):
     entry = EngineEntry(words=image.words, main_pc=pc(Section.MAIN), init_pc=pc(Section.INIT),
                         final_pc=pc(Section.FINAL), ordered=launch.ordered,
                         arguments=launch.arguments(placed.addresses),
-                        expected=launch.expected_triggers)
+                        expected=launch.expected_triggers, final_threads=launch.final_threads)
     config = engine_config(launch.scratchpad_bytes, sub_cores)
     run = run_engine(config, entry, placed.memory, placed.events,
                      base=placed.addresses[launch.trigger], seed=seed, pause=pause)
@@ -68,6 +68,7 @@ CASES = [
     ("bias_relu", {"rows": 4, "channels": 16}, 1),
     ("softmax_scale", {"rows": 2, "columns": 32}, 1),
     ("bn_stats", {"rows": 8, "channels": 16}, 1),
+    ("layernorm_stats", {"rows": 3, "columns": 32}, 1),
     ("adam", {"elements": 32}, 1),
 ]
 

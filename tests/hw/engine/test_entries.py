@@ -33,19 +33,28 @@ class Promise:
     has_init: bool
     has_final: bool
     expected: int
+    final_threads: int = 1   # as programmed: 0 runs one
     armed: bool = False
     init_started: bool = False
     init_ended: bool = False
     completed: int = 0
     drained: int = 0
     reached: bool = False
-    final_started: bool = False
-    final_ended: bool = False
+    finals_started: int = 0
+    finals_ended: int = 0
     stopped: bool = False
     seq: int = 0
 
     def arm(self):
-        self.__init__(self.has_init, self.has_final, self.expected, armed=True)
+        self.__init__(self.has_init, self.has_final, self.expected, self.final_threads, armed=True)
+
+    @property
+    def finals(self):
+        return max(1, self.final_threads)
+
+    @property
+    def final_ended(self):
+        return self.finals_ended == self.finals
 
     @property
     def initializing(self):
@@ -61,7 +70,8 @@ class Promise:
 
     @property
     def final_request(self):
-        return self.reached and self.has_final and not self.final_started and not self.stopped
+        return self.reached and self.has_final and self.finals_started < self.finals \
+            and not self.stopped
 
     @property
     def complete(self):
@@ -75,15 +85,17 @@ class Promise:
 def _entry_config(promise):
     return {"main_pc": 1, "init_pc": 2, "final_pc": 3, "has_init": int(promise.has_init),
             "has_final": int(promise.has_final), "ordered": 0, "arg_block": 0,
-            "expected": promise.expected}
+            "expected": promise.expected, "final_threads": promise.final_threads}
 
 
 def run_entries(seed, cycles=2500, error_rate=0.004):
     dut = EntryControl(CONFIG, retire_ports=PORTS, error_ports=PORTS)
     rng = random.Random(seed)
-    promises = [Promise(bool(e & 1), bool(e & 2), rng.randrange(1, 20)) for e in range(ENTRIES)]
+    promises = [Promise(bool(e & 1), bool(e & 2), rng.randrange(1, 20), rng.randrange(4))
+                for e in range(ENTRIES)]
     alive = []              # [cycles left, entry, kind, fails]
-    seen = {"init": 0, "final": 0, "complete": 0, "errors": 0, "rearmed": 0, "drained": 0}
+    seen = {"init": 0, "final": 0, "several_finals": 0, "complete": 0, "errors": 0, "rearmed": 0,
+            "drained": 0}
     recorded = None         # the error the docs say is recorded
 
     async def bench(ctx):
@@ -162,6 +174,8 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                 assert status.complete == promise.complete, what
                 assert status.busy == promise.busy, what
                 assert ctx.get(dut.seq[entry]) == promise.seq, what
+                if promise.final_request:
+                    assert ctx.get(dut.final_seq[entry]) == promise.finals_started, what
                 assert ctx.get(dut.accepts) >> entry & 1 == promise.accepts, what
                 assert ctx.get(dut.init_request) >> entry & 1 == promise.init_request, what
                 assert ctx.get(dut.final_request) >> entry & 1 == promise.final_request, what
@@ -189,9 +203,9 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                             promise.completed += 1
                         elif kind is ThreadKind.INIT and promise.init_started:
                             promise.init_ended = True
-                        elif kind is ThreadKind.FINAL and promise.final_started:
-                            promise.final_ended = True
-                            seen["complete"] += 1
+                        elif kind is ThreadKind.FINAL and promise.finals_ended < promise.finals_started:
+                            promise.finals_ended += 1
+                            seen["complete"] += promise.final_ended
                 if any(error_valid >> p & 1 and errors[p]["entry"] == entry for p in range(PORTS)):
                     promise.stopped = True
                     seen["errors"] += 1
@@ -206,8 +220,9 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                         promise.init_started = True
                         seen["init"] += 1
                     else:
-                        promise.final_started = True
+                        promise.finals_started += 1
                         seen["final"] += 1
+                        seen["several_finals"] += promise.finals_started > 1
                 if promise.armed and promise.expected and promise.completed >= promise.expected \
                         and not promise.initializing:
                     promise.reached = True
@@ -223,7 +238,8 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
 def test_entry_control_keeps_its_promises(seed):
     seen = run_entries(seed)
     # The run went through every phase and every kind of event.
-    assert seen["init"] and seen["final"] and seen["complete"] and seen["rearmed"]
+    assert seen["init"] and seen["final"] and seen["several_finals"] and seen["complete"]
+    assert seen["rearmed"]
     assert seen["errors"] and seen["drained"]
 
 

@@ -1,14 +1,17 @@
 """The spawner alone, in Amaranth's simulator, against its contract (docs/engine.md):
-a waiting initializer or finalizer starts first (lowest entry first); otherwise the head
-event starts a main µthread of its entry with the entry's next sequence number, or, when
-its entry is stopped, is drained at once; events wait in order while their entry does not
-accept them or no slot is free. The slot is the lowest free one of the first sub-core,
-after the one used last, that has any.
+a waiting initializer or finalizer starts first (lowest entry first), except that right
+after a finalizer µthread an event that can start (or be drained) goes first; otherwise
+the head event starts a main µthread of its entry with the entry's next sequence number,
+or, when its entry is stopped, is drained at once; events wait in order while their entry
+does not accept them or no slot is free. An initializer starts with SEQ 0, a finalizer
+µthread with the SEQ the entry control gives. The slot is the lowest free one of the first
+sub-core, after the one used last, that has any.
 
 The testbench plays the entry control (accepts, stops, helper requests that stay up until
-their µthread starts, sequence numbers) and the sub-cores (slots that fill when a µthread
-starts and free after a random lifetime), all changing at random; the events arrive with
-random pauses. Sub-cores take every spawn (their ``ready`` is always high)."""
+their µthreads start — a finalizer's for several —, sequence numbers) and the sub-cores
+(slots that fill when a µthread starts and free after a random lifetime), all changing at
+random; the events arrive with random pauses. Sub-cores take every spawn (their ``ready``
+is always high)."""
 
 import random
 
@@ -49,6 +52,8 @@ class World:
         self.init_request = 0
         self.final_request = 0
         self.seq = [0] * ENTRIES
+        self.final_seq = [0] * ENTRIES
+        self.final_left = [0] * ENTRIES      # finalizer µthreads still to start
 
     def free(self, core):
         return sum(1 << slot for slot, life in enumerate(self.lifetimes[core]) if life == 0)
@@ -61,6 +66,7 @@ class World:
         ctx.set(dut.init_request, self.init_request)
         ctx.set(dut.final_request, self.final_request)
         ctx.set(dut.seq, self.seq)
+        ctx.set(dut.final_seq, self.final_seq)
 
     def step(self, spawned):
         """The cycle ends: µthreads age and end, a started one fills its slot, and the entry
@@ -78,7 +84,10 @@ class World:
             elif kind is ThreadKind.INIT:
                 self.init_request &= ~(1 << entry)
             else:
-                self.final_request &= ~(1 << entry)
+                self.final_seq[entry] += 1
+                self.final_left[entry] -= 1
+                if not self.final_left[entry]:
+                    self.final_request &= ~(1 << entry)
         rng = self.rng
         if rng.random() < 0.08:
             self.accepts ^= 1 << rng.randrange(ENTRIES)
@@ -91,6 +100,8 @@ class World:
                     self.init_request |= 1 << entry
                 else:
                     self.final_request |= 1 << entry
+                    self.final_left[entry] = rng.randrange(1, 6)
+                    self.final_seq[entry] = rng.randrange(100)
 
 
 def _lowest(bits):
@@ -113,6 +124,7 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
     outcomes = []       # per event, in the order taken: ("spawn", core, record) or ("drain",)
     spawns = []
     last_core = [0]     # after reset, as if sub-core 0 had been used last
+    after_final = [False]   # the last µthread started was a finalizer's
 
     async def bench(ctx):
         ctx.set(dut.entry_config, [_entry_config(entry) for entry in range(ENTRIES)])
@@ -137,6 +149,11 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                      for step in range(config.engine.sub_cores)]
             target = next((core for core in order if frees[core]), None)
             helpers = world.init_request | world.final_request
+            event_goes = offered is not None and bool(
+                (world.stopped | world.accepts) >> offered["entry"] & 1)
+            if helpers and after_final[0] and event_goes and \
+                    not world.init_request >> _lowest(helpers) & 1:
+                helpers = 0     # the event's turn
             expected = None
             drain = offered is not None and not helpers and world.stopped >> offered["entry"] & 1
             assert ctx.get(dut.drained) == drain, f"cycle {cycle}: drained {not drain}"
@@ -172,6 +189,10 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 pc = {ThreadKind.MAIN: "main_pc", ThreadKind.INIT: "init_pc",
                       ThreadKind.FINAL: "final_pc"}[kind]
                 assert record.pc == config_e[pc]
+                if kind is ThreadKind.FINAL:
+                    assert record.seq == world.final_seq[entry]
+                elif kind is ThreadKind.INIT:
+                    assert record.seq == 0
                 if kind is ThreadKind.MAIN:
                     assert record.seq == world.seq[entry]
                     assert record.ordered == config_e["ordered"]
@@ -182,6 +203,9 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 spawns.append((target, record))
                 last_core[0] = target
                 spawned = (target, record)
+                after_final[0] = kind is ThreadKind.FINAL
+            if drain:
+                after_final[0] = False
             await ctx.tick()
             world.step(spawned)
 
@@ -203,9 +227,15 @@ def test_spawner_follows_its_contract_under_random_surroundings(sub_cores, seed)
             seqs.setdefault(event["entry"], []).append(int(outcome[2].seq))
     for entry, numbers in seqs.items():
         assert numbers == list(range(len(numbers))), entry
-    # The run saw every case: helpers of both kinds, drained events, every sub-core.
+    # The run saw every case: helpers of both kinds, finalizers of several µthreads, an
+    # event started between two of a finalizer's µthreads, drained events, every sub-core.
     kinds = {ThreadKind(record.kind) for _, record in spawns}
     assert kinds == set(ThreadKind)
+    finals = [int(record.seq) for _, record in spawns if ThreadKind(record.kind) is ThreadKind.FINAL]
+    assert any(b == a + 1 for a, b in zip(finals, finals[1:]))
+    kinds_in_order = [(ThreadKind(record.kind), int(record.entry)) for _, record in spawns]
+    assert any(a[0] is ThreadKind.FINAL and b[0] is ThreadKind.MAIN and c == a
+               for a, b, c in zip(kinds_in_order, kinds_in_order[1:], kinds_in_order[2:]))
     assert any(outcome[0] == "drain" for outcome in outcomes)
     assert {core for core, _ in spawns} == set(range(sub_cores))
 

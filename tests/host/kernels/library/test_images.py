@@ -6,6 +6,8 @@ This is a refactoring-invariance check, so its expected values are frozen on pur
 built from library sources, as the assembler produced them from the sources before the
 restructuring (words, section starts, the ordering flag and the argument words the
 kernel declares). The argument *names* are not frozen: they are not part of an image.
+An image changes only on purpose, regenerated with the change that makes it: the
+reductions' finalizers, since they run as one µthread per channel group or row.
 """
 
 import json
