@@ -2,21 +2,26 @@
 then the optimizer step beside its state (docs/ndpxnet-rtl.md).
 
 Each GPU ``k`` writes its gradient into its own copy ``grad[k]``; the K copies lie one after
-the other, ``copy_bytes`` apart, so one ordered filter entry watches all of them. A write's
-µthread counts the arrival of its sector in one lane of a scratchpad counter (``samoadd``
-of a one-hot lane, posted), loads the counter (a µthread's plain scratchpad loads wait for
-its own atomics, and later µthreads' atomics wait for its ticket, so the load sees exactly
-the arrivals up to its own) and hands the ticket on (``samoadd.r`` of zero). The counters
-start at −K, so the K-th arrival, and only it, sees zero: it loads the other K − 1 copies
-of its sector from memory and sums the K in GPU-index order, ((g0 + g1) + g2) + …, its own
-from the write's data. Whatever the order and timing of the K writes, the sum is the same.
+the other, ``copy_bytes`` apart, so one ordered filter entry watches all of them. Each
+sector of a copy has an arrival record in the scratchpad, one sector with lane ``k`` for
+GPU ``k``. A write's µthread records its sequence number ``SEQ`` in its lane
+(``samomax`` of a vector holding ``SEQ`` in lane ``k`` and −∞ elsewhere, marked ``.r``: the
+entry's ticket passes on as the atomic leaves, so no arrival waits for another's load) and
+loads the record back (a µthread's plain scratchpad loads wait for its own atomics). Atomics
+are applied in trigger order, so the load sees every earlier arrival's lane; the last of
+the K arrivals, and only it, finds all K lanes recorded and its own ``SEQ`` the largest (an
+earlier arrival finds either a lane still −∞ or a later ``SEQ``). It loads the other K − 1
+copies of its sector from memory and sums the K in GPU-index order,
+((g0 + g1) + g2) + …, its own from the write's data. Whatever the order and timing of the K
+writes, the sum is the same.
 
 ``library/expander_sum.s`` is that reduction, storing the sum. The optimizer kernels
 (:func:`reduction_source`) are it with the library optimizer's ``.main`` in place of the
 store: the library's own instructions, with the sum in place of ``DATA`` and the sector's
 offset within one copy in place of ``OFFSET``, so an optimizer's order of operations is
 written once. :class:`ReductionLaunch` gives what the runtime programs for one tensor: the
-placement, the argument words, the expected count and the counters' initial contents.
+placement, the argument words, the expected count and the arrival records' initial
+contents.
 """
 
 from dataclasses import dataclass
@@ -35,11 +40,13 @@ from matndp.host.kernels.library.inputs import random_inputs
 from matndp.host.kernels.library.sources import read_include
 
 
-__all__ = ["OPTIMIZERS", "SUM_KERNEL", "KERNELS", "reduction_source", "reduction_image",
-           "ReductionLaunch", "counter_bytes", "run_on_iss"]
+__all__ = ["OPTIMIZERS", "MAX_GPUS", "SUM_KERNEL", "KERNELS", "reduction_source", "reduction_image",
+           "ReductionLaunch", "arrival_bytes", "run_on_iss"]
 
 
 OPTIMIZERS = ("sgd_momentum", "adam", "adamw")
+# An arrival record is one scratchpad sector, a lane per GPU.
+MAX_GPUS = LANES
 # The reduction alone; each optimizer kernel is it with the optimizer's .main in place of
 # its store of the sum.
 SUM_KERNEL = "sum"
@@ -140,10 +147,10 @@ def reduction_image(optimizer):
     return assemble(reduction_source(optimizer), filename=f"expander_{optimizer}", include=read_include)
 
 
-def counter_bytes(copy_bytes):
-    """Scratchpad bytes of the arrival counters of a tensor of ``copy_bytes`` per copy."""
-    sectors = -(-copy_bytes // SECTOR_BYTES)
-    return -(-sectors // LANES) * SECTOR_BYTES
+def arrival_bytes(copy_bytes):
+    """Scratchpad bytes of the arrival records of a tensor of ``copy_bytes`` per copy: a
+    sector per sector of a copy."""
+    return -(-copy_bytes // SECTOR_BYTES) * SECTOR_BYTES
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,9 @@ class ReductionLaunch:
                 raise LibraryError(f"{name} must be a positive integer, not {value!r}")
         if self.ports < 2:
             raise LibraryError(f"an expander reduces over at least 2 GPUs, not {self.ports}")
+        if self.ports > MAX_GPUS:
+            raise LibraryError(f"an arrival record has a lane per GPU: at most {MAX_GPUS} GPUs, "
+                               f"not {self.ports}")
         if self.copy_bytes * self.ports > 1 << 32:
             raise LibraryError(f"{self.ports} copies of {self.copy_bytes} bytes exceed the 32-bit "
                                f"offsets divc/remc divide")
@@ -199,7 +209,7 @@ class ReductionLaunch:
 
     @property
     def scratchpad_bytes(self):
-        return counter_bytes(self.copy_bytes)
+        return arrival_bytes(self.copy_bytes)
 
     def input_tensors(self):
         """Tensors placed before the step: the optimizer's weights and state."""
@@ -211,9 +221,9 @@ class ReductionLaunch:
             return ("sum",)
         return tuple(t.name for t in self.optimizer_launch.tensors if t.name != "grad")
 
-    def arguments(self, addresses, counters):
+    def arguments(self, addresses, arrivals):
         """The 16 argument words: ``addresses`` of the tensors ({name: byte address};
-        ``grad`` the first copy's), the counters at scratchpad address ``counters``."""
+        ``grad`` the first copy's), the arrival records at scratchpad address ``arrivals``."""
         if self.optimizer == SUM_KERNEL:
             words = [0] * ARGUMENT_WORDS
             own = {"SUM": addresses["sum"]}
@@ -221,7 +231,7 @@ class ReductionLaunch:
             words = list(self.optimizer_launch.arguments(addresses))
             own = {}
         own.update(COPY=divisor_descriptor(self.copy_bytes, self.grad_bytes - 1).word,
-                   COUNTERS=counters, PORTS=self.ports)
+                   ARRIVALS=arrivals, PORTS=self.ports)
         declared = reduction_image(self.optimizer).arguments
         for name, value in own.items():
             words[declared[name]] = value
@@ -265,29 +275,39 @@ class ReductionLaunch:
                            full if valid == SECTOR_BYTES else (1 << valid) - 1))
         return writes
 
-    def initial_counters(self):
-        """The counters' scratchpad bytes before the first write: −K in every lane."""
-        return np.full(self.scratchpad_bytes // 4, -float(self.ports), dtype=np.float32).view(np.uint8)
+    def initial_arrivals(self):
+        """The arrival records' scratchpad bytes before the first write: in each record −∞
+        in the K GPUs' lanes (nothing recorded) and +0 in the others, which no ``SEQ``
+        (a non-negative integer, as FP32 bits) is below."""
+        records = np.zeros((self.scratchpad_bytes // SECTOR_BYTES, LANES), dtype=np.float32)
+        records[:, :self.ports] = -np.inf
+        return records.reshape(-1).view(np.uint8)
 
 
-def run_on_iss(launch, grads, state, order, *, base=0x1000):
+def run_on_iss(launch, grads, state, order, *, base=0x1000, batch=None):
     """Run ``launch`` on the instruction-set simulator: GPU ``k`` writes ``grads[k]``, the
     writes arriving in ``order`` ((gpu, sector index) pairs); returns ({output tensor:
-    values after the step}, the simulator's RunResult). The counters' loads are races to
-    the simulator (a plain load of a sector other µthreads' atomics update), ordered here
-    by the ticket; they are allowed, and every other race refused."""
+    values after the step}, the simulator's RunResult). The records' loads are races to
+    the simulator (a plain load of a sector later µthreads' atomics update); they are
+    allowed, since a load that sees a later arrival's lane finds a larger ``SEQ`` than its
+    own and leaves the sector to that arrival, as it would had it run first. Every other
+    race is refused. ``batch`` (default the simulator's) is how many µthreads run
+    together: 1 runs each to completion before the next starts, so no record load sees a
+    later arrival; a batch of every write, all records' atomics before any of their
+    loads."""
     from matndp.host.kernels.iss import FilterEntry, InstructionSetSimulator, IssConfig, TriggerEvents
     from matndp.host.kernels.memory import Memory
     addresses, end = launch.layout(base)
     memory = Memory(end - base + SECTOR_BYTES, base=base)
     for name, values in state.items():
         memory.write(addresses[name], np.ascontiguousarray(values, dtype=np.float32))
-    counters = 0
-    config = IssConfig(scratchpad_bytes=max(launch.scratchpad_bytes, SECTOR_BYTES), watchdog=1 << 20)
+    records = 0
+    config = IssConfig(scratchpad_bytes=max(launch.scratchpad_bytes, SECTOR_BYTES), watchdog=1 << 20,
+                       **({} if batch is None else {"batch": batch}))
     entry = FilterEntry(base, launch.grad_bytes, reduction_image(launch.optimizer),
-                        launch.arguments(addresses, counters), expected=launch.expected)
+                        launch.arguments(addresses, records), expected=launch.expected)
     simulator = InstructionSetSimulator(memory, [entry], config)
-    simulator.scratchpad[counters:counters + launch.scratchpad_bytes] = launch.initial_counters()
+    simulator.scratchpad[records:records + launch.scratchpad_bytes] = launch.initial_arrivals()
     writes = [launch.sector_writes(grad) for grad in grads]
     data, masks, addrs = [], [], []
     for gpu, sector in order:
@@ -299,7 +319,7 @@ def run_on_iss(launch, grads, state, order, *, base=0x1000):
                            np.ones(len(order), dtype=bool))
     result = simulator.run(events, allow_races=True)
     for race in result.races:
-        if race.space != "scratchpad" or not counters <= race.address < counters + launch.scratchpad_bytes:
+        if race.space != "scratchpad" or not records <= race.address < records + launch.scratchpad_bytes:
             raise RuntimeError(f"expander_{launch.optimizer}: {simulator.describe_race(race)}")
     if result.errors:
         raise RuntimeError(f"expander_{launch.optimizer}: {result.errors[0]}")

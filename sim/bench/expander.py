@@ -8,13 +8,18 @@ memory port are the bottleneck. Per run, from the testbench's cycle counts:
 - sectors reduced per cycle: sectors of one copy (each the sum of K written sectors) over
   the cycles from the first gradient write to the weights being ready (the entry's
   completion, the exact cycle ``irq`` rose);
-- cycles from the last gradient write to the weights being ready;
+- cycles from the last gradient write to the weights being ready, and the cycles the
+  GPUs were held because the trigger's event queue was full;
 - instructions per reduced sector, and the share of the issue bound (one instruction per
   cycle per sub-core) the run reached;
 - memory accesses per reduced sector, at the memory port: the K gradient writes, the K − 1
   loads of the other copies by the sector's last arrival, and the optimizer's loads and
   stores of its weights and state, against the minimum of the scheme (the same count: no
-  sector is read twice, nothing is written but the new weights and state).
+  sector is read twice, nothing is written but the new weights and state);
+- the two bounds on the cycles per reduced sector, and the share of each the run reached:
+  the memory bound (the scheme's minimum accesses at the port's one per cycle) and the
+  issue bound (the instructions at one per cycle per sub-core). The larger one bounds the
+  rate.
 
 The bench measures; it never asserts a speed. The outputs are checked against the golden
 (a wrong result is not a measurement). It writes the expander calibration file the host
@@ -61,20 +66,29 @@ def _measure(optimizer, ports, elements, seed=1):
     accesses = result["gpu_memory_requests"] + result["ndp_reads"] + result["ndp_writes"]
     state_accesses = (len(launch.input_tensors()) + len(launch.output_tensors())) * sectors
     minimum = ports * sectors + (ports - 1) * sectors + state_accesses
+    cycles_per_sector = busy / sectors
+    issue_bound = result["instructions"] / EXPANDER_CONFIG.engine.sub_cores / sectors
+    memory_bound = minimum / sectors
     return {
         "optimizer": optimizer, "ports": ports, "sectors_per_copy": sectors,
         "gradient_writes": ports * sectors,
         "cycles_first_write_to_ready": busy,
         "cycles_last_write_to_ready": done - result["last_gradient_write_cycle"],
+        # Cycles the GPUs' requests were held because the trigger's event queue was full.
+        "gpu_stall_cycles": result["stall_cycles"],
         "sectors_reduced_per_cycle": sectors / busy,
         "gradient_writes_per_cycle": ports * sectors / busy,
         "memory_accesses_per_reduced_sector": accesses / sectors,
         "minimum_accesses_per_reduced_sector": minimum / sectors,
         "gradient_reads_per_reduced_sector": (result["ndp_reads"] - len(launch.input_tensors()) * sectors) / sectors,
-        "cycles_per_reduced_sector": busy / sectors,
+        "cycles_per_reduced_sector": cycles_per_sector,
         # The engine issues one instruction per cycle per sub-core: the issue bound.
         "instructions_per_reduced_sector": result["instructions"] / sectors,
-        "issue_bound_share": result["instructions"] / EXPANDER_CONFIG.engine.sub_cores / busy,
+        "issue_bound_cycles_per_reduced_sector": issue_bound,
+        "issue_bound_share": issue_bound / cycles_per_sector,
+        # The memory port takes one access per cycle: the memory bound.
+        "memory_bound_cycles_per_reduced_sector": memory_bound,
+        "memory_bound_share": memory_bound / cycles_per_sector,
     }
 
 

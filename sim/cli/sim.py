@@ -8,7 +8,7 @@ import sys
 from matndp.host.gpu import PRESETS
 from matndp.host.tier.policies import TIER_POLICIES
 from matndp.host.zoo import MODELS
-from matndp.hw.expander.port_merge import MAX_PORTS
+from matndp.host.kernels.expander import MAX_GPUS
 from matndp.sim.cli.arguments import SEED, integer, name_in, number
 from matndp.sim.cli.output import UsageError, output_folder, tool_output
 
@@ -202,8 +202,8 @@ def register(subparsers):
     ndpxnet = sim.add_argument_group("NDPXNet", "K GPUs' gradients reduced and stepped by the "
                                      "memory expander's slice (build/sim/ndpxnet/); uses --model, "
                                      "--batch, --gpu, --seed, --pressure; runs instead of the parts above")
-    ndpxnet.add_argument("--ndpxnet", type=integer(2, MAX_PORTS), default=None, metavar="K",
-                         help=f"K data-parallel GPUs, 2..{MAX_PORTS} (each K is its own build, "
+    ndpxnet.add_argument("--ndpxnet", type=integer(2, MAX_GPUS), default=None, metavar="K",
+                         help=f"K data-parallel GPUs, 2..{MAX_GPUS} (each K is its own build, "
                               f"minutes the first time)")
     ndpxnet.add_argument("--bucket-sectors", type=_bucket_sectors, default=64, metavar="N",
                          help="sectors of each gradient bucket's share run through the RTL, or "

@@ -114,7 +114,7 @@ def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verila
     directory.mkdir(parents=True, exist_ok=True)
 
     tensors, layouts, all_writes, copy_bases = [], [], [], []
-    base, counters = _TENSOR_BASE, 0
+    base, arrivals = _TENSOR_BASE, 0
     for index, launch in enumerate(launches):
         addresses, end = launch.layout(base)
         layouts.append(addresses)
@@ -124,24 +124,24 @@ def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verila
             file = f"in{index}-{name}.npy"
             np.save(directory / file, np.ascontiguousarray(states[index][name], dtype=np.float32))
             place.append({"addr": addresses[name], "file": file})
-        counters_file = f"counters{index}.npy"
-        np.save(directory / counters_file, launch.initial_counters())
+        arrivals_file = f"arrivals{index}.npy"
+        np.save(directory / arrivals_file, launch.initial_arrivals())
         tensors.append({
             "kernel": {"name": image.name, "words": [f"{w:016x}" for w in image.words],
                        "sections": {s.name: start for s, start in image.sections.items()},
                        "uses_atomics": image.uses_atomics},
-            "arguments": list(launch.arguments(addresses, counters)),
+            "arguments": list(launch.arguments(addresses, arrivals)),
             "entry": {"base": addresses["grad"], "size": launch.grad_bytes, "expected": launch.expected},
-            "counters": counters, "counters_file": counters_file, "place": place,
+            "arrivals": arrivals, "arrivals_file": arrivals_file, "place": place,
             "read_back": [{"addr": addresses[name], "bytes": launch.elements * 4,
                            "file": f"out{index}-{name}.npy"} for name in launch.output_tensors()],
         })
-        counters += launch.scratchpad_bytes
+        arrivals += launch.scratchpad_bytes
         all_writes.append([launch.sector_writes(grads[index][k]) for k in range(ports)])
         copy_bases.append([addresses["grad"] + k * launch.copy_bytes for k in range(ports)])
         base = -(-end // 4096) * 4096
-    if counters > config.engine.scratchpad_bytes:
-        raise ValueError(f"the tensors' counters need {counters} scratchpad bytes; the "
+    if arrivals > config.engine.scratchpad_bytes:
+        raise ValueError(f"the tensors' arrival records need {arrivals} scratchpad bytes; the "
                          f"configuration has {config.engine.scratchpad_bytes}")
     rng = random.Random(seed)
     gpu_jobs = []

@@ -24,14 +24,13 @@ import numpy as np
 
 from matndp.host.calibration import configuration_record, expander_calibration_document
 from matndp.host.kernels.library import SECTOR_BYTES
-from matndp.host.kernels.expander import ReductionLaunch
+from matndp.host.kernels.expander import MAX_GPUS, ReductionLaunch
 from matndp.host.ndpxnet import NDPXNetConfig
 from matndp.host.output import whole_folder, write_text
 from matndp.host.report import RunConfig, run_gpu
 from matndp.host.units import format_bytes, format_seconds
 from matndp.host.zoo import MODELS, build_model
 from matndp.host.zoo.builder import OPTIMIZERS
-from matndp.hw.expander.port_merge import MAX_PORTS
 from matndp.sim.designs import EXPANDER_CONFIG
 from matndp.sim.golden.expander import reduction_golden
 from matndp.sim.flows.expander_run import GpuTiming, run_expander_rtl
@@ -68,8 +67,8 @@ class NDPXNetSetup:
 
     def __post_init__(self):
         if not isinstance(self.gpus, int) or isinstance(self.gpus, bool) \
-                or not 2 <= self.gpus <= MAX_PORTS:
-            raise ValueError(f"--ndpxnet: the expander slice takes 2 to {MAX_PORTS} GPUs, "
+                or not 2 <= self.gpus <= MAX_GPUS:
+            raise ValueError(f"--ndpxnet: the expander's reduction takes 2 to {MAX_GPUS} GPUs, "
                              f"not {self.gpus!r}")
         MODELS.lookup(self.model)
         if not isinstance(self.batch, int) or self.batch < 1:

@@ -4,8 +4,8 @@
 (docs/ndpxnet-rtl.md, "Running it").
 
 It takes the job :mod:`matndp.sim.flows.expander_run` writes for the expander slice's own
-testbench (``sim/tb/expander_tb.py``, whose set-up of the kernels, arguments, counters and
-entries it shares) and plays each GPU's accesses as AXI bursts on its own port: runs of
+testbench (``sim/tb/expander_tb.py``, whose set-up of the kernels, arguments, arrival
+records and entries it shares) and plays each GPU's accesses as AXI bursts on its own port: runs of
 consecutive gradient sectors as INCR bursts of 1 to ``MAX_BURST_SECTORS`` sectors (the
 ragged last sector's unwritten bytes left out, so its strobes clear), the accesses of the
 GPU's unrelated region as single-sector bursts, several bursts in flight. A GPU's pauses:

@@ -3,13 +3,14 @@ and runs the optimizer (docs/ndpxnet-rtl.md).
 
 The launching side (:mod:`matndp.sim.flows.expander_run`) writes a job directory and names it in
 ``MATNDP_JOB``: ``job.json`` (the configuration and port count; per tensor the kernel, its
-argument words, filter range, expected count, counters and the regions to place and read
-back; per GPU its accesses, its start delay and back-pressure; memory timing) and one
-``.npy`` file per region to place. The test places the regions in the memory model, has
-the runtime load the kernels, write the arguments and counters and program one entry per
-tensor over the register bus, lets every GPU issue its accesses on its own port, waits
-until every entry is complete (or, when a GPU stops short, until nothing moves any more,
-or a cycle limit) and writes ``result.json`` and one ``.npy`` file per region read back.
+argument words, filter range, expected count, arrival records and the regions to place
+and read back; per GPU its accesses, its start delay and back-pressure; memory timing) and
+one ``.npy`` file per region to place. The test places the regions in the memory model,
+has the runtime load the kernels, write the arguments and arrival records and program one
+entry per tensor over the register bus, lets every GPU issue its accesses on its own port,
+waits until every entry is complete (or, when a GPU stops short, until nothing moves any
+more, or a cycle limit) and writes ``result.json`` and one ``.npy`` file per region read
+back.
 """
 
 import json
@@ -60,7 +61,7 @@ class DelayedSource(StreamSource):
 
 async def arm_tensors(runtime, job, job_dir, now):
     """Have ``runtime`` load each tensor's kernel, write its argument block and its
-    counters (through the scratchpad window) and program its filter entry, as ``job``
+    arrival records (through the scratchpad window) and program its filter entry, as ``job``
     describes them; returns the cycle (``now()``) at which the last entry was armed."""
     tensors = job["tensors"]
     await call_runtime(runtime.probe)
@@ -75,8 +76,8 @@ async def arm_tensors(runtime, job, job_dir, now):
                                 uses_atomics=kernel["uses_atomics"])
             loaded[kernel["name"]] = await call_runtime(runtime.load_kernel, image)
         await call_runtime(runtime.write_arguments, index, tensor["arguments"])
-        await call_runtime(runtime.write_window, "scratchpad", tensor["counters"],
-                           np.load(job_dir / tensor["counters_file"]))
+        await call_runtime(runtime.write_window, "scratchpad", tensor["arrivals"],
+                           np.load(job_dir / tensor["arrivals_file"]))
     armed = None
     for index, tensor in enumerate(tensors):
         entry = tensor["entry"]
@@ -245,5 +246,7 @@ async def expander_reduction(dut):
         "stream_rule_violations": sum(len(monitor.violations) for monitor in monitors),
         "event_count": await call_runtime(runtime.event_count),
         "instructions": (await call_runtime(runtime.read_fields, "instructions"))["count"],
+        # Cycles a GPU request was held because the trigger's event queue was full.
+        "stall_cycles": await call_runtime(runtime.stall_cycles),
     }
     (job_dir / "result.json").write_text(json.dumps(result, indent=2))

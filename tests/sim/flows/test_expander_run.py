@@ -7,7 +7,7 @@ seed; a GPU that stops mid-tensor leaves the others flowing and its tensors' com
 pending; accesses outside every range pass through untouched.
 
 Every test here is slow (``make test-slow``): the expander slice's Verilator build alone
-takes minutes. K = 4 under Verilator, K = 2, and a short run under Icarus.
+takes minutes. K = 4 under Verilator, K = 2, and short runs under Icarus, K = 2 and 3.
 """
 
 import numpy as np
@@ -137,10 +137,11 @@ def test_two_gpus():
 
 
 @pytest.mark.slow
-def test_under_icarus():
-    ports = 2
+@pytest.mark.parametrize("ports", [2, 3])
+def test_under_icarus(ports):
     launches, grads, states = _problem(ports)
     launches, grads, states = launches[1:2], grads[1:2], states[1:2]
     run = run_expander_rtl(launches, grads, states, gpus=_timings(ports, 7, late=300), seed=7,
-                           simulator="icarus")
+                           simulator="icarus", memory_pressure=0.2)
     _check_bit_exact(run, launches, grads, states)
+    _memory_traffic(run, launches)

@@ -39,9 +39,9 @@ def test_buckets_follow_the_backward_order_and_hold_at_most_the_bucket_bytes():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"gpus": 1}, "2 to 16 GPUs"),
-    ({"gpus": 17}, "2 to 16 GPUs"),
-    ({"gpus": True}, "2 to 16 GPUs"),
+    ({"gpus": 1}, "2 to 8 GPUs"),
+    ({"gpus": 9}, "2 to 8 GPUs"),
+    ({"gpus": True}, "2 to 8 GPUs"),
     ({"model": "alexnet"}, "alexnet"),
     ({"batch": 0}, "--batch"),
     ({"bucket_sectors": 0}, "--bucket-sectors"),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from matndp.host.kernels.library import LibraryError, kernel as library_kernel, library_source
-from matndp.host.kernels.expander import (KERNELS, OPTIMIZERS, SUM_KERNEL, ReductionLaunch,
+from matndp.host.kernels.expander import (KERNELS, MAX_GPUS, OPTIMIZERS, SUM_KERNEL, ReductionLaunch,
                                           reduction_image, reduction_source, run_on_iss)
 from matndp.sim.golden.expander import reduced_gradient, reduction_golden
 from matndp.sim.golden.kernels import GOLDENS
@@ -36,14 +36,36 @@ PARAMS = {"sum": None, "sgd_momentum": {"step": 2, "weight_decay": 0.01}, "adam"
 @pytest.mark.parametrize("optimizer", KERNELS)
 @pytest.mark.parametrize("ports", [2, 3, 4])
 def test_bit_exact_for_any_arrival_order(optimizer, ports):
+    """Each µthread run to completion before the next (batch 1: no arrival's record load
+    sees a later arrival), and all together (every load sees every arrival)."""
     launch = ReductionLaunch(optimizer, 203, ports, PARAMS[optimizer])
     grads, state = launch.random_inputs(ports)
     golden = reduction_golden(launch, grads, state)
-    for seed in range(3):
-        outputs, result = run_on_iss(launch, grads, state, _order(launch, random.Random(seed)))
+    for seed, batch in [(0, 1), (1, None), (2, 1), (3, None), (4, 5)]:
+        outputs, result = run_on_iss(launch, grads, state, _order(launch, random.Random(seed)),
+                                     batch=batch)
         for name, values in golden.items():
             assert np.array_equal(outputs[name].view(np.uint32), values.view(np.uint32)), name
         assert result.entries[0].completed == launch.expected and not result.errors
+
+
+@pytest.mark.parametrize("optimizer", ["sum", "adam"])
+def test_bit_exact_with_a_lane_of_the_arrival_record_per_gpu(optimizer):
+    launch = ReductionLaunch(optimizer, 40, MAX_GPUS, PARAMS[optimizer])
+    grads, state = launch.random_inputs(5)
+    golden = reduction_golden(launch, grads, state)
+    outputs, result = run_on_iss(launch, grads, state, _order(launch, random.Random(9)), batch=1)
+    for name, values in golden.items():
+        assert np.array_equal(outputs[name].view(np.uint32), values.view(np.uint32)), name
+    assert result.entries[0].completed == launch.expected and not result.errors
+
+
+def test_the_arrival_records_start_with_no_gpu_recorded():
+    launch = ReductionLaunch("adam", 20, 3, {"step": 1})
+    records = launch.initial_arrivals().view(np.float32).reshape(-1, 8)
+    assert records.shape == (3, 8)          # a record per sector of a copy
+    assert np.all(records[:, :3] == -np.inf)
+    assert np.all(records[:, 3:] == 0.0) and not np.any(np.signbit(records[:, 3:]))
 
 
 def test_the_sum_is_in_gpu_index_order():
@@ -55,7 +77,7 @@ def test_the_sum_is_in_gpu_index_order():
     launch = ReductionLaunch("sgd_momentum", 8, 3, {"step": 1, "lr": 1.0, "momentum": 0.5})
     state = {"param": np.zeros(8, np.float32), "momentum_buffer": np.zeros(8, np.float32)}
     for order in ([(2, 0), (1, 0), (0, 0)], [(0, 0), (1, 0), (2, 0)], [(1, 0), (2, 0), (0, 0)]):
-        outputs, _ = run_on_iss(launch, grads, state, order)
+        outputs, _ = run_on_iss(launch, grads, state, order, batch=1)
         assert np.all(outputs["param"] == 0.0) and np.all(outputs["momentum_buffer"] == 0.0)
 
 
@@ -79,7 +101,7 @@ def test_an_optimizer_kernel_is_the_sum_with_the_optimizers_main_in_place_of_its
     # The optimizer's arguments keep their words; the reduction's follow.
     library = library_kernel(optimizer).image.arguments
     assert {name: image.arguments[name] for name in library} == library
-    assert [image.arguments[name] for name in ("COPY", "COUNTERS", "PORTS")] == \
+    assert [image.arguments[name] for name in ("COPY", "ARRIVALS", "PORTS")] == \
         list(range(len(library), len(library) + 3))
     assert "SUM" not in image.arguments
 
@@ -104,6 +126,8 @@ def test_launch_errors():
         ReductionLaunch("sum", 8, 2, {"lr": 0.1})
     with pytest.raises(LibraryError, match="at least 2 GPUs, not 1"):
         ReductionLaunch("adam", 8, 1)
+    with pytest.raises(LibraryError, match=f"a lane per GPU: at most {MAX_GPUS} GPUs, not {MAX_GPUS + 1}"):
+        ReductionLaunch("adam", 8, MAX_GPUS + 1)
     with pytest.raises(LibraryError, match="elements must be a positive integer"):
         ReductionLaunch("adam", 0, 2)
     with pytest.raises(LibraryError, match="ports must be a positive integer"):
