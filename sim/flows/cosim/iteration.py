@@ -48,7 +48,8 @@ from matndp.sim.flows.kernel_run import Launch, plan_launches
 from matndp.sim.flows.cosim.setup import CosimError
 
 
-__all__ = ["Stage", "Step", "IterationShare", "share_iteration", "GPU_BASE", "LAUNCH_BASE",
+__all__ = ["Stage", "Step", "IterationShare", "share_iteration", "share_block", "share_blocks",
+           "IterationPlan", "GPU_BASE", "LAUNCH_BASE",
            "STAGING_BASE", "STAGING_SECTORS"]
 
 
@@ -473,9 +474,14 @@ def share_iteration(setup, graph=None):
     return _Builder(IterationPlan(setup, graph), setup.block).build()
 
 
+def share_block(iteration, block, number):
+    """The :class:`IterationShare` of ``block``, block ``number`` of ``iteration`` (an
+    :class:`IterationPlan`): the same whether the blocks before it were planned or not."""
+    return _Builder(iteration, block, number).build()
+
+
 def share_blocks(setup, graph=None):
     """The :class:`IterationShare` of every block of the iteration, in order (the whole
     iteration, each block a share of its own: the harness's memory holds one at a time)."""
     iteration = IterationPlan(setup, graph, whole=True)
-    return [_Builder(iteration, block, number).build()
-            for number, block in enumerate(blocks_of(iteration.graph))]
+    return [share_block(iteration, block, number) for number, block in enumerate(blocks_of(iteration.graph))]

@@ -293,23 +293,6 @@ def test_the_planner_lays_out_the_iteration_it_laid_out_request_by_request():
     assert written > 0
 
 
-def test_the_whole_iteration_runs_block_by_block_in_one_job(tmp_path):
-    from matndp.sim.flows.cosim.iteration import share_blocks
-    from matndp.sim.flows.cosim.report import write_iteration_report
-    from matndp.sim.flows.cosim.share_run import check_runs, run_shares
-    shares = share_blocks(CosimSetup(slices=SLICES, policy="tm", hbm_fraction=0.9), graph=mlp(64))
-    runs = run_shares(shares, directory=tmp_path / "run")
-    summary = check_runs(runs, iss=False)
-    assert summary["dumps_checked"] == len(shares) == 3
-    assert summary["launches_bit_exact"] == sum(len(stage.launches) for share in shares
-                                                for step in share.steps for stage in step.stages)
-    report = write_iteration_report(runs, tmp_path / "report", checks=summary, wall_s=1.0)
-    assert [block["block"] for block in report["blocks"]] == ["fc1", "fc2", "loss"]
-    assert sum(block["stall_cycles"] for block in report["blocks"]) == \
-        sum(step.stall_cycles for share in shares for step in share.steps) > 0
-    assert "| all |" in (tmp_path / "report" / "report.md").read_text()
-
-
 def test_make_sim_cosim_writes_its_report_and_figures_or_nothing(rtl_run, tmp_path, monkeypatch):
     import json
     from matndp.sim.flows.cosim import run as cosim_run
