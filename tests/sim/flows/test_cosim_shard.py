@@ -78,6 +78,16 @@ def test_two_workers_give_the_serial_run_s_report(planned, pooled, tmp_path):
     assert not jobs_folder(tmp_path / "serial").exists() and not jobs_folder(pooled[0]).exists()
 
 
+@pytest.mark.slow
+def test_a_local_ray_instance_gives_the_pool_s_report(planned, pooled, tmp_path):
+    pytest.importorskip("ray", reason="ray is not importable; `make setup` installs it")
+    from matndp.sim.sweep.runners import RayCluster
+    graph, shares = planned
+    on_ray = _run(tmp_path / "ray", graph, shares, RayCluster("local", 2))
+    assert _outputs(tmp_path / "ray") == _outputs(pooled[0])
+    assert len(on_ray["jobs"]) == 3
+
+
 _RUN_BATCH = batch_run.run_batch
 
 
