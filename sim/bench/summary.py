@@ -172,8 +172,13 @@ HEADLINES = {
     "cosim": [
         Headline("make sim's co-simulation (ResNet-50 layer1.0, batch 2), planned, run and checked",
                  lambda r: _cosim_run(r, "make sim")["wall_s"], format_seconds),
-        Headline("a whole ResNet-50 iteration (batch 2), one slice, every kernel checked",
+        Headline("a whole ResNet-50 iteration (batch 2), one slice, every kernel checked, one worker",
                  lambda r: _cosim_run(r, "whole")["wall_s"], format_seconds, ("<=", 180.0)),
+        Headline("the same on two worker processes, faster by", lambda r: r["two_workers_speedup"],
+                 lambda v: f"{v:.2f}x", (">=", 1.8)),
+        Headline("planning the whole ResNet-50 iteration at batch 32",
+                 lambda r: _cosim_run(r, "planning the whole iteration, batch 32")["plan_s"],
+                 format_seconds, ("<=", 30.0)),
     ],
     "expander": [
         Headline("expander slice, K = 4 GPUs, adam: sectors reduced and stepped per cycle",

@@ -2,6 +2,7 @@
 co-simulation of a training block or iteration, the engine's layer run, and NDPXNet."""
 
 import argparse
+import os
 import pathlib
 import sys
 
@@ -30,9 +31,12 @@ def run_sim(args):
         return _run_ndpxnet(args, output)
     if args.cosim is None:
         args.cosim = args.simulator == "verilator"
-    share = shares = None
+    share = shares = runner = None
+    if (args.workers is not None or args.ray is not None) and not (args.cosim and args.full_iteration):
+        raise UsageError("--workers and --ray run the jobs of --full-iteration; add it")
     if args.cosim and args.full_iteration:
         from matndp.sim.flows.cosim.iteration import share_blocks
+        runner = _runner(args)
         shares = share_blocks(_cosim_setup(args))
     elif args.cosim:
         from matndp.sim.flows.cosim.iteration import share_iteration
@@ -51,9 +55,23 @@ def run_sim(args):
             cosim = run_cosim(output / "cosim", share=share, simulator=args.simulator,
                               window=args.window, progress=tools.step)
         elif shares is not None:
-            from matndp.sim.flows.cosim.run import run_cosim_iteration
-            cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
-                                        progress=tools.step)
+            from matndp.sim.flows.cosim.run import jobs_folder, run_cosim_iteration
+            from matndp.sim.flows.cosim.shard import JobsFailed
+            try:
+                cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
+                                            runner=runner, progress=tools.step)
+            except JobsFailed as failed:
+                for block, error in failed.failures:
+                    print(f"matndp sim --full-iteration: block {block} failed: {error}", file=sys.stderr)
+                print(f"matndp sim --full-iteration: {len(failed.failures)} of {len(shares)} jobs failed; "
+                      f"the others are kept in {jobs_folder(output / 'cosim')} and the same command "
+                      f"runs only the failed ones again", file=sys.stderr)
+                return 1
+            except KeyboardInterrupt:
+                print(f"\nmatndp sim --full-iteration: interrupted; the jobs that finished are kept in "
+                      f"{jobs_folder(output / 'cosim')} and the same command resumes from them",
+                      file=sys.stderr)
+                return 130
         if args.engine:
             tools.step("sim: the engine part: two of the layer's output tensors through the "
                        "slice with its engine, traced")
@@ -72,6 +90,21 @@ def run_sim(args):
     print()
     print((output / "engine_report.md").read_text(), end="")
     return 0 if engine["passed"] else 1
+
+
+def _runner(args):
+    """Where the jobs of ``--full-iteration`` run: None (here, one after another) for one
+    worker, else a local pool or the Ray cluster, refused now if it cannot be reached."""
+    from matndp.sim.sweep.runners import LocalPool, RayCluster
+    workers = args.workers or os.cpu_count() or 1
+    if args.ray is not None:
+        runner = RayCluster(args.ray, workers)
+        try:
+            runner.check()
+        except ValueError as error:
+            raise UsageError(f"--ray {args.ray}: {error}") from None
+        return runner
+    return LocalPool(workers) if workers > 1 else None
 
 
 def _run_ndpxnet(args, output):
@@ -136,6 +169,13 @@ def _bucket_sectors(text):
     return value
 
 
+def _ray_address(text):
+    host, colon, port = text.rpartition(":")
+    if text in ("auto", "local") or "://" in text or (colon and host and port.isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"must be HOST:PORT, auto or local, not {text!r}")
+
+
 def _window(text):
     if text == "none":
         return None
@@ -196,6 +236,14 @@ def register(subparsers):
     cosim.add_argument("--full-iteration", action="store_true",
                        help="run every block of the iteration, one after the other, instead of "
                             "--block (no waveform window; minutes)")
+    cosim.add_argument("--workers", type=integer(1), default=None, metavar="N",
+                       help="with --full-iteration: worker processes running the blocks' jobs "
+                            "at once (default the CPU count; 1 runs them here one after another); "
+                            "CPUs of --ray local")
+    cosim.add_argument("--ray", type=_ray_address, default=None, metavar="ADDRESS|auto|local",
+                       help="with --full-iteration: run the blocks' jobs on the Ray cluster at "
+                            "ADDRESS (HOST:PORT), the one this machine is part of (auto), or a Ray "
+                            "instance started here with --workers CPUs (local)")
     cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
                        help="steps whose waveform is written (window.fst; a traced build), or "
                             "none (default %(default)s)")

@@ -1,7 +1,8 @@
 """Where the points of a sweep run: a local process pool, or a Ray cluster.
 
 A runner has ``run(points)``, an iterator of result lines in the order points finish.
-Both run :func:`run_point` on each point, so a point gives the same line under either
+Both run :func:`run_point` on each point (or the ``function`` given, with ``lost`` making
+the line of a point whose worker died), so a point gives the same line under either
 (apart from :data:`matndp.sim.sweep.results.TIMING_FIELDS`). A point that raises becomes a failed line in
 the worker; a worker that dies takes its point with it as a failed line.
 """
@@ -54,17 +55,18 @@ class LocalPool:
     def describe(self):
         return f"local pool of {self.jobs}"
 
-    def run(self, points):
+    def run(self, points, function=run_point, lost=_lost):
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["matndp.sim.sweep.registry"])
+        context.set_forkserver_preload([function.__module__ if function is not run_point
+                                        else "matndp.sim.sweep.registry"])
         with ProcessPoolExecutor(max_workers=self.jobs, mp_context=context) as pool:
-            futures = {pool.submit(run_point, point): point for point in points}
+            futures = {pool.submit(function, point): point for point in points}
             try:
                 for future in as_completed(futures):
                     try:
                         yield future.result()
                     except Exception as error:    # the worker process died
-                        yield _lost(futures[future], f"worker lost: {type(error).__name__}: {error}")
+                        yield lost(futures[future], f"worker lost: {type(error).__name__}: {error}")
             finally:
                 for future in futures:
                     future.cancel()
@@ -93,6 +95,12 @@ class RayCluster:
                              f"`make setup` installs it") from None
         return ray
 
+    def check(self):
+        """Refuse at once what cannot run: no ray package, or an address that is not
+        HOST:PORT, auto or local, or a head that refuses connections."""
+        self._ray()
+        self._check_reachable()
+
     def _check_reachable(self):
         """Ray retries an unreachable head for minutes; a head address that refuses
         connections is refused here at once."""
@@ -106,7 +114,7 @@ class RayCluster:
         except OSError as error:
             raise ValueError(f"no Ray cluster at {self.address}: {error}") from None
 
-    def run(self, points):
+    def run(self, points, function=run_point, lost=_lost):
         import logging
         ray = self._ray()
         started_here = not ray.is_initialized()
@@ -122,7 +130,7 @@ class RayCluster:
             except ConnectionError as error:
                 raise ValueError(f"no Ray cluster at {self.address!r}: {error}") from None
         try:
-            remote = ray.remote(num_cpus=1, max_retries=0)(run_point)
+            remote = ray.remote(num_cpus=1, max_retries=0)(function)
             pending = {remote.remote(point): point for point in points}
             remaining = list(pending)
             while remaining:
@@ -134,7 +142,7 @@ class RayCluster:
                     try:
                         yield ray.get(reference)
                     except Exception as error:   # the worker died, or the task was lost
-                        yield _lost(point, f"worker lost: {type(error).__name__}: {error}")
+                        yield lost(point, f"worker lost: {type(error).__name__}: {error}")
         finally:
             if started_here:
                 ray.shutdown()

@@ -48,7 +48,8 @@ from matndp.sim.flows.kernel_run import Launch, plan_launches
 from matndp.sim.flows.cosim.setup import CosimError
 
 
-__all__ = ["Stage", "Step", "IterationShare", "share_iteration", "GPU_BASE", "LAUNCH_BASE",
+__all__ = ["Stage", "Step", "IterationShare", "share_iteration", "share_block", "share_blocks",
+           "IterationPlan", "GPU_BASE", "LAUNCH_BASE",
            "STAGING_BASE", "STAGING_SECTORS"]
 
 
@@ -59,6 +60,9 @@ STAGING_BASE = 0x0800_0000      # where page copies between the tiers land
 STAGING_SECTORS = 128
 GAP_LIMIT = (1 << 16) - 1       # the harness's gap field
 MIN_ROWS = 2
+# A request's source as fixed-width text ("gpu", "sweep", "migration"): columns of millions
+# of requests are concatenated and reordered, which costs per element for Python objects.
+SOURCE_DTYPE = "<U9"
 # The largest memory a harness build is made with for a share (64 MiB); the default build
 # holds 2 MiB, and a larger share gets a build of its own.
 MAX_IMAGE_SECTORS = 1 << 21
@@ -312,14 +316,14 @@ class _Builder:
     def trigger_traffic(self, plan, source):
         sector = plan.sector_bytes
         write = plan.write_triggered
-        offsets = np.array([offset for offset, _ in plan.trigger], dtype=np.uint64)
-        masks = np.array([mask for _, mask in plan.trigger], dtype=np.uint64)
-        data = np.zeros((len(offsets), sector), dtype=np.uint8)
+        accesses = np.array(plan.trigger, dtype=np.uint64).reshape(-1, 2)
+        offsets, masks = accesses[:, 0], accesses[:, 1]
         if write:
-            for row, offset in enumerate(offsets):
-                data[row] = plan.trigger_bytes[int(offset):int(offset) + sector]
+            # Each triggering write carries the trigger tensor's bytes at its offset.
+            data = plan.trigger_bytes[offsets.astype(np.intp)[:, None] + np.arange(sector)]
         else:
-            masks[:] = (1 << sector) - 1
+            data = np.zeros((len(offsets), sector), dtype=np.uint8)
+            masks = np.full(len(offsets), (1 << sector) - 1, dtype=np.uint64)
         return _columns(plan.entry["base"] + offsets, write, data, masks, source)
 
     def migration_traffic(self, fetch_sectors, evict_sectors):
@@ -456,7 +460,7 @@ def _columns(addr, write, data, mask, source):
     count = len(addr)
     return {"addr": np.asarray(addr, dtype=np.uint64), "write": np.full(count, bool(write)),
             "data": data, "mask": np.asarray(mask, dtype=np.uint64),
-            "source": np.full(count, source, dtype=object)}
+            "source": np.full(count, source, dtype=SOURCE_DTYPE)}
 
 
 def _empty():
@@ -470,9 +474,14 @@ def share_iteration(setup, graph=None):
     return _Builder(IterationPlan(setup, graph), setup.block).build()
 
 
+def share_block(iteration, block, number):
+    """The :class:`IterationShare` of ``block``, block ``number`` of ``iteration`` (an
+    :class:`IterationPlan`): the same whether the blocks before it were planned or not."""
+    return _Builder(iteration, block, number).build()
+
+
 def share_blocks(setup, graph=None):
     """The :class:`IterationShare` of every block of the iteration, in order (the whole
     iteration, each block a share of its own: the harness's memory holds one at a time)."""
     iteration = IterationPlan(setup, graph, whole=True)
-    return [_Builder(iteration, block, number).build()
-            for number, block in enumerate(blocks_of(iteration.graph))]
+    return [share_block(iteration, block, number) for number, block in enumerate(blocks_of(iteration.graph))]

@@ -13,10 +13,10 @@ from matndp.host.offload import plan_offload
 from matndp.host.output import pyplot, save_figure
 from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
-from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure, share_measures
+from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure
 
 
-__all__ = ["write_report", "write_iteration_report", "FILES"]
+__all__ = ["write_report", "write_iteration_report", "FILES", "TIMING_FIELDS"]
 
 
 FILES = {"report_json": "report.json", "report_markdown": "report.md",
@@ -164,39 +164,45 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None):
     return report
 
 
-def write_iteration_report(runs, output, *, checks, wall_s=None):
-    """The report of a whole iteration run block by block (``runs``: a
-    :class:`~matndp.sim.flows.cosim.share_run.ShareRun` per block of one job): ``report.json``, ``report.md`` and the
-    calibration; returns the report."""
+def write_iteration_report(results, output, *, share, wall_s=None):
+    """The report of a whole iteration run block by block (``results``: each block's job
+    result from :func:`~matndp.sim.flows.cosim.shard.run_block_job`, in block order;
+    ``share``: the first block's share, for the host model's plan): ``report.json``,
+    ``report.md`` and the calibration; returns the report."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    first = runs[0].share
-    taken = runs[0].result.log("gpu_requests")["cycle"].astype(np.int64)
-    blocks, steps, ops = [], [], []
-    for run in runs:
-        measures = share_measures(run, taken)
+    blocks, steps, ops, checks = [], [], [], {}
+    for result in results:
+        measures = result["measures"]
         steps += measures["steps"]
         ops += measures["ops"]
-        launches = sum(len(stage.launches) for step in run.share.steps for stage in step.stages)
-        blocks.append({"block": run.share.setup.block, "steps": len(run.share.steps),
-                       "launches": launches, "host_cycles": measures["host_cycles"],
-                       "rtl_cycles": measures["rtl_busy_cycles"], "stall_cycles": measures["stall_cycles"]})
-    kernels = kernel_costs(steps, ops, first.plan.calibration)
-    calibration = calibration_document({"kernels": kernels}, first.clock_hz)
+        for key, value in result["checks"].items():
+            checks[key] = checks.get(key, 0) + value
+        blocks.append({"block": result["block"], "steps": result["steps"], "launches": result["launches"],
+                       "host_cycles": measures["host_cycles"], "rtl_cycles": measures["rtl_busy_cycles"],
+                       "stall_cycles": measures["stall_cycles"], "cycles": result["cycles"]})
+    kernels = kernel_costs(steps, ops, share.plan.calibration)
+    calibration = calibration_document({"kernels": kernels}, share.clock_hz)
     (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
-    retimed = _retime(first, output / FILES["calibration"], blocks=None)
-    cycles = int(runs[0].result.cycles)
-    report = {"setup": {**first.setup.as_dict(), "block": "the whole iteration"},
-              "slices": first.slices, "clock_hz": first.clock_hz, "checks": checks, "passed": True,
+    retimed = _retime(share, output / FILES["calibration"], blocks=None)
+    cycles = sum(result["cycles"] for result in results)
+    report = {"setup": {**share.setup.as_dict(), "block": "the whole iteration"},
+              "slices": share.slices, "clock_hz": share.clock_hz, "checks": checks, "passed": True,
               "cycles": cycles, "blocks": blocks, "kernels": kernels, "retimed": retimed,
               "wall_s": wall_s, "simulated_cycles_per_wall_s": cycles / wall_s if wall_s else None,
+              "jobs": [{"block": result["block"], "cycles": result["cycles"], "wall_s": result["wall_s"],
+                        "worker": result["worker"]} for result in results],
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
-              "notes": [note for run in runs for note in run.share.notes],
+              "notes": [note for result in results for note in result["notes"]],
               "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
                         "calibration": FILES["calibration"]}}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
     return report
+
+
+# The report's fields that say how a run went rather than what it gave (a job's too).
+TIMING_FIELDS = ("wall_s", "simulated_cycles_per_wall_s", "worker")
 
 
 def _iteration_markdown(report):
@@ -210,12 +216,14 @@ def _iteration_markdown(report):
         f"# Co-simulation: a whole {setup['model']} training iteration, batch {setup['batch']}, "
         f"{setup['gpu']}, tiering `{setup['policy']}`",
         "",
-        f"One NDP slice's share (1/{report['slices']}) of every block, one after the other in one "
-        f"run of the batch harness (each block's memory loaded before it): "
-        f"{report['cycles']:,} cycles ({_us(report['cycles'], clock)}), {stall:,} of them tiering "
-        f"stalls" + (f", in {report['wall_s']:.0f} s ({report['simulated_cycles_per_wall_s'] / 1e3:.0f} k "
-                     f"cycles per second, checks included)" if report["wall_s"] else "") + ".",
+        f"One NDP slice's share (1/{report['slices']}) of every block, each block a job of its "
+        f"own through the batch harness from reset (its memory loaded, its kernels loaded by "
+        f"the runtime): {report['cycles']:,} cycles ({_us(report['cycles'], clock)}), {stall:,} "
+        f"of them tiering stalls.",
         "",
+        *([f"Wall time: {report['wall_s']:.0f} s ({report['simulated_cycles_per_wall_s'] / 1e3:.0f} k "
+           f"simulated cycles per second, checks included; the slowest job "
+           f"{max(job['wall_s'] for job in report['jobs']):.0f} s).", ""] if report["wall_s"] else []),
         f"Checks passed: {checks['gpu_requests']:,} GPU-port requests and {checks['engine_requests']:,} "
         f"engine requests through the GPU path and memory, {checks['write_events']:,} write and "
         f"{checks['read_events']:,} read events, {checks['launches_bit_exact']} kernel launches "

@@ -11,12 +11,14 @@ from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
 
 from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
 from matndp.sim.flows.cosim.report import FILES, write_iteration_report, write_report
-from matndp.sim.flows.cosim.share_run import check_runs, run_share, run_shares
+from matndp.sim.flows.cosim.progress import JobProgress
+from matndp.sim.flows.cosim.share_run import run_share, shape_for
+from matndp.sim.flows.cosim.shard import BlockJob, run_block_jobs
 from matndp.sim.flows.cosim.setup import CosimSetup
 from matndp.sim.flows.cosim.waveform import TRACE_SCOPES, write_window
 
 
-__all__ = ["run_cosim", "run_cosim_iteration", "DEFAULT_WINDOW"]
+__all__ = ["run_cosim", "run_cosim_iteration", "jobs_folder", "DEFAULT_WINDOW"]
 
 
 # The waveform's steps by default: the first GPU op with the kernel riding on its writes,
@@ -64,22 +66,46 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                             extra_files=files)
 
 
-def run_cosim_iteration(output, setup=None, *, shares=None, simulator="verilator", progress=print):
+
+
+def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulator="verilator",
+                        runner=None, progress=print, job_progress=None):
     """The whole iteration of ``setup`` (or its ``shares``, from
-    :func:`~matndp.sim.flows.cosim.iteration.share_blocks`), block by block in one run, into ``output``
-    (``report.md``, ``report.json``, ``calibration.json``); returns the report."""
+    :func:`~matndp.sim.flows.cosim.iteration.share_blocks`; ``graph`` standing for the zoo
+    model when they were planned from one), a job per block, into ``output``
+    (``report.md``, ``report.json``, ``calibration.json``); returns the report. ``runner``:
+    a :class:`~matndp.sim.sweep.runners.LocalPool` or
+    :class:`~matndp.sim.sweep.runners.RayCluster` running the jobs at once (each worker
+    plans its blocks again); None runs them here one after another. Finished jobs are kept
+    beside ``output`` (``cosim.jobs/``) until the run succeeds, so the same command
+    resumes a stopped run; ``job_progress`` (default: a
+    :class:`~matndp.sim.flows.cosim.progress.JobProgress` on standard error) is told of
+    each job. Raises :class:`~matndp.sim.flows.cosim.shard.JobsFailed` naming the blocks
+    that failed."""
     output = pathlib.Path(output)
     started = time.monotonic()
     if shares is None:
-        shares = share_blocks(setup or CosimSetup())
-    requests = sum(len(stage) for share in shares for step in share.steps for stage in step.stages)
-    progress(f"sim: the whole iteration, {len(shares)} blocks, {requests:,} GPU-port requests for "
-             f"one of {shares[0].slices} slices; running under {simulator}")
+        shares = share_blocks(setup or CosimSetup(), graph)
+    shape = shape_for(shares)
+    jobs = [BlockJob(share.setup, number, shape, simulator, graph) for number, share in enumerate(shares)]
+    requests = {job.key: sum(len(stage) for step in share.steps for stage in step.stages)
+                for job, share in zip(jobs, shares)}
+    where = runner.describe() if runner else "one after another here"
+    progress(f"sim: the whole iteration, {len(shares)} blocks as as many jobs ({where}), "
+             f"{sum(requests.values()):,} GPU-port requests for one of {shares[0].slices} slices; "
+             f"running under {simulator}")
+    if job_progress is None:
+        job_progress = JobProgress(len(jobs), weights=requests)
     with whole_folder(output) as work:
-        runs = run_shares(shares, simulator=simulator, directory=work / "run")
-        progress(f"sim: {runs[0].result.cycles:,} cycles run; checking every output")
-        checks = check_runs(runs)
-        return write_iteration_report(runs, work, checks=checks, wall_s=time.monotonic() - started)
+        results = run_block_jobs(jobs, runner=runner, shares=None if runner else shares,
+                                 directory=work / "run", store=jobs_folder(output), progress=job_progress)
+        return write_iteration_report(results, work, share=shares[0], wall_s=time.monotonic() - started)
+
+
+def jobs_folder(output):
+    """Where a whole-iteration run into ``output`` keeps its finished jobs until it succeeds."""
+    output = pathlib.Path(output)
+    return output.with_name(output.name + ".jobs")
 
 
 def report_path(output):

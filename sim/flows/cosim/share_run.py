@@ -27,7 +27,7 @@ from matndp.sim.batch.run import run_batch
 from matndp.sim.batch.stimulus import MemoryImage, RequestStream
 
 
-__all__ = ["build_job", "build_iteration_job", "run_share", "run_shares", "check_runs", "ShareRun",
+__all__ = ["build_job", "run_share", "check_runs", "shape_for", "ShareRun",
            "StageSetup", "StageTeardown", "MEMORY_LATENCY"]
 
 
@@ -110,20 +110,6 @@ def build_job(share, *, config=KERNEL_CONFIG, shape=None, latency=MEMORY_LATENCY
     _prologue(job)
     keys, dump, _ = _add_share(job, share, config, 0)
     return job, keys, dump
-
-
-def build_iteration_job(shares, *, config=KERNEL_CONFIG, shape=None, latency=MEMORY_LATENCY):
-    """One job for ``shares`` (the blocks of an iteration) one after the other, each with its
-    own memory image loaded before its steps and dumped after them; the job and, per share,
-    (keys, dump)."""
-    shape = shape or shape_for(shares, config)
-    job = BatchJob(config, shape=shape, timing=_timing(shares[0], latency))
-    _prologue(job)
-    parts, next_id = [], 0
-    for share in shares:
-        keys, dump, next_id = _add_share(job, share, config, next_id)
-        parts.append((keys, dump))
-    return job, parts
 
 
 def _prologue(job):
@@ -273,11 +259,3 @@ def run_share(share, *, simulator="verilator", directory=None, waves=False, trac
     result = run_batch(job, simulator=simulator, directory=directory, waves=waves,
                        traceable=traceable, trace_scopes=trace_scopes)
     return ShareRun(share, job, keys, dump, result)
-
-
-def run_shares(shares, *, simulator="verilator", directory=None):
-    """Run ``shares`` (the blocks of an iteration) as one job; returns a :class:`ShareRun`
-    per share (:func:`check_runs` checks them together)."""
-    job, parts = build_iteration_job(shares)
-    result = run_batch(job, simulator=simulator, directory=directory)
-    return [ShareRun(share, job, keys, dump, result) for share, (keys, dump) in zip(shares, parts)]

@@ -1,0 +1,218 @@
+"""The whole iteration as independent jobs, one per block, run one after another here or
+at once on a local process pool or a Ray cluster.
+
+Each kernel launch has its own copy of its operands and each block's share is its own
+memory image, so a block needs nothing of another: a job plans its block (the host
+model's plan of the iteration, made once per worker process), runs it through the batch
+harness from reset, checks it and returns its measurements as plain data. The jobs give
+the same results in any order and on any worker; :func:`run_block_jobs` hands them back
+in block order.
+
+A job's result is kept in a folder of results as it finishes, under a hash of everything
+the job depends on (:attr:`BlockJob.key`): a run that is stopped is resumed by the same
+command from the jobs it finished, and the folder goes when the whole run succeeds.
+"""
+
+from dataclasses import asdict, dataclass
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import socket
+import time
+
+import numpy as np
+
+from matndp.sim.flows.cosim.iteration import IterationPlan, share_block
+from matndp.sim.flows.cosim.measure import share_measures
+from matndp.sim.flows.cosim.share_run import ShareRun, build_job
+from matndp.sim.flows.cosim.setup import CosimSetup
+from matndp.sim.runner import SIMULATORS
+from matndp.sim.sweep.spec import canonical_json
+
+
+__all__ = ["BlockJob", "run_block_job", "run_block_jobs", "JobsFailed"]
+
+
+class JobsFailed(RuntimeError):
+    """Jobs of a run that failed: ``failures`` is (block, error) of each."""
+
+    def __init__(self, failures):
+        self.failures = failures
+        super().__init__("; ".join(f"block {block}: {error}" for block, error in failures))
+
+
+def _graph_digest(graph):
+    """A digest of what the host model plans from ``graph``: its tensors and ops."""
+    if graph is None:
+        return None
+    text = repr(([(name, tensor) for name, tensor in sorted(graph.tensors.items())], graph.ops,
+                 graph.name, graph.batch))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class BlockJob:
+    """Block number ``number`` of the iteration of ``setup`` (its ``block`` field names the
+    block), run under ``simulator`` on a harness of ``shape``; ``graph`` stands for the zoo
+    model when given."""
+    setup: CosimSetup
+    number: int
+    shape: object
+    simulator: str = "verilator"
+    graph: object = None
+
+    def __post_init__(self):
+        if not isinstance(self.setup, CosimSetup):
+            raise TypeError(f"a block job's setup is a CosimSetup, not {self.setup!r}")
+        if isinstance(self.number, bool) or not isinstance(self.number, int) or self.number < 0:
+            raise ValueError(f"a block job's number must be an integer >= 0, not {self.number!r}")
+        if self.simulator not in SIMULATORS:
+            raise ValueError(f"unknown simulator {self.simulator!r}; known: {', '.join(SIMULATORS)}")
+
+    @property
+    def block(self):
+        return self.setup.block
+
+    @property
+    def key(self):
+        """The hash of everything the job's result depends on."""
+        text = canonical_json({"setup": self.setup.as_dict(), "number": self.number,
+                               "shape": asdict(self.shape), "simulator": self.simulator,
+                               "graph": _graph_digest(self.graph)})
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# The host model's plan of the iteration, made once per worker process for its jobs.
+_PLANS = {}
+
+
+def _iteration_plan(job):
+    fields = {name: value for name, value in job.setup.as_dict().items() if name != "block"}
+    key = (canonical_json(fields), _graph_digest(job.graph))
+    if key not in _PLANS:
+        _PLANS.clear()
+        _PLANS[key] = IterationPlan(job.setup, job.graph, whole=True)
+    return _PLANS[key]
+
+
+def _plain(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _worker():
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_block_job(job, directory=None, share=None):
+    """Plan (unless ``share``, its :class:`~matndp.sim.flows.cosim.iteration.IterationShare`,
+    is given), run and check ``job``; its result as JSON-able data: ``status`` ``"ok"``
+    with the block's ``cycles``, ``checks``, ``measures`` and ``notes``, or ``"failed"``
+    with ``error`` (the exception's type and message)."""
+    started = time.perf_counter()
+    line = {"key": job.key, "block": job.block, "number": job.number}
+    try:
+        if share is None:
+            share = share_block(_iteration_plan(job), job.block, job.number)
+        batch_job, keys, dump = build_job(share, shape=job.shape)
+        from matndp.sim.batch.run import run_batch
+        result = run_batch(batch_job, simulator=job.simulator, directory=directory)
+        run = ShareRun(share, batch_job, keys, dump, result)
+        checks = run.check()
+        launches = sum(len(stage.launches) for step in share.steps for stage in step.stages)
+        line.update(status="ok", cycles=int(result.cycles), steps=len(share.steps),
+                    launches=launches, checks=checks, measures=share_measures(run),
+                    notes=list(share.notes))
+    except Exception as error:   # a failing job is a result of the run, named by its block
+        line.update(status="failed", error=f"{type(error).__name__}: {error}")
+    line.update(wall_s=round(time.perf_counter() - started, 3), worker=_worker())
+    # Through JSON, so that a result read back from the folder of results is the same data.
+    return json.loads(json.dumps(line, default=_plain))
+
+
+def _run_in_worker(task):
+    job, directory = task
+    return run_block_job(job, directory)
+
+
+def _lost(task, reason):
+    job, _ = task
+    return {"key": job.key, "block": job.block, "number": job.number, "status": "failed",
+            "error": reason, "wall_s": 0.0, "worker": None}
+
+
+class _Store:
+    """The folder of finished jobs' results, one JSON file per job key."""
+
+    def __init__(self, folder):
+        self.folder = pathlib.Path(folder)
+
+    def load(self, job):
+        path = self.folder / f"{job.key}.json"
+        try:
+            line = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return line if line.get("key") == job.key and line.get("status") == "ok" else None
+
+    def save(self, line):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{line['key']}.json"
+        partial = path.with_name(path.name + f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(line))
+        partial.replace(path)
+
+    def remove(self):
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def run_block_jobs(jobs, *, runner=None, shares=None, directory=None, store=None, progress=None):
+    """Run ``jobs`` (:class:`BlockJob` s) and return their results in the order given.
+    ``runner``: a :class:`~matndp.sim.sweep.runners.LocalPool` or
+    :class:`~matndp.sim.sweep.runners.RayCluster`; None runs them here one after another,
+    with ``shares`` (the jobs' planned shares) when given. Each job's harness run goes in
+    ``directory``/``NN-block``. ``store``: a folder of results from which finished jobs
+    are taken and to which each job is added as it finishes (removed when every job
+    succeeded). ``progress(line, done, total)`` is told of each job finished (and of each
+    taken from ``store``, its line marked ``resumed``). Raises
+    :class:`JobsFailed` naming every block that failed, after the others have run."""
+    store = _Store(store) if store else None
+    results = {}
+    for job in jobs:
+        kept = store.load(job) if store else None
+        if kept is not None:
+            results[job.key] = kept
+            if progress:
+                progress({**kept, "resumed": True}, len(results), len(jobs))
+    todo = [job for job in jobs if job.key not in results]
+    planned = dict(zip((job.key for job in jobs), shares)) if shares is not None else {}
+
+    def place(job):
+        return None if directory is None else str(pathlib.Path(directory) / f"{job.number:02d}-{job.block}")
+
+    def finished(line):
+        results[line["key"]] = line
+        if store and line["status"] == "ok":
+            store.save(line)
+        if progress:
+            progress(line, len(results), len(jobs))
+
+    if runner is None:
+        for job in todo:
+            finished(run_block_job(job, place(job), planned.get(job.key)))
+    else:
+        tasks = [(job, place(job)) for job in todo]
+        for line in runner.run(tasks, function=_run_in_worker, lost=_lost):
+            finished(line)
+    failures = [(results[job.key]["block"], results[job.key]["error"]) for job in jobs
+                if results[job.key]["status"] != "ok"]
+    if failures:
+        raise JobsFailed(failures)
+    if store:
+        store.remove()
+    return [results[job.key] for job in jobs]
