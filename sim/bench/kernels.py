@@ -147,6 +147,15 @@ INTERVALS = {"default": (1, 2, 3, 4, 6, 8), "channel": (1, 2, 4), "fpga": (1, 2,
 INITIALIZED_CYCLES = 3000
 
 
+def _bit_exact_run(name, problem, inputs, golden, what, **options):
+    """``run_kernel_rtl`` of ``name`` with ``options``; ``RuntimeError`` naming ``what`` when
+    the run did not complete bit-exact against ``golden``: a figure of a wrong run is none."""
+    run = run_kernel_rtl(name, problem, inputs=inputs, **options)
+    if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
+        raise RuntimeError(f"{name} {what}: the RTL run did not complete bit-exact ({run.error})")
+    return run
+
+
 def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["default"], seed=1):
     """Cycles and GPU stall cycles of ``name`` in the named configuration ``config_name``
     with the GPU offering a triggering write every ``interval`` cycles from the arming:
@@ -159,11 +168,9 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
     _, golden, _ = reference_outputs(launch, inputs)
     runs = []
     for interval in intervals:
-        run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=interval,
-                             config=config)
-        if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
-            raise RuntimeError(f"{name} at one write per {interval} cycles in configuration "
-                               f"{config_name}: the RTL run did not complete bit-exact ({run.error})")
+        run = _bit_exact_run(name, problem, inputs, golden,
+                             f"at one write per {interval} cycles in configuration {config_name}",
+                             seed=seed, gpu_interval=interval, config=config)
         measured = run.measurements
         runs.append({"interval_cycles": interval, "cycles": run.cycles,
                      "gpu_stall_cycles": measured["stall_cycles"],
@@ -173,11 +180,10 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
     stall_free = [run["interval_cycles"] for run in runs if run["gpu_stall_cycles"] == 0]
     # What the initializer adds: the same stream at one write every 4 cycles, started once
     # the initializer has surely ended, against the run from the arming.
-    late = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=4,
-                          gpu_delay=INITIALIZED_CYCLES, config=config)
-    if late.error is not None or not late.complete or differing_elements(late.outputs, golden):
-        raise RuntimeError(f"{name} started {INITIALIZED_CYCLES} cycles after the arming in "
-                           f"configuration {config_name}: the RTL run did not complete bit-exact")
+    late = _bit_exact_run(name, problem, inputs, golden,
+                          f"started {INITIALIZED_CYCLES} cycles after the arming in "
+                          f"configuration {config_name}",
+                          seed=seed, gpu_interval=4, gpu_delay=INITIALIZED_CYCLES, config=config)
     initialized = {"interval_cycles": 4, "gpu_delay_cycles": INITIALIZED_CYCLES,
                    "gpu_stall_cycles": late.measurements["stall_cycles"],
                    "tail_cycles": late.measurements["tail_cycles"]}
@@ -204,10 +210,8 @@ def finalizer_tail(name, problem, interval=TAIL_INTERVAL, config=KERNEL_CONFIG, 
     launch = kernel(name).launch(problem)
     inputs = random_inputs(launch, seed)
     _, golden, _ = reference_outputs(launch, inputs)
-    run = run_kernel_rtl(name, problem, seed=seed, inputs=inputs, gpu_interval=interval,
-                         gpu_delay=INITIALIZED_CYCLES, config=config)
-    if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
-        raise RuntimeError(f"{name} {problem}: the RTL run did not complete bit-exact ({run.error})")
+    run = _bit_exact_run(name, problem, inputs, golden, str(problem), seed=seed,
+                         gpu_interval=interval, gpu_delay=INITIALIZED_CYCLES, config=config)
     last_write = run.measurements["gpu_last_request_cycles"]
     stream = last_write - INITIALIZED_CYCLES
     tail = run.cycles - last_write
