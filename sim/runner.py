@@ -29,7 +29,7 @@ from matndp.sim.environment import put_environment_tools_on_path
 
 __all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZATION",
            "build_profile", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
-           "run_cocotb", "check_simulator", "build_lock", "reporting", "last_build_seconds"]
+           "run_cocotb", "prepare_build", "check_simulator", "build_lock", "reporting", "last_build_seconds"]
 
 
 SIMULATORS = ("verilator", "icarus")
@@ -304,6 +304,16 @@ def _tracing_control_file(directory, scopes):
     lines = ['tracing_off -scope "*"\n'] + [f'tracing_on -scope "{scope}" -levels 1\n' for scope in scopes]
     write_if_changed(path, "`verilator_config\n" + "".join(lines))
     return path
+
+
+def prepare_build(*, sources, toplevel, simulator="verilator", fast=False, build_name=None,
+                  parameters=None, public=None, traceable=False, trace_scopes=None,
+                  per_cycle=False):
+    """Build what :func:`run_cocotb` with the same arguments (and no waves) runs, without
+    running anything: for a pool of worker processes about to share the build."""
+    _build(sources=sources, toplevel=toplevel, simulator=simulator, waves=False, fast=fast,
+           build_name=build_name, parameters=parameters, public=public, traceable=traceable,
+           trace_scopes=trace_scopes, per_cycle=per_cycle)
 
 
 def run_cocotb(*, sources, toplevel, test_module, simulator="verilator", testcase=None,

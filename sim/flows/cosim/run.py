@@ -7,6 +7,7 @@ import time
 
 from matndp.host.output import whole_folder
 
+from matndp.sim.batch.run import prepare_batch
 from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
 
 from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
@@ -96,6 +97,9 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
              f"running under {simulator}")
     if job_progress is None:
         job_progress = JobProgress(len(jobs), weights=requests)
+    if runner is not None:
+        # Made once here, not by every worker as its first job starts.
+        prepare_batch(KERNEL_CONFIG, shape, simulator=simulator)
     with whole_folder(output) as work:
         results = run_block_jobs(jobs, runner=runner, shares=None if runner else shares,
                                  directory=work / "run", store=jobs_folder(output), progress=job_progress)
