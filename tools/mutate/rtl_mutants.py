@@ -84,6 +84,7 @@ ENGINE_WRITEBACK = ("tests/hw/engine/pipeline/test_writeback.py",)
 ENGINE_SLOTS = ("tests/hw/engine/pipeline/test_slots.py",)
 ENGINE_SPAWNER = ("tests/hw/engine/test_spawner.py",)
 ENGINE_ENTRIES = ("tests/hw/engine/test_entries.py",)
+ENGINE_ORDERING = ("tests/hw/engine/test_ordering.py", "tests/sim/formal/test_ordering.py")
 
 
 def _m(id, file, snippet, replacement, tests, **kwargs):
@@ -104,6 +105,7 @@ _SCOREBOARD = "hw/engine/pipeline/scoreboard.py"
 _DISPATCH = "hw/engine/pipeline/dispatch.py"
 _WRITEBACK = "hw/engine/pipeline/writeback.py"
 _SLOTS = "hw/engine/pipeline/slots.py"
+_ORDERING = "hw/engine/ordering.py"
 _FLOAT = "hw/fp/float32.py"
 _ROUNDING = "hw/fp/rounding.py"
 
@@ -544,4 +546,13 @@ MUTANTS = (
     _m("entries-failed-main-counts", "hw/engine/entries.py",
        "(self.retire[port].kind == ThreadKind.MAIN) & ~self.retire[port].error",
        "(self.retire[port].kind == ThreadKind.MAIN)", ENGINE_ENTRIES),
+    # the ordering station
+    _m("ordering-ignores-the-turn", _ORDERING, "(head.seq == self.turn[head.entry])",
+       "(head.seq == head.seq)", ENGINE_ORDERING),
+    _m("ordering-turn-moves-on-any-pick", _ORDERING,
+       "picked_release = pick_valid & picked_tag.release & (picked_tag.entry == entry)",
+       "picked_release = pick_valid & (picked_tag.entry == entry)", ENGINE_ORDERING),
+    _m("ordering-straight-overtakes-queued", _ORDERING,
+       "straight_valid = self.i.valid & ~op.ordered & ~self.holding.bit_select(op.thread, 1)",
+       "straight_valid = self.i.valid & ~op.ordered", ENGINE_ORDERING),
 )
