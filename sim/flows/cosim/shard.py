@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from matndp import host, hw, sim
+from matndp.sim.designs.files import source_digest
 from matndp.sim.flows.cosim.iteration import IterationPlan, share_block
 from matndp.sim.flows.cosim.measure import share_measures
 from matndp.sim.flows.cosim.share_run import ShareRun, build_job
@@ -77,11 +79,15 @@ class BlockJob:
 
     @property
     def key(self):
-        """The hash of everything the job's result depends on."""
+        """The hash of everything the job's result depends on, the project's code included."""
         text = canonical_json({"setup": self.setup.as_dict(), "number": self.number,
                                "shape": asdict(self.shape), "simulator": self.simulator,
-                               "graph": _graph_digest(self.graph)})
+                               "graph": _graph_digest(self.graph), "code": _project_code()})
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _project_code():
+    return source_digest(tuple(pathlib.Path(package.__file__).parent for package in (hw, host, sim)))
 
 
 # The host model's plan of the iteration, made once per worker process for its jobs.

@@ -81,5 +81,5 @@ def test_the_digest_covers_the_builder_s_own_file(tmp_path):
     builder.write_text("width = 4\n")
     before = files._code_digest(str(builder))
     builder.write_text("width = 5\n")
-    files._code_digest.cache_clear()
+    files.source_digest.cache_clear()
     assert files._code_digest(str(builder)) != before

@@ -10,6 +10,7 @@ import pytest
 from matndp.sim.batch import run as batch_run
 from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.flows.cosim.iteration import share_blocks
+from matndp.sim.flows.cosim import shard
 from matndp.sim.flows.cosim.report import TIMING_FIELDS
 from matndp.sim.flows.cosim.run import jobs_folder, run_cosim_iteration
 from matndp.sim.flows.cosim.setup import CosimSetup
@@ -145,6 +146,13 @@ def test_a_job_is_keyed_by_everything_its_result_depends_on():
               BlockJob(SETUP, 0, shape, "icarus"), BlockJob(SETUP, 0, shape, graph=mlp(64)),
               BlockJob(SETUP, 0, shape, graph=mlp(32))]
     assert len({job.key} | {other.key for other in others}) == 1 + len(others)
+
+
+def test_a_change_of_the_code_is_another_job(monkeypatch):
+    job = BlockJob(SETUP, 0, HarnessShape())
+    key = job.key
+    monkeypatch.setattr(shard, "_project_code", lambda: "other code")
+    assert job.key != key
 
 
 @pytest.mark.parametrize("fields, error, message", [
