@@ -405,7 +405,7 @@ class _Builder:
             stall = self.cycles(stalls[slot])
             stages = []
             if placement.where == "gpu":
-                requests, launches = [], []
+                launches = []
                 for rider in riding.get(op.name, []):
                     rider_placement = plan.placements[rider]
                     first = OPS[rider_placement.kernel].phases[0]
