@@ -181,7 +181,6 @@ def _memory_answer(top, m):
 WITNESSES = {
     "gpu side: a two-beat read burst": (gpu_side, _two_beat_read),
     "gpu side: a two-beat write burst answered": (gpu_side, _two_beat_write_answered),
-    "gpu side: AR refused": (gpu_side, _refused("ar")),
     "gpu side: W refused": (gpu_side, _refused("w")),
     "memory side: a read answered": (memory_side, _memory_answer),
     "memory side: a request refused": (memory_side, lambda top, m: top.port.req.valid &
