@@ -191,7 +191,10 @@ WITNESSES = {
 }
 
 
-@pytest.mark.parametrize("name", WITNESSES)
+# The GPU side's witnesses (some 3 s of CPU each) in the slow suite only.
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow)
+                                  if WITNESSES[name][0] is gpu_side else name
+                                  for name in WITNESSES])
 def test_the_depth_reaches(name):
     harness, happens = WITNESSES[name]
     with pytest.raises(FormalFailure, match="assertion fails"):
