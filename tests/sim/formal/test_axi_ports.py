@@ -30,8 +30,8 @@ CONFIG = NDPConfig(addr_width=16, sector_bytes=4, id_width=1, counter_width=8,
 AXI_CONFIG = AXIConfig(id_width=1, read_slots=2, write_bursts=2)
 MAX_BEATS = 2
 MAX_OUTSTANDING = 2
-# Depths: the least at which every witness below is reached (a two-beat burst answered,
-# a port refusing a transfer), with room for the stalls between.
+# Depths at which every witness below is reached (a two-beat burst answered, a port
+# refusing a transfer).
 GPU_DEPTH = 12
 MEMORY_DEPTH = 12
 REGISTER_DEPTH = 12

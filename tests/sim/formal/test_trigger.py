@@ -27,9 +27,9 @@ CONFIG = NDPConfig(addr_width=33, sector_bytes=4, id_width=2, counter_width=8,
 # default suite proves the slice to it, the slow suite to DEEP.
 DEPTH = 12
 DEEP = 20
-# The pipelined trigger in the same slice, one read-id bit fewer. Its proof's depth is the
-# least at which a stall is reached (at 10 it is not); a request crosses the request side's
-# four stages from 5 cycles on. The mutants fail by MUTANT_DEPTH already.
+# The pipelined trigger in the same slice. Its proof's depth reaches a stall (at 10 it does
+# not); a request crosses the request side's four stages from 5 cycles on. The mutants fail
+# by PIPELINED_MUTANT_DEPTH already.
 PIPELINED = NDPConfig(addr_width=33, sector_bytes=4, id_width=2, counter_width=8,
                       trigger=TriggerConfig(filter_entries=2, event_queue_depth=2,
                                             pipelined=True), engine=None)
