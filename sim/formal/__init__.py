@@ -1,5 +1,10 @@
 """Bounded proofs of Amaranth ``Assert`` statements with Yosys' SAT solver (the YoWASP
-build from PyPI), for properties cheap enough to prove outright."""
+build from PyPI), for properties cheap enough to prove outright.
+
+Amaranth ``Assume`` statements restrict the inputs: the solver considers only the runs in
+which every assumption holds in every cycle. They state what the environment of a design
+promises (a bus protocol's rules on the side it drives); an assumption that can never hold
+makes every property true, so each harness shows its proofs can fail (docs/testing.md)."""
 
 import pathlib
 import shutil
@@ -28,7 +33,8 @@ def _yosys():
 
 def prove(component, *, depth, name="top"):
     """Prove every assertion of ``component`` holds in each of the first ``depth`` cycles
-    after reset (reset deasserted throughout; all state at its reset value initially).
+    after reset (reset deasserted throughout; all state at its reset value initially), in
+    every run in which its assumptions hold in each of those cycles.
     Returns Yosys' log; raises :class:`FormalFailure` with the counterexample trace."""
     text = rtlil.convert(component, name=name)
     script = "; ".join([
@@ -36,7 +42,7 @@ def prove(component, *, depth, name="top"):
         "memory -nomap", "memory_map", "opt_clean",
         # Optimizing before the unrolling halves the solver's time on the slice.
         "chformal -lower", "async2sync", "dffunmap", "opt",
-        f"sat -seq {depth} -prove-asserts -set-init-zero -set rst 0 -show-ports -verify",
+        f"sat -seq {depth} -prove-asserts -set-assumes -set-init-zero -set rst 0 -show-ports -verify",
     ])
     with tempfile.TemporaryDirectory() as directory:
         pathlib.Path(directory, "design.il").write_text(text)

@@ -18,17 +18,31 @@ Shadow state written from the slice's handshakes alone states the properties:
   there), a read is in memory or its response waits for the GPU (each holds a reserved
   read-event place); at most one added cycle otherwise;
 - outputs obey the stream rules: an offered transfer stays offered, unchanged, until taken.
+
+With the pipelined trigger (``TriggerConfig.pipelined``) a side holds several transfers
+(``PIPELINED_REQUEST_PLACES`` requests, ``RESPONSE_BUFFER_PLACES`` responses), so the shadow
+state counts the transfers inside and follows one of them, chosen by the solver as it
+enters (the ``track_request`` / ``track_response`` inputs): it leaves after every one that
+entered before it and none after, unchanged, and is offered once it has been inside for the
+side's latency and every transfer ahead of it has left, unless the trigger stalls. Since
+the solver may follow any transfer, this holds for all of them. A side takes a transfer
+exactly while it holds fewer than its places. Memory does not answer a read in the cycle
+it takes it (what the pipelined trigger requires, and any registered memory port does).
 """
 
 from contextlib import contextmanager
 from unittest import mock
 
-from amaranth.hdl import Assert, Fragment, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Fragment, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import connect, flipped
+from amaranth.lib.wiring import In, connect, flipped
 
 from matndp.hw import ndp_slice
-from matndp.hw.trigger.trigger import Trigger
+from matndp.hw.trigger.trigger import (PIPELINED_EVENT_DELAY, PIPELINED_REQUEST_LATENCY,
+                                       PIPELINED_REQUEST_PLACES, PIPELINED_RESPONSE_LATENCY,
+                                       RESPONSE_BUFFER_PLACES, Trigger)
+
+from .stream import stream_rules
 
 
 __all__ = ["SlicePassThroughHarness"]
@@ -67,12 +81,11 @@ class SlicePassThroughHarness(wiring.Component):
         self.witness = witness
         self.slice = ndp_slice.NDPSlice(config)
         members = self.slice.signature.members
-        super().__init__({
-            "gpu":    members["gpu"],
-            "mem":    members["mem"],
-            "events": members["events"],
-            "csr":    members["csr"],
-        })
+        ports = {name: members[name] for name in ("gpu", "mem", "events", "csr")}
+        self.pipelined = config.trigger.pipelined
+        if self.pipelined:
+            ports.update({"track_request": In(1), "track_response": In(1)})
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
@@ -94,9 +107,21 @@ class SlicePassThroughHarness(wiring.Component):
             slice_.csr.w_data.eq(self.csr.w_data),
             slice_.csr.r_en.eq(self.csr.r_en),
         ]
-        self._pass_through(m, self.gpu.req, self.mem.req, stall, "request")
-        self._pass_through(m, self.mem.resp, self.gpu.resp, stall, "response")
-        self._stream_rules(m, self.events, "event")
+        if self.pipelined:
+            self._pipelined_pass_through(m, self.gpu.req, self.mem.req, stall, "request",
+                                         self.track_request, PIPELINED_REQUEST_PLACES,
+                                         PIPELINED_REQUEST_LATENCY)
+            self._pipelined_pass_through(m, self.mem.resp, self.gpu.resp, stall, "response",
+                                         self.track_response, RESPONSE_BUFFER_PLACES,
+                                         PIPELINED_RESPONSE_LATENCY)
+            memory_takes_read = self.mem.req.valid & self.mem.req.ready & ~self.mem.req.payload.write
+            m.d.comb += Assume(~(memory_takes_read & self.mem.resp.valid &
+                                 (self.mem.resp.payload.id == self.mem.req.payload.id)),
+                               "memory answers a read in the cycle it takes it")
+        else:
+            self._pass_through(m, self.gpu.req, self.mem.req, stall, "request")
+            self._pass_through(m, self.mem.resp, self.gpu.resp, stall, "response")
+        stream_rules(m, self.events, "event")
         # Reads in memory, by id, from the memory port's handshakes: a triggering read may
         # wait for a read-event place that a read still in memory has reserved. (Memory is
         # driven freely and may answer ids never asked for; those clear nothing.)
@@ -114,17 +139,19 @@ class SlicePassThroughHarness(wiring.Component):
         # place may stay reserved.
         reused = Signal()
         m.d.sync += reused.eq(reused | ((issued & reads_in_memory) != 0))
-        # An event takes two cycles from its queue to the events port, so a stall may see
-        # no event there for two cycles; never for three.
+        # An event takes two cycles from its queue to the events port (pipelined, its
+        # transfer's place counts from the transfer's cycle, PIPELINED_EVENT_DELAY before it
+        # enters its queue), so a stall may see no event there for that long; never longer.
+        unexplained_limit = 2 + (PIPELINED_EVENT_DELAY if self.pipelined else 0)
         unexplained = Signal()
-        unexplained_run = Signal(range(4))
+        unexplained_run = Signal(range(unexplained_limit + 2))
         m.d.comb += unexplained.eq(stall & ~self.events.valid & (reads_in_memory == 0) &
                                    ~self.gpu.resp.valid & ~reused)
-        m.d.sync += unexplained_run.eq(Mux(unexplained, Mux(unexplained_run == 3, 3,
-                                                            unexplained_run + 1), 0))
-        m.d.comb += Assert(~unexplained | (unexplained_run < 2),
-                           "a stall for three cycles while no event waits, no read is in "
-                           "memory and no response waits for the GPU")
+        m.d.sync += unexplained_run.eq(Mux(unexplained, Mux(unexplained_run == unexplained_limit + 1,
+                                                            unexplained_run, unexplained_run + 1), 0))
+        m.d.comb += Assert(~unexplained | (unexplained_run < unexplained_limit),
+                           f"a stall for {unexplained_limit + 1} cycles while no event waits, no "
+                           f"read is in memory and no response waits for the GPU")
         if self.witness is not None:
             event = self.events.valid & self.events.ready
             happens = {
@@ -134,6 +161,43 @@ class SlicePassThroughHarness(wiring.Component):
             }[self.witness]
             m.d.comb += Assert(~happens, f"witness: {self.witness}")
         return m
+
+    def _pipelined_pass_through(self, m, source, sink, stall, what, track, places, latency):
+        taken = source.valid & source.ready
+        delivered = sink.valid & sink.ready
+        inside = Signal(range(places + 1), name=f"{what}s_inside")
+        m.d.sync += inside.eq(inside + taken - delivered)
+        # The followed transfer: whether it is inside, the transfers ahead of it, the
+        # cycles it has been inside (saturating at the latency) and what entered.
+        following = Signal(name=f"{what}_following")
+        followed = Signal(name=f"{what}_followed")             # one was chosen already
+        ahead = Signal(range(places), name=f"{what}s_ahead")
+        age = Signal(range(latency + 1), name=f"{what}_age")
+        entered = Signal.like(source.payload, name=f"{what}_entered")
+        start = taken & track & ~followed
+        with m.If(start):
+            m.d.sync += [following.eq(1), followed.eq(1), entered.eq(source.payload),
+                         ahead.eq(inside - delivered), age.eq(1)]
+        with m.If(following):
+            m.d.sync += age.eq(Mux(age == latency, latency, age + 1))
+            with m.If(delivered):
+                m.d.sync += ahead.eq(ahead - 1)
+                with m.If(ahead == 0):
+                    m.d.sync += following.eq(0)
+        leaving = following & (ahead == 0)
+        expected = source.payload if self.break_property else entered
+        m.d.comb += [
+            Assert(~delivered | (inside != 0), f"a {what} left that never entered"),
+            Assert(source.ready == (inside < places),
+                   f"the {what} side did not take a transfer exactly while it holds fewer "
+                   f"than {places}"),
+            Assert(~(leaving & sink.valid) | (sink.payload.as_value() == expected.as_value()),
+                   f"a {what} left out of order or changed on its way"),
+            Assert(~(leaving & (age == latency)) | stall | sink.valid,
+                   f"a {what} inside for {latency} cycles, first in line, was not offered "
+                   f"without a stall"),
+        ]
+        stream_rules(m, sink, what)
 
     def _pass_through(self, m, source, sink, stall, what):
         taken = source.valid & source.ready
@@ -155,11 +219,5 @@ class SlicePassThroughHarness(wiring.Component):
             Assert(held | source.ready, f"an empty {what} stage refused a transfer"),
             Assert(~held | stall | sink.valid, f"a held {what} was not offered without a stall"),
         ]
-        self._stream_rules(m, sink, what)
+        stream_rules(m, sink, what)
 
-    def _stream_rules(self, m, stream, what):
-        waiting = Signal(name=f"{what}_waiting")
-        offered = Signal.like(stream.payload, name=f"{what}_offered")
-        m.d.sync += [waiting.eq(stream.valid & ~stream.ready), offered.eq(stream.payload)]
-        m.d.comb += Assert(~waiting | (stream.valid & (stream.payload.as_value() == offered.as_value())),
-                           f"an offered {what} was withdrawn or changed before it was taken")

@@ -27,6 +27,14 @@ CONFIG = NDPConfig(addr_width=33, sector_bytes=4, id_width=2, counter_width=8,
 # default suite proves the slice to it, the slow suite to DEEP.
 DEPTH = 12
 DEEP = 20
+# The pipelined trigger in the same slice. Its proof's depth reaches a stall (at 10 it does
+# not); a request crosses the request side's four stages from 5 cycles on. The mutants fail
+# by PIPELINED_MUTANT_DEPTH already.
+PIPELINED = NDPConfig(addr_width=33, sector_bytes=4, id_width=2, counter_width=8,
+                      trigger=TriggerConfig(filter_entries=2, event_queue_depth=2,
+                                            pipelined=True), engine=None)
+PIPELINED_DEPTH = 12
+PIPELINED_MUTANT_DEPTH = 8
 
 
 @pytest.mark.parametrize("depth", [DEPTH, pytest.param(DEEP, marks=pytest.mark.slow)])
@@ -114,6 +122,37 @@ def test_a_mutated_trigger_fails_the_proof(name):
     mutant = type("Mutant", (_MutatedTrigger,), {"mutate": staticmethod(MUTANTS[name])})
     with pytest.raises(FormalFailure, match="assertion fails"):
         prove(SlicePassThroughHarness(CONFIG, trigger_class=mutant), depth=DEPTH)
+
+
+@pytest.mark.slow
+def test_pass_through_properties_hold_on_the_pipelined_trigger(record_property):
+    started = time.perf_counter()
+    prove(SlicePassThroughHarness(PIPELINED), depth=PIPELINED_DEPTH)
+    record_property("proof_depth", PIPELINED_DEPTH)
+    record_property("proof_seconds", round(time.perf_counter() - started, 1))
+
+
+# With the proof, in the slow suite (each some 4 s of CPU).
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MUTANTS)
+def test_a_mutated_pipelined_trigger_fails_the_proof(name):
+    mutant = type("Mutant", (_MutatedTrigger,), {"mutate": staticmethod(MUTANTS[name])})
+    with pytest.raises(FormalFailure, match="assertion fails"):
+        prove(SlicePassThroughHarness(PIPELINED, trigger_class=mutant),
+              depth=PIPELINED_MUTANT_DEPTH)
+
+
+@pytest.mark.slow
+def test_the_pipelined_depth_reaches_a_stall():
+    with pytest.raises(FormalFailure, match="assertion fails"):
+        prove(SlicePassThroughHarness(PIPELINED, witness="stall"), depth=PIPELINED_DEPTH)
+
+
+@pytest.mark.slow
+def test_a_wrong_property_is_caught_on_the_pipelined_trigger():
+    with pytest.raises(FormalFailure, match="assertion fails"):
+        prove(SlicePassThroughHarness(PIPELINED, break_property=True),
+              depth=PIPELINED_MUTANT_DEPTH)
 
 
 def test_a_wrong_property_is_caught():
