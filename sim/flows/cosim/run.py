@@ -95,11 +95,11 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
     progress(f"sim: the whole iteration, {len(shares)} blocks as as many jobs ({where}), "
              f"{sum(requests.values()):,} GPU-port requests for one of {shares[0].slices} slices; "
              f"running under {simulator}")
-    if job_progress is None:
-        job_progress = JobProgress(len(jobs), weights=requests)
     if runner is not None:
         # Made once here, not by every worker as its first job starts.
         prepare_batch(KERNEL_CONFIG, shape, simulator=simulator)
+    if job_progress is None:
+        job_progress = JobProgress(len(jobs), weights=requests)
     with whole_folder(output) as work:
         results = run_block_jobs(jobs, runner=runner, shares=None if runner else shares,
                                  directory=work / "run", store=jobs_folder(output), progress=job_progress)

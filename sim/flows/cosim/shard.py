@@ -14,6 +14,7 @@ command from the jobs it finished, and the folder goes when the whole run succee
 """
 
 from dataclasses import asdict, dataclass
+import functools
 import hashlib
 import json
 import os
@@ -77,9 +78,10 @@ class BlockJob:
     def block(self):
         return self.setup.block
 
-    @property
+    @functools.cached_property
     def key(self):
-        """The hash of everything the job's result depends on, the project's code included."""
+        """The hash of everything the job's result depends on, the project's code included;
+        made once, where the job is made, and carried with it to the worker that runs it."""
         text = canonical_json({"setup": self.setup.as_dict(), "number": self.number,
                                "shape": asdict(self.shape), "simulator": self.simulator,
                                "graph": _graph_digest(self.graph), "code": _project_code()})
