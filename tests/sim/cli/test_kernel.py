@@ -143,6 +143,7 @@ def test_run_bad_input_is_exit_code_2(capsys, arguments, message):
     assert message in error and "Traceback" not in error
 
 
+@pytest.mark.rtl
 @pytest.mark.xdist_group("engine_slice")
 def test_run_through_the_rtl_says_what_it_does_and_what_the_stall_cycles_are(capfd):
     assert main(["kernel", "run", "relu_fwd", "--elements", "64"]) == 0
@@ -157,6 +158,7 @@ def test_run_through_the_rtl_says_what_it_does_and_what_the_stall_cycles_are(cap
     assert "a sector every 4 cycles on an A100" in stall
 
 
+@pytest.mark.rtl
 @pytest.mark.xdist_group("engine_slice")
 def test_run_on_the_rtl_at_a_gpu_pace_reports_the_stalls_and_the_tail(capsys):
     import json
