@@ -227,19 +227,40 @@ def matching_entries(entries, addr, write):
     return found
 
 
+def _entries_in_force(entries, taken):
+    """Per GPU request taken, the entry it triggers (-1: none) and that entry's base.
+    ``entries``: {index: FilterRange}, or a timeline of ``(first cycle, {index:
+    FilterRange})`` in cycle order, each in force from its cycle until the next."""
+    if isinstance(entries, dict):
+        entries = [(0, entries)]
+    entry = np.full(len(taken["addr"]), -1, dtype=np.int64)
+    base = np.zeros(len(taken["addr"]), dtype=np.uint64)
+    starts = [cycle for cycle, _ in entries]
+    if starts != sorted(starts):
+        raise ValueError("the timeline of entries is not in cycle order")
+    for number, (cycle, in_force) in enumerate(entries):
+        rows = taken["cycle"] >= np.uint64(cycle)
+        if number + 1 < len(entries):
+            rows &= taken["cycle"] < np.uint64(entries[number + 1][0])
+        rows = np.flatnonzero(rows)
+        found = matching_entries(in_force, taken["addr"][rows], taken["write"][rows])
+        entry[rows] = found
+        for index, programmed in in_force.items():
+            base[rows[found == index]] = programmed.base
+    return entry, base
+
+
 def check_events(result, entries=None):
     """The events the engine took (the ``events`` log) against the accesses in the
     programmed ranges (``entries``, default the job's :meth:`~matndp.sim.batch.job.BatchJob.program`
-    calls): write events in GPU request order with the write's data and mask, read
-    events in GPU response order with the returned data and the read's mask."""
+    calls; or a timeline of them, see :func:`_entries_in_force`): write events in GPU
+    request order with the write's data and mask, read events in GPU response order with
+    the returned data and the read's mask."""
     job = result.job
     entries = job.entries if entries is None else entries
     taken = result.log("gpu_requests")
     events = result.log("events")
-    entry = matching_entries(entries, taken["addr"], taken["write"])
-    bases = {index: entries[index].base for index in entries}
-    base = np.array([bases.get(int(e), 0) for e in entry], dtype=np.uint64) if len(entry) else \
-        np.zeros(0, dtype=np.uint64)
+    entry, base = _entries_in_force(entries, taken)
 
     writes = np.flatnonzero((entry >= 0) & (taken["write"] == 1))
     expected_writes = {"entry": entry[writes].astype(np.uint64), "addr": taken["addr"][writes],

@@ -169,14 +169,15 @@ class MemoryImage:
         return len(self._merged())
 
     def _merged(self):
-        merged = []
+        merged = []                     # [base sector, parts, sectors in the parts]
         for base in sorted(self._regions):
             sectors = self._regions[base]
-            if merged and merged[-1][0] + len(merged[-1][1]) == base:
+            if merged and merged[-1][0] + merged[-1][2] == base:
                 merged[-1][1].append(sectors)
+                merged[-1][2] += len(sectors)
             else:
-                merged.append((base, [sectors]))
-        return [(base, np.concatenate(parts)) for base, parts in merged]
+                merged.append([base, [sectors], len(sectors)])
+        return [(base, np.concatenate(parts)) for base, parts, _ in merged]
 
     def layout(self, shape):
         """(:class:`ImageLayout`, the image as an ``(n, sector)`` array) for a harness of

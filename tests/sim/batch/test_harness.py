@@ -177,6 +177,14 @@ def test_bad_parameters_are_refused():
         job.run(until=())
     with pytest.raises(JobError, match="nothing to dump"):
         job.dump()
+    with pytest.raises(JobError, match="timing must be a BatchTiming"):
+        job.retime({"latency": 3})
+    with pytest.raises(ValueError, match=r"reorder \(16\) exceeds"):
+        job.retime(BatchTiming(reorder=16))
+    job.retime(BatchTiming(latency=40, gpu_request_pause=0.5))
+    assert job.steps[-1]["ports"]["latency"] == 40 and "seed" not in job.steps[-1]["ports"]
+    with pytest.raises(JobError, match="cannot switch from reorder 1 to 4 within a run"):
+        job.retime(BatchTiming(reorder=4))
     with pytest.raises(JobError, match="picklable"):
         job.runtime(lambda runtime: None)
     with pytest.raises(JobError, match="unknown log"):
