@@ -28,15 +28,15 @@ class SoakSettings:
                         for it.
     """
 
-    stages_per_round: int = 12
+    stages_per_round: int = 48
     launches: int = 3
-    max_elements: int = 1024
+    max_elements: int = 4096
     fault_probability: float = 0.5
     decoy_probability: float = 0.5
-    unrelated: int = 3
+    unrelated: int = 6
     error_share: float = 0.02
     max_chunks: int = 4
-    max_gap: int = 6
+    max_gap: int = 8
     long_gap: int = 2000
     max_latency: int = 200
     max_pause: float = 0.6
