@@ -30,7 +30,8 @@ def replay_memory(layout, image, addr, write, data, mask):
     """The numpy memory model: requests (columns, in the order memory accepted them)
     applied to ``image`` laid out by ``layout``. Returns (the data each request read, each
     request's response status, the image afterwards); a write takes the bytes its mask
-    enables, a read returns the sector as it stands then, an unmapped access fails."""
+    enables, a read returns the sector as it stands then, an unmapped access fails with
+    DECODE_ERROR, an access to a failing region with SLAVE_ERROR."""
     count = len(addr)
     sector = layout.sector_bytes
     index = layout.image_index(addr)
@@ -62,7 +63,9 @@ def replay_memory(layout, image, addr, write, data, mask):
             ends = last_of_group[sorted_index[last_of_group] >= 0]
             touched = written[ends]
             final[sorted_index[ends[touched]], byte] = sorted_data[last[ends[touched]], byte]
-    status = np.where(mapped, ResponseStatus.OKAY.value, ResponseStatus.DECODE_ERROR.value)
+    status = np.where(mapped, ResponseStatus.OKAY.value,
+                      np.where(layout.failing_at(addr), ResponseStatus.SLAVE_ERROR.value,
+                               ResponseStatus.DECODE_ERROR.value))
     return read_data, status.astype(np.uint64), final
 
 

@@ -3,8 +3,8 @@ as many cycles as asked, round after round, each round one run of the harness (o
 made of stages that follow one another without a reset. Every stage draws a new mix: library
 kernels on random filter entries, a kernel that faults, an entry armed and disarmed between
 chunks while the GPU's reads are in flight, GPU traffic inside and outside the ranges and
-into unmapped memory, random idle gaps, and new random back-pressure and memory timing for
-every chunk. Every round is checked in bulk once it has run.
+into unmapped and failing memory, random idle gaps, and new random back-pressure and
+memory timing for every chunk. Every round is checked in bulk once it has run.
 
 :mod:`.layout` is the memory map, :mod:`.faults` the faulting kernels, :mod:`.settings` the
 parameters, :mod:`.steps` the runtime steps a round makes between phases, :mod:`.scenario`

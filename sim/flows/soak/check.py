@@ -6,9 +6,10 @@ the events against the entries in force in each phase
 (:func:`~matndp.sim.batch.check.check_events`), and per stage: no phase that carries GPU
 traffic or waits for a completion ended on its budget (the GPU was never held), every
 launch complete with each trigger counted and its outputs bit-exact against the numpy
-golden, the faulting entry stopped with its entry, pc and cause recorded and nothing
+golden (accumulating in the order the triggers came: memory may answer a read-triggered
+reduction's reads out of order), the faulting entry stopped with its entry, pc and cause recorded and nothing
 else recorded, the decoy entry's events all run, and the memory error counters equal to
-the accesses to unmapped memory.
+the accesses to unmapped and failing memory.
 """
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from matndp.sim.batch.check import CheckFailed, check_events, check_gpu_path
 from matndp.sim.flows.kernel_run import differing_elements, golden_outputs
 from matndp.sim.flows.soak.faults import FAULT_KERNELS
-from matndp.sim.flows.soak.layout import HOLE
+from matndp.sim.flows.soak.layout import FAILING, HOLE
 
 
 __all__ = ["SoakFailure", "check_round"]
@@ -63,7 +64,9 @@ def check_round(soak_round, result):
 
     loaded = result[soak_round.prepare_key]
     memory = result.log("mem_requests")
-    in_hole = (memory["addr"] >= np.uint64(HOLE[0])) & (memory["addr"] < np.uint64(HOLE[1]))
+    refused = np.zeros(len(memory["addr"]), dtype=bool)
+    for start, end in (HOLE, FAILING):
+        refused |= (memory["addr"] >= np.uint64(start)) & (memory["addr"] < np.uint64(end))
     events = result.log("events")
     counts = {"launches": 0, "faults": {}, "decoys": 0, "stages": len(soak_round.stages)}
     for stage in soak_round.stages:
@@ -89,9 +92,17 @@ def check_round(soak_round, result):
             if counted != {"hits": expected, "completed": expected, "drained": 0}:
                 fail(f"{name}: {counted}; expected {expected} hits and completions, none drained")
         image = result.image(stage.dump_key)
+        in_stage = (events["cycle"] > np.uint64(start_cycle)) & (events["cycle"] < np.uint64(dump_cycle))
         for index, plan in zip(stage.launch_entries, stage.plans):
+            # A reduction accumulates in trigger order: a read-triggered launch's is the
+            # order memory answered in (the events check has held it to the responses).
+            order = (events["offset"][in_stage & (events["entry"] == index)] // np.uint64(plan.sector_bytes))
+            order = [int(sector) for sector in order]
+            if sorted(order) != list(range(plan.launch.expected_triggers)):
+                fail(f"entry {index} ({plan.request.name}): its events in the stage are sectors "
+                     f"{order[:20]}…, not each of its {plan.launch.expected_triggers} once")
             outputs = plan.outputs(lambda region: image.read(region["addr"], region["bytes"]))
-            differing = differing_elements(outputs, golden_outputs(plan.launch, plan.inputs))
+            differing = differing_elements(outputs, golden_outputs(plan.launch, plan.inputs, order))
             if differing:
                 fail(f"entry {index} ({plan.request.name}, {plan.request.problem}): elements differ "
                      f"from the golden {differing}", "kernel outputs bit-exact against the golden")
@@ -107,14 +118,13 @@ def check_round(soak_round, result):
             counts["faults"][stage.fault["kind"]] = counts["faults"].get(stage.fault["kind"], 0) + 1
         if stage.decoy is not None:
             counted = report["entries"][stage.decoy]
-            taken = int(((events["entry"] == stage.decoy) & (events["cycle"] > start_cycle)
-                         & (events["cycle"] < dump_cycle)).sum())
+            taken = int((in_stage & (events["entry"] == stage.decoy)).sum())
             if counted != {"hits": taken, "completed": taken, "drained": 0}:
                 fail(f"decoy entry {stage.decoy}: {counted}; its events: {taken}")
             counts["decoys"] += 1
         before = memory["cycle"] < np.uint64(dump_cycle)
         for name, write in (("mem_read_errors", 0), ("mem_write_errors", 1)):
-            expected = int((before & in_hole & (memory["write"] == write)).sum())
+            expected = int((before & refused & (memory["write"] == write)).sum())
             if report[name] != expected:
                 fail(f"{name.upper()} reads {report[name]}; memory refused {expected} such "
                      f"accesses so far", "memory error counters")

@@ -9,7 +9,7 @@ from matndp.hw.engine.isa import ErrorCause
 from matndp.host.kernels.assembler import assemble
 from matndp.host.kernels.image import KernelImage, Section
 from matndp.sim.designs import KERNEL_CONFIG
-from matndp.sim.flows.soak.layout import HOLE, UNRELATED_REGION
+from matndp.sim.flows.soak.layout import FAILING, HOLE, UNRELATED_REGION
 
 
 __all__ = ["FaultKernel", "FAULT_KERNELS", "DECOY_KERNEL"]
@@ -43,8 +43,10 @@ FAULT_KERNELS = {
     "scratchpad_range": FaultKernel(
         _one("soak_scratchpad", f"sld v1, [OFFSET + {KERNEL_CONFIG.engine.scratchpad_bytes:#x}]"), 0,
         ErrorCause.SCRATCHPAD_RANGE),
-    "memory_error": FaultKernel(_one("soak_memory_error", f"vld v1, [OFFSET + {HOLE[0]:#x}]"), 0,
+    "decode_error": FaultKernel(_one("soak_decode_error", f"vld v1, [OFFSET + {HOLE[0]:#x}]"), 0,
                                 ErrorCause.MEMORY_ERROR),
+    "slave_error": FaultKernel(_one("soak_slave_error", f"vld v1, [OFFSET + {FAILING[0]:#x}]"), 0,
+                               ErrorCause.MEMORY_ERROR),
     # One trigger: a second µthread would spin on after the first has stopped the entry.
     "watchdog": FaultKernel(assemble(".kernel soak_watchdog\n.main\nloop: jump loop\n"), 0,
                             ErrorCause.WATCHDOG, triggers=1),

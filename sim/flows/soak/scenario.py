@@ -2,12 +2,12 @@
 stages, and what each stage must give (:class:`Stage`) for :mod:`.check`.
 
 A stage: a new memory image (the launches' tensors, the fault region, the unrelated
-region); every armed entry disarmed, the recorded error cleared; library launches
-programmed on random entries, a faulting kernel on another; the GPU's stream (the
-launches' triggering accesses in a random interleaving, each launch's in its order, the
-faulting entry's, unrelated reads and writes, some into unmapped memory, random ids and
-idle gaps) in chunks, each with new random timing, a decoy entry armed before one chunk
-and disarmed before a later one; then a phase per launch still to complete (``irq``), a
+region, a failing region, a hole); every armed entry disarmed, the recorded error
+cleared; library launches programmed on random entries, a faulting kernel on another;
+the GPU's stream (the launches' triggering accesses in a random interleaving, each
+launch's in its order, the faulting entry's, unrelated reads and writes, some into
+unmapped or failing memory, random ids and idle gaps) in chunks, each with new random
+timing, a decoy entry armed before one chunk and disarmed before a later one; then a phase per launch still to complete (``irq``), a
 settling phase (long enough for a spinning kernel's watchdog), the status and a dump.
 """
 
@@ -26,7 +26,8 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.kernel_batch import AcknowledgeCompleted, add_launch_tensors
 from matndp.sim.flows.kernel_run import Launch, plan_launches
 from matndp.sim.flows.soak.faults import DECOY_KERNEL, FAULT_KERNELS
-from matndp.sim.flows.soak.layout import FAULT_REGION, HOLE, TENSOR_BASE, UNRELATED_REGION, WINDOW
+from matndp.sim.flows.soak.layout import (FAILING, FAULT_REGION, HOLE, TENSOR_BASE,
+                                          UNRELATED_REGION, WINDOW)
 from matndp.sim.flows.soak.settings import SoakSettings
 from matndp.sim.flows.soak.steps import ArmEntries, EntryProgram, PrepareRound, StageReport
 
@@ -173,6 +174,7 @@ class _Round:
         image = MemoryImage(SECTOR)
         image.add(FAULT_REGION[0], _region(rng, FAULT_REGION))
         image.add(UNRELATED_REGION[0], _region(rng, UNRELATED_REGION))
+        image.fail(FAILING[0], FAILING[1] - FAILING[0])
         return self.job.load(image=add_launch_tensors(image, plans))
 
     def _stage(self, number):
@@ -273,7 +275,9 @@ class _Round:
         rows = np.flatnonzero(labels == 2)
         addr[rows] = _sectors(rng, UNRELATED_REGION, len(rows))
         errors = rows[rng.random(len(rows)) < settings.error_share]
+        failing = errors[rng.random(len(errors)) < 0.5]
         addr[errors] = _sectors(rng, HOLE, len(errors))
+        addr[failing] = _sectors(rng, FAILING, len(failing))
         write[rows] = rng.random(len(rows)) < 0.5
         partial = rows[write[rows] & (rng.random(len(rows)) < 0.5)]
         mask[partial] = rng.integers(0, FULL_MASK + 1, len(partial), dtype=np.uint64)

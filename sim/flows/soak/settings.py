@@ -18,7 +18,8 @@ class SoakSettings:
     decoy_probability:  the chance that a stage arms an extra entry between two chunks and
                         disarms it between two later ones.
     unrelated:          the most unrelated GPU accesses per triggering one.
-    error_share:        of the unrelated accesses, the share sent to unmapped memory.
+    error_share:        of the unrelated accesses, the share sent to unmapped or failing
+                        memory.
     max_chunks:         the most chunks (phases) a stage's stream is split into.
     max_gap:            the most idle cycles before a request (besides the rare long gaps).
     long_gap:           the length of the rare long idle gaps (1 % of the requests).

@@ -66,8 +66,8 @@ def test_a_wrong_kernel_output_is_caught(short_round, monkeypatch):
     soak_round, result = short_round
     golden = soak_check.golden_outputs
 
-    def off_by_one_bit(launch, inputs):
-        outputs = golden(launch, inputs)
+    def off_by_one_bit(launch, inputs, order):
+        outputs = golden(launch, inputs, order)
         name = sorted(outputs)[0]
         wrong = outputs[name].copy()
         wrong.view(f"u{wrong.dtype.itemsize}")[0] ^= 1

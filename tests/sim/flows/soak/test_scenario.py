@@ -10,7 +10,8 @@ from matndp.host.runtime import FilterRange
 from matndp.sim.batch.check import matching_entries
 from matndp.sim.flows.soak import SoakSettings, draw_round
 from matndp.sim.flows.soak.faults import FAULT_KERNELS
-from matndp.sim.flows.soak.layout import FAULT_REGION, HOLE, TENSOR_BASE, UNRELATED_REGION, WINDOW
+from matndp.sim.flows.soak.layout import (FAILING, FAULT_REGION, HOLE, TENSOR_BASE,
+                                          UNRELATED_REGION, WINDOW)
 from matndp.sim.flows.soak.scenario import draw_timing, stages_in_round
 from matndp.sim.flows.soak.steps import ArmEntries
 
@@ -43,7 +44,7 @@ def test_every_fault_kind_comes_in_turn_and_each_stage_uses_distinct_entries():
 
 
 def test_the_layout_keeps_the_regions_apart():
-    regions = sorted([HOLE, FAULT_REGION, UNRELATED_REGION])
+    regions = sorted([HOLE, FAILING, FAULT_REGION, UNRELATED_REGION])
     assert all(a[1] <= b[0] for a, b in zip(regions, regions[1:]))
     assert WINDOW[0] <= regions[0][0] and regions[-1][1] <= TENSOR_BASE
 
@@ -80,6 +81,7 @@ def test_the_stream_reaches_every_kind_of_address():
         entries.update(in_force)
     addr = requests.addr
     assert ((addr >= HOLE[0]) & (addr < HOLE[1])).any()
+    assert ((addr >= FAILING[0]) & (addr < FAILING[1])).any()
     assert ((addr >= UNRELATED_REGION[0]) & (addr < UNRELATED_REGION[1])).any()
     assert ((addr >= FAULT_REGION[0]) & (addr < FAULT_REGION[1])).any()
     assert (addr >= TENSOR_BASE).any() and requests.write.any() and (~requests.write).any()
