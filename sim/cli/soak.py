@@ -28,13 +28,14 @@ def run_soak_command(args):
         return 0 if report.passed else 1
     faults = sum(report.faults.values())
     print(f"soak: seed {seed}: {report.cycles:,} cycles in {report.rounds} rounds "
-          f"({report.stages} stages), {report.cycles_per_second:,.0f} cycles/s; "
+          f"({report.stages} stages), {report.cycles_per_second:,.0f} cycles/s "
+          f"({report.cycles_per_cpu_second:,.0f} per CPU second); "
           f"{report.gpu_requests:,} GPU requests, {report.launches} kernel launches bit-exact, "
           f"{faults} faults reported ({len(report.faults)} kinds), {report.decoys} entries "
           f"armed and disarmed between chunks")
     if not report.passed:
         print(f"soak: FAIL: {report.failure['message']}")
-        print(f"soak: reproducer: {directory / 'reproducer.json'}; replay: "
+        print(f"soak: reproducer: {report.failure['reproducer']}; replay: "
               f"{report.failure['replay']}")
         return 1
     print("PASS")
@@ -59,7 +60,8 @@ def register(subparsers):
                       help="run whole rounds until at least N cycles have run "
                            "(default %(default)s)")
     soak.add_argument("--round", type=integer(0, 1 << 31), metavar="R",
-                      help="run only round R of the seed (to replay a failure)")
+                      help="run only round R of the seed, whatever --cycles says (to replay "
+                           "a failure)")
     soak.add_argument("--output", type=output_folder, default="build/soak", metavar="FOLDER",
                       help="where the runs and a failure's reproducer go, under "
                            "FOLDER/seed-S/ (default %(default)s)")

@@ -7,6 +7,7 @@ record.
 from dataclasses import asdict, dataclass, field
 import json
 import pathlib
+import resource
 import shutil
 import time
 
@@ -37,6 +38,7 @@ class SoakReport:
     faults: dict = field(default_factory=dict)
     decoys: int = 0
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     phase_wall_s: float = 0.0
     failure: dict | None = None
 
@@ -49,9 +51,16 @@ class SoakReport:
         """Cycles per wall second of the whole soak: drawing, running and checking."""
         return self.cycles / self.wall_s if self.wall_s else 0.0
 
+    @property
+    def cycles_per_cpu_second(self):
+        """Cycles per CPU second of the soak and the simulators it ran (the machines are
+        shared: this is the rate to compare)."""
+        return self.cycles / self.cpu_s if self.cpu_s else 0.0
+
     def as_dict(self):
         values = asdict(self)
         values["cycles_per_second"] = round(self.cycles_per_second)
+        values["cycles_per_cpu_second"] = round(self.cycles_per_cpu_second)
         values["passed"] = self.passed
         return values
 
@@ -67,6 +76,7 @@ def run_soak(seed, cycles, *, settings=SoakSettings(), directory, rounds=None, k
     directory.mkdir(parents=True, exist_ok=True)
     report = SoakReport(seed, cycles)
     started = time.perf_counter()
+    cpu_started = _cpu_seconds()
     numbers = iter(rounds) if rounds is not None else _forever()
     for number in numbers:
         if rounds is None and report.cycles >= cycles:
@@ -81,11 +91,13 @@ def run_soak(seed, cycles, *, settings=SoakSettings(), directory, rounds=None, k
         except SoakFailure as failure:
             report.failure = dict(failure.record, message=str(failure), cycles_asked=cycles,
                                   settings=asdict(settings), run_directory=str(folder),
+                                  reproducer=str(directory / REPRODUCER_FILE),
                                   replay=f"matndp soak --seed {seed} --round {number}")
             (directory / REPRODUCER_FILE).write_text(json.dumps(report.failure, indent=2) + "\n")
             break
         finally:
             report.wall_s = time.perf_counter() - started
+            report.cpu_s = _cpu_seconds() - cpu_started
         report.rounds += 1
         report.stages += summary["stages"]
         report.cycles += summary["cycles"]
@@ -102,7 +114,14 @@ def run_soak(seed, cycles, *, settings=SoakSettings(), directory, rounds=None, k
         if progress is not None:
             progress(f"soak: round {number} passed, {report.cycles:,} of {cycles:,} cycles")
     report.wall_s = time.perf_counter() - started
+    report.cpu_s = _cpu_seconds() - cpu_started
     return report
+
+
+def _cpu_seconds():
+    """CPU time of this process and of the simulators it has waited for."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _forever():

@@ -31,7 +31,7 @@ def test_a_short_soak_reports_in_json_and_in_a_summary_line(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "soak: seed 12"
     assert out[1].startswith(f"soak: seed 12: {report['cycles']:,} cycles in 1 rounds (1 stages), ")
-    assert "cycles/s" in out[1] and out[-1] == "PASS"
+    assert "cycles/s (" in out[1] and "per CPU second" in out[1] and out[-1] == "PASS"
 
 
 def test_without_a_seed_a_fresh_one_is_printed(tmp_path, capsys, monkeypatch):
@@ -41,3 +41,21 @@ def test_without_a_seed_a_fresh_one_is_printed(tmp_path, capsys, monkeypatch):
     assert exit_code(["soak", "--cycles", "5", "--output", str(tmp_path)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("soak: seed ") and int(first.split()[-1]) >= 0
+
+
+def test_a_failure_is_exit_code_1_naming_the_reproducer(tmp_path, capsys, monkeypatch):
+    import matndp.sim.flows.soak as soak
+    from matndp.sim.flows.soak.run import SoakReport
+
+    def failing(seed, cycles, **options):
+        return SoakReport(seed, cycles, failure={"message": "round 2, stage 5: planted",
+                                                 "reproducer": "somewhere/reproducer.json",
+                                                 "replay": "matndp soak --seed 7 --round 2"})
+    monkeypatch.setattr(soak, "run_soak", failing)
+    assert exit_code(["soak", "--seed", "7", "--output", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == "soak: FAIL: round 2, stage 5: planted"
+    assert out[-1] == ("soak: reproducer: somewhere/reproducer.json; replay: "
+                       "matndp soak --seed 7 --round 2")
+    assert exit_code(["soak", "--seed", "7", "--output", str(tmp_path), "--json"]) == 1
+    assert '"passed": false' in capsys.readouterr().out
