@@ -62,72 +62,92 @@ def check_round(soak_round, result):
     except CheckFailed as error:
         _fail(soak_round, "events against the entries in force", str(error))
 
-    loaded = result[soak_round.prepare_key]
-    memory = result.log("mem_requests")
-    refused = np.zeros(len(memory["addr"]), dtype=bool)
-    for start, end in (HOLE, FAILING):
-        refused |= (memory["addr"] >= np.uint64(start)) & (memory["addr"] < np.uint64(end))
-    events = result.log("events")
+    logs = _StageLogs(result)
     counts = {"launches": 0, "faults": {}, "decoys": 0, "stages": len(soak_round.stages)}
     for stage in soak_round.stages:
-        report = result[stage.report_key]
-        dump_cycle = result[stage.dump_key]["cycle"]
-        start_cycle = result[stage.phases[0][0]]["start_cycle"]
-
-        def fail(message, check="stage status"):
-            _fail(soak_round, check, message, stage.number)
-        expected_error = None
-        if stage.fault is not None:
-            kernel = FAULT_KERNELS[stage.fault["kind"]]
-            expected_error = (stage.fault["entry"], loaded[kernel.image.name] + kernel.pc, kernel.cause.name)
-        if report["error"] != (None if expected_error is None else tuple(expected_error)):
-            fail(f"the engine recorded error {report['error']}; expected {expected_error}",
-                 "fault reported with its entry, pc and cause")
-        for index, plan in zip(stage.launch_entries, stage.plans):
-            name = f"entry {index} ({plan.request.name}, {plan.request.problem})"
-            expected = plan.launch.expected_triggers
-            counted = report["entries"][index]
-            if not report["done"] >> index & 1:
-                fail(f"{name} is not complete: {counted}")
-            if counted != {"hits": expected, "completed": expected, "drained": 0}:
-                fail(f"{name}: {counted}; expected {expected} hits and completions, none drained")
-        image = result.image(stage.dump_key)
-        in_stage = (events["cycle"] > np.uint64(start_cycle)) & (events["cycle"] < np.uint64(dump_cycle))
-        for index, plan in zip(stage.launch_entries, stage.plans):
-            # A reduction accumulates in trigger order: a read-triggered launch's is the
-            # order memory answered in (the events check has held it to the responses).
-            order = (events["offset"][in_stage & (events["entry"] == index)] // np.uint64(plan.sector_bytes))
-            order = [int(sector) for sector in order]
-            if sorted(order) != list(range(plan.launch.expected_triggers)):
-                fail(f"entry {index} ({plan.request.name}): its events in the stage are sectors "
-                     f"{order[:20]}…, not each of its {plan.launch.expected_triggers} once")
-            outputs = plan.outputs(lambda region: image.read(region["addr"], region["bytes"]))
-            differing = differing_elements(outputs, golden_outputs(plan.launch, plan.inputs, order))
-            if differing:
-                fail(f"entry {index} ({plan.request.name}, {plan.request.problem}): elements differ "
-                     f"from the golden {differing}", "kernel outputs bit-exact against the golden")
-        counts["launches"] += len(stage.plans)
-        if stage.fault is not None:
-            index = stage.fault["entry"]
-            counted = report["entries"][index]
-            if not report["stopped"] >> index & 1 or counted["completed"] or \
-                    counted["hits"] != stage.fault["triggers"]:
-                fail(f"faulting entry {index} ({stage.fault['kind']}): stopped "
-                     f"{report['stopped'] >> index & 1}, {counted}; expected stopped with "
-                     f"{stage.fault['triggers']} hits, none completed")
-            counts["faults"][stage.fault["kind"]] = counts["faults"].get(stage.fault["kind"], 0) + 1
-        if stage.decoy is not None:
-            counted = report["entries"][stage.decoy]
-            taken = int((in_stage & (events["entry"] == stage.decoy)).sum())
-            if counted != {"hits": taken, "completed": taken, "drained": 0}:
-                fail(f"decoy entry {stage.decoy}: {counted}; its events: {taken}")
-            counts["decoys"] += 1
-        before = memory["cycle"] < np.uint64(dump_cycle)
-        for name, write in (("mem_read_errors", 0), ("mem_write_errors", 1)):
-            expected = int((before & refused & (memory["write"] == write)).sum())
-            if report[name] != expected:
-                fail(f"{name.upper()} reads {report[name]}; memory refused {expected} such "
-                     f"accesses so far", "memory error counters")
+        _check_stage(soak_round, stage, result, logs, counts)
     summary.update(counts)
     summary["cycles"] = result.cycles
     return summary
+
+
+class _StageLogs:
+    """What the per-stage checks read of a round's run: the memory requests (and which of
+    them memory refused), the events."""
+
+    def __init__(self, result):
+        self.memory = result.log("mem_requests")
+        self.refused = np.zeros(len(self.memory["addr"]), dtype=bool)
+        for start, end in (HOLE, FAILING):
+            self.refused |= (self.memory["addr"] >= np.uint64(start)) & (self.memory["addr"] < np.uint64(end))
+        self.events = result.log("events")
+
+
+def _check_stage(soak_round, stage, result, logs, counts):
+    """The checks of one stage's status, outputs, fault, decoy and error counters; adds
+    what it checked to ``counts``."""
+    report = result[stage.report_key]
+    dump_cycle = result[stage.dump_key]["cycle"]
+    start_cycle = result[stage.phases[0][0]]["start_cycle"]
+    events = logs.events
+
+    def fail(message, check="stage status"):
+        _fail(soak_round, check, message, stage.number)
+
+    expected_error = None
+    if stage.fault is not None:
+        kernel = FAULT_KERNELS[stage.fault["kind"]]
+        loaded = result[soak_round.prepare_key]
+        expected_error = (stage.fault["entry"], loaded[kernel.image.name] + kernel.pc, kernel.cause.name)
+    if report["error"] != expected_error:
+        fail(f"the engine recorded error {report['error']}; expected {expected_error}",
+             "fault reported with its entry, pc and cause")
+    for index, plan in zip(stage.launch_entries, stage.plans):
+        name = f"entry {index} ({plan.request.name}, {plan.request.problem})"
+        expected = plan.launch.expected_triggers
+        counted = report["entries"][index]
+        if not report["done"] >> index & 1:
+            fail(f"{name} is not complete: {counted}")
+        if counted != {"hits": expected, "completed": expected, "drained": 0}:
+            fail(f"{name}: {counted}; expected {expected} hits and completions, none drained")
+
+    image = result.image(stage.dump_key)
+    in_stage = (events["cycle"] > np.uint64(start_cycle)) & (events["cycle"] < np.uint64(dump_cycle))
+    for index, plan in zip(stage.launch_entries, stage.plans):
+        # A reduction accumulates in trigger order: a read-triggered launch's is the order
+        # memory answered in (the events check has held it to the responses).
+        offsets = events["offset"][in_stage & (events["entry"] == index)]
+        order = [int(offset) // plan.sector_bytes for offset in offsets]
+        if sorted(order) != list(range(plan.launch.expected_triggers)):
+            fail(f"entry {index} ({plan.request.name}): its events in the stage are sectors "
+                 f"{order[:20]}…, not each of its {plan.launch.expected_triggers} once")
+        outputs = plan.outputs(lambda region: image.read(region["addr"], region["bytes"]))
+        differing = differing_elements(outputs, golden_outputs(plan.launch, plan.inputs, order))
+        if differing:
+            fail(f"entry {index} ({plan.request.name}, {plan.request.problem}): elements differ "
+                 f"from the golden {differing}", "kernel outputs bit-exact against the golden")
+    counts["launches"] += len(stage.plans)
+
+    if stage.fault is not None:
+        index = stage.fault["entry"]
+        counted = report["entries"][index]
+        if not report["stopped"] >> index & 1 or counted["completed"] or \
+                counted["hits"] != stage.fault["triggers"]:
+            fail(f"faulting entry {index} ({stage.fault['kind']}): stopped "
+                 f"{report['stopped'] >> index & 1}, {counted}; expected stopped with "
+                 f"{stage.fault['triggers']} hits, none completed")
+        counts["faults"][stage.fault["kind"]] = counts["faults"].get(stage.fault["kind"], 0) + 1
+    if stage.decoy is not None:
+        counted = report["entries"][stage.decoy]
+        taken = int((in_stage & (events["entry"] == stage.decoy)).sum())
+        if counted != {"hits": taken, "completed": taken, "drained": 0}:
+            fail(f"decoy entry {stage.decoy}: {counted}; its events: {taken}")
+        counts["decoys"] += 1
+
+    memory = logs.memory
+    before = memory["cycle"] < np.uint64(dump_cycle)
+    for name, write in (("mem_read_errors", 0), ("mem_write_errors", 1)):
+        expected = int((before & logs.refused & (memory["write"] == write)).sum())
+        if report[name] != expected:
+            fail(f"{name.upper()} reads {report[name]}; memory refused {expected} such "
+                 f"accesses so far", "memory error counters")

@@ -181,8 +181,8 @@ class _Round:
         rng, settings, job = self.rng, self.settings, self.job
         entries = [int(index) for index in rng.permutation(CONFIG.trigger.filter_entries)]
         count = int(rng.integers(1, settings.launches + 1))
-        launches = [Launch(str(rng.choice(self.pool)), {}) for _ in range(count)]
-        launches = [Launch(launch.name, _problem(rng, launch.name, settings)) for launch in launches]
+        names = [str(rng.choice(self.pool)) for _ in range(count)]
+        launches = [Launch(name, _problem(rng, name, settings)) for name in names]
         plans = plan_launches(launches, seed=int(rng.integers(1, 1 << 31)), config=CONFIG,
                               base=TENSOR_BASE)
         launch_entries = entries[:count]
@@ -194,6 +194,8 @@ class _Round:
                      "triggers": int(rng.integers(1, FAULT_KERNELS[kind].triggers + 1)),
                      "on_write": bool(rng.random() < 0.5)}
         stream, chunks = self._stream(plans, fault)
+        # The decoy is write-triggered, so that all its events are made before it is
+        # disarmed: a read's event comes with its response, which may come later.
         decoy = None
         if len(chunks) >= 2 and rng.random() < settings.decoy_probability:
             decoy = entries[count + 1]
@@ -219,11 +221,11 @@ class _Round:
         stage.arm_key = job.runtime(ArmEntries(tuple(programs), "all", launch_mask))
         in_force = {program.index: _matching(program) for program in programs}
 
-        for number_of_chunk, (start, end) in enumerate(chunks):
-            if decoy is not None and number_of_chunk == arm_before:
+        for chunk, (start, end) in enumerate(chunks):
+            if decoy is not None and chunk == arm_before:
                 job.runtime(ArmEntries((decoy_program,)))
                 in_force[decoy] = _matching(decoy_program)
-            if decoy is not None and number_of_chunk == disarm_before:
+            if decoy is not None and chunk == disarm_before:
                 job.runtime(ArmEntries(disarm=(decoy,)))
                 del in_force[decoy]
             job.retime(draw_timing(rng, settings, reordering=job.timing.reorder > 1))
