@@ -23,7 +23,12 @@ _FIELDS = ("addr", "write", "data", "mask", "id")
 
 
 class CheckFailed(AssertionError):
-    """A batch run's logs disagree with the models."""
+    """A batch run's logs disagree with the models; ``cycle``: the cycle of the first wrong
+    record, where its log says."""
+
+    def __init__(self, message, cycle=None):
+        super().__init__(message)
+        self.cycle = cycle
 
 
 def replay_memory(layout, image, addr, write, data, mask):
@@ -77,7 +82,8 @@ def _first_difference(what, got, expected):
         if differs.any():
             row = int(np.flatnonzero(differs)[0])
             raise CheckFailed(f"{what}: {name} differs first at row {row} of {len(differs)}: "
-                              f"{_show(a[row])} != {_show(b[row])} (expected)")
+                              f"{_show(a[row])} != {_show(b[row])} (expected)",
+                              int(got["cycle"][row]) if "cycle" in got else None)
 
 
 def _show(value):
@@ -160,7 +166,8 @@ def check_gpu_path(result, *, complete=True):
     if np.any(paired < 0):
         row = int(np.flatnonzero(paired < 0)[0])
         raise CheckFailed(f"GPU response {row} (id {int(responses['id'][row])}) answers no "
-                          f"outstanding read: a duplicate or a response with a wrong id")
+                          f"outstanding read: a duplicate or a response with a wrong id",
+                          int(responses["cycle"][row]))
     matched = reads[paired]
     _first_difference("GPU response data and status against the memory model", responses,
                       {"data": read_data[matched], "status": status[matched]})
@@ -168,7 +175,7 @@ def check_gpu_path(result, *, complete=True):
     if early.any():
         row = int(np.flatnonzero(early)[0])
         raise CheckFailed(f"GPU response {row} came in cycle {int(responses['cycle'][row])}, "
-                          f"before memory took its read")
+                          f"before memory took its read", int(responses["cycle"][row]))
 
     dumps = 0
     for step in job.steps:
@@ -270,7 +277,7 @@ def check_events(result, entries=None):
                        "offset": taken["addr"][writes] - base[writes], "data": taken["data"][writes],
                        "mask": taken["mask"][writes]}
     is_write = events["write"] == 1
-    got_writes = {name: events[name][is_write] for name in expected_writes}
+    got_writes = {name: events[name][is_write] for name in [*expected_writes, "cycle"]}
     if len(got_writes["addr"]) != len(writes):
         raise CheckFailed(f"{len(got_writes['addr'])} write events; the programmed ranges hold "
                           f"{len(writes)} of the GPU's writes")
@@ -288,7 +295,7 @@ def check_events(result, entries=None):
     expected_reads = {"entry": entry[rows].astype(np.uint64), "addr": taken["addr"][rows],
                       "offset": taken["addr"][rows] - base[rows],
                       "data": responses["data"][triggering], "mask": taken["mask"][rows]}
-    got_reads = {name: events[name][~is_write] for name in expected_reads}
+    got_reads = {name: events[name][~is_write] for name in [*expected_reads, "cycle"]}
     if len(got_reads["addr"]) != len(rows):
         raise CheckFailed(f"{len(got_reads['addr'])} read events; {len(rows)} answered GPU reads "
                           f"lie in the programmed ranges")

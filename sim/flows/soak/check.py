@@ -32,9 +32,9 @@ class SoakFailure(AssertionError):
         self.record = record
 
 
-def _fail(soak_round, check, message, stage=None, phase=None):
+def _fail(soak_round, check, message, stage=None, phase=None, cycle=None):
     record = {"seed": soak_round.seed, "round": soak_round.number, "check": check,
-              "stage": stage, "phase": phase, "first_wrong_record": message}
+              "stage": stage, "phase": phase, "cycle": cycle, "first_wrong_record": message}
     where = f"round {soak_round.number}" + ("" if stage is None else f", stage {stage}") + \
         ("" if phase is None else f", phase {phase}")
     raise SoakFailure(f"{where}: {check}: {message}", record)
@@ -55,12 +55,14 @@ def check_round(soak_round, result):
     try:
         summary = check_gpu_path(result)
     except CheckFailed as error:
-        _fail(soak_round, "GPU path and memory against the reference", str(error))
+        _fail(soak_round, "GPU path and memory against the reference", str(error),
+              *_where(soak_round, result, error.cycle))
     timeline = [(result[key]["start_cycle"], entries) for key, entries in soak_round.timeline]
     try:
         summary.update(check_events(result, timeline))
     except CheckFailed as error:
-        _fail(soak_round, "events against the entries in force", str(error))
+        _fail(soak_round, "events against the entries in force", str(error),
+              *_where(soak_round, result, error.cycle))
 
     logs = _StageLogs(result)
     counts = {"launches": 0, "faults": {}, "decoys": 0, "stages": len(soak_round.stages)}
@@ -69,6 +71,20 @@ def check_round(soak_round, result):
     summary.update(counts)
     summary["cycles"] = result.cycles
     return summary
+
+
+def _where(soak_round, result, cycle):
+    """(stage, phase, cycle) of a record of cycle ``cycle``: the phase running then, or
+    None between phases; (None, None, None) when the cycle is not known."""
+    if cycle is None:
+        return None, None, None
+    for stage in soak_round.stages:
+        if cycle <= result[stage.dump_key]["cycle"]:
+            for key, _ in stage.phases:
+                if result[key]["start_cycle"] < cycle <= result[key]["end_cycle"]:
+                    return stage.number, key, cycle
+            return stage.number, None, cycle
+    return None, None, cycle
 
 
 class _StageLogs:

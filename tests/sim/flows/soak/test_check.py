@@ -1,8 +1,9 @@
 """The soak's checks on a short round through the RTL (the harness build the batch tests
 share): a round of two stages, each with a faulting kernel and an entry armed and disarmed
 between chunks, passes; then each check is shown to notice a planted wrong record: a lost
-GPU response, a kernel output off the golden, a fault reported with the wrong pc, a phase
-that ran out of its budget, a lost decoy event."""
+GPU response, a response with the wrong data (placed in its stage, phase and cycle), a
+kernel output off the golden, a fault reported with the wrong pc, a phase that ran out of
+its budget, a lost event."""
 
 import copy
 import shutil
@@ -60,6 +61,26 @@ def test_a_lost_response_is_caught(short_round, tmp_path):
     changed = _changed(result, tmp_path, "gpu_responses", lambda lines: lines[:3] + lines[4:])
     failure = _fails(soak_round, changed, "GPU path and memory against the reference")
     assert "GPU responses for" in failure.record["first_wrong_record"]
+
+
+def test_a_wrong_response_is_caught_with_its_stage_phase_and_cycle(short_round, tmp_path):
+    """The last response comes in the phase that waits for every read to be answered."""
+    soak_round, result = short_round
+    responses = result.log("gpu_responses")
+    row = len(responses["cycle"]) - 1
+    cycle = int(responses["cycle"][row])
+
+    def flip(lines):
+        line = lines[row]
+        lines[row] = line[:-2] + ("0" if line[-2] != "0" else "1") + "\n"
+        return lines
+    failure = _fails(soak_round, _changed(result, tmp_path, "gpu_responses", flip),
+                     "GPU path and memory against the reference")
+    stage = soak_round.stages[failure.record["stage"]]
+    assert failure.record["cycle"] == cycle
+    assert failure.record["phase"] in [key for key, what in stage.phases if what == "stream"]
+    assert result[failure.record["phase"]]["start_cycle"] < cycle <= result[failure.record["phase"]]["end_cycle"]
+    assert f"differs first at row {row}" in failure.record["first_wrong_record"]
 
 
 def test_a_wrong_kernel_output_is_caught(short_round, monkeypatch):
