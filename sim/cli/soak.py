@@ -50,8 +50,9 @@ def register(subparsers):
         description="Run the batch harness round after round, each round a random mix drawn "
                     "from the seed: library kernels on random filter entries, kernels that "
                     "fault, entries disarmed and re-armed between chunks, GPU traffic inside "
-                    "and outside the ranges and into unmapped memory, random back-pressure "
-                    "and memory timing. Every GPU access, event, kernel output and fault is "
+                    "and outside the ranges and into unmapped and failing memory (answered "
+                    "DECODE_ERROR and SLAVE_ERROR), random back-pressure and memory timing. "
+                    "Every GPU access, event, kernel output and fault is "
                     "checked. Exit code 0 when everything holds, 1 on the first failure "
                     "(with a reproducer file).")
     soak.add_argument("--seed", type=SEED, metavar="S",
