@@ -8,7 +8,7 @@ MATNDP    := $(VENV)/bin/matndp
 # pytest-xdist workers; the suite is simulator-bound and the machines have 2 cores.
 JOBS      ?= 2
 
-.PHONY: setup sim test test-slow mutate verilog lint synth bench docs clean
+.PHONY: setup sim test test-slow soak mutate verilog lint synth bench docs clean
 
 # The stamp is refreshed when the packaging or the set-up script change, so an unchanged
 # checkout costs only this timestamp check.
@@ -28,6 +28,14 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
+
+# The soak (docs/testing.md, "Soak"): the slice with its engine under a random mix of kernels,
+# faults, traffic and timing for SOAK_CYCLES cycles, drawn from SOAK_SEED (a fresh seed,
+# printed, when none is given); a failure leaves build/soak/seed-S/reproducer.json.
+SOAK_SEED   ?=
+SOAK_CYCLES ?= 1000000
+soak: $(STAMP)
+	$(MATNDP) soak $(if $(SOAK_SEED),--seed $(SOAK_SEED)) --cycles $(SOAK_CYCLES)
 
 # Mutation testing (docs/testing.md; not part of `make test`): a sample of mutmut's mutants of
 # host/ drawn from those no earlier run drew, by a new seed unless MUTATE_SEED is given

@@ -23,14 +23,20 @@ _FIELDS = ("addr", "write", "data", "mask", "id")
 
 
 class CheckFailed(AssertionError):
-    """A batch run's logs disagree with the models."""
+    """A batch run's logs disagree with the models; ``cycle``: the cycle of the first wrong
+    record, where its log says."""
+
+    def __init__(self, message, cycle=None):
+        super().__init__(message)
+        self.cycle = cycle
 
 
 def replay_memory(layout, image, addr, write, data, mask):
     """The numpy memory model: requests (columns, in the order memory accepted them)
     applied to ``image`` laid out by ``layout``. Returns (the data each request read, each
     request's response status, the image afterwards); a write takes the bytes its mask
-    enables, a read returns the sector as it stands then, an unmapped access fails."""
+    enables, a read returns the sector as it stands then, an unmapped access fails with
+    DECODE_ERROR, an access to a failing region with SLAVE_ERROR."""
     count = len(addr)
     sector = layout.sector_bytes
     index = layout.image_index(addr)
@@ -62,7 +68,9 @@ def replay_memory(layout, image, addr, write, data, mask):
             ends = last_of_group[sorted_index[last_of_group] >= 0]
             touched = written[ends]
             final[sorted_index[ends[touched]], byte] = sorted_data[last[ends[touched]], byte]
-    status = np.where(mapped, ResponseStatus.OKAY.value, ResponseStatus.DECODE_ERROR.value)
+    status = np.where(mapped, ResponseStatus.OKAY.value,
+                      np.where(layout.failing_at(addr), ResponseStatus.SLAVE_ERROR.value,
+                               ResponseStatus.DECODE_ERROR.value))
     return read_data, status.astype(np.uint64), final
 
 
@@ -74,7 +82,8 @@ def _first_difference(what, got, expected):
         if differs.any():
             row = int(np.flatnonzero(differs)[0])
             raise CheckFailed(f"{what}: {name} differs first at row {row} of {len(differs)}: "
-                              f"{_show(a[row])} != {_show(b[row])} (expected)")
+                              f"{_show(a[row])} != {_show(b[row])} (expected)",
+                              int(got["cycle"][row]) if "cycle" in got else None)
 
 
 def _show(value):
@@ -157,7 +166,8 @@ def check_gpu_path(result, *, complete=True):
     if np.any(paired < 0):
         row = int(np.flatnonzero(paired < 0)[0])
         raise CheckFailed(f"GPU response {row} (id {int(responses['id'][row])}) answers no "
-                          f"outstanding read: a duplicate or a response with a wrong id")
+                          f"outstanding read: a duplicate or a response with a wrong id",
+                          int(responses["cycle"][row]))
     matched = reads[paired]
     _first_difference("GPU response data and status against the memory model", responses,
                       {"data": read_data[matched], "status": status[matched]})
@@ -165,7 +175,7 @@ def check_gpu_path(result, *, complete=True):
     if early.any():
         row = int(np.flatnonzero(early)[0])
         raise CheckFailed(f"GPU response {row} came in cycle {int(responses['cycle'][row])}, "
-                          f"before memory took its read")
+                          f"before memory took its read", int(responses["cycle"][row]))
 
     dumps = 0
     for step in job.steps:
@@ -227,26 +237,47 @@ def matching_entries(entries, addr, write):
     return found
 
 
+def _entries_in_force(entries, taken):
+    """Per GPU request taken, the entry it triggers (-1: none) and that entry's base.
+    ``entries``: {index: FilterRange}, or a timeline of ``(first cycle, {index:
+    FilterRange})`` in cycle order, each in force from its cycle until the next."""
+    if isinstance(entries, dict):
+        entries = [(0, entries)]
+    entry = np.full(len(taken["addr"]), -1, dtype=np.int64)
+    base = np.zeros(len(taken["addr"]), dtype=np.uint64)
+    starts = [cycle for cycle, _ in entries]
+    if starts != sorted(starts):
+        raise ValueError("the timeline of entries is not in cycle order")
+    for number, (cycle, in_force) in enumerate(entries):
+        rows = taken["cycle"] >= np.uint64(cycle)
+        if number + 1 < len(entries):
+            rows &= taken["cycle"] < np.uint64(entries[number + 1][0])
+        rows = np.flatnonzero(rows)
+        found = matching_entries(in_force, taken["addr"][rows], taken["write"][rows])
+        entry[rows] = found
+        for index, programmed in in_force.items():
+            base[rows[found == index]] = programmed.base
+    return entry, base
+
+
 def check_events(result, entries=None):
     """The events the engine took (the ``events`` log) against the accesses in the
     programmed ranges (``entries``, default the job's :meth:`~matndp.sim.batch.job.BatchJob.program`
-    calls): write events in GPU request order with the write's data and mask, read
-    events in GPU response order with the returned data and the read's mask."""
+    calls; or a timeline of them, see :func:`_entries_in_force`): write events in GPU
+    request order with the write's data and mask, read events in GPU response order with
+    the returned data and the read's mask."""
     job = result.job
     entries = job.entries if entries is None else entries
     taken = result.log("gpu_requests")
     events = result.log("events")
-    entry = matching_entries(entries, taken["addr"], taken["write"])
-    bases = {index: entries[index].base for index in entries}
-    base = np.array([bases.get(int(e), 0) for e in entry], dtype=np.uint64) if len(entry) else \
-        np.zeros(0, dtype=np.uint64)
+    entry, base = _entries_in_force(entries, taken)
 
     writes = np.flatnonzero((entry >= 0) & (taken["write"] == 1))
     expected_writes = {"entry": entry[writes].astype(np.uint64), "addr": taken["addr"][writes],
                        "offset": taken["addr"][writes] - base[writes], "data": taken["data"][writes],
                        "mask": taken["mask"][writes]}
     is_write = events["write"] == 1
-    got_writes = {name: events[name][is_write] for name in expected_writes}
+    got_writes = {name: events[name][is_write] for name in [*expected_writes, "cycle"]}
     if len(got_writes["addr"]) != len(writes):
         raise CheckFailed(f"{len(got_writes['addr'])} write events; the programmed ranges hold "
                           f"{len(writes)} of the GPU's writes")
@@ -264,7 +295,7 @@ def check_events(result, entries=None):
     expected_reads = {"entry": entry[rows].astype(np.uint64), "addr": taken["addr"][rows],
                       "offset": taken["addr"][rows] - base[rows],
                       "data": responses["data"][triggering], "mask": taken["mask"][rows]}
-    got_reads = {name: events[name][~is_write] for name in expected_reads}
+    got_reads = {name: events[name][~is_write] for name in [*expected_reads, "cycle"]}
     if len(got_reads["addr"]) != len(rows):
         raise CheckFailed(f"{len(got_reads['addr'])} read events; {len(rows)} answered GPU reads "
                           f"lie in the programmed ranges")

@@ -75,6 +75,8 @@ class JobExecutor:
                 measured["wall_s"] = time.perf_counter() - begun
                 measured["cpu_s"] = time.process_time() - cpu_begun
                 self.results[step["key"]] = measured
+            elif kind == "timing":
+                await self.retime(step)
             elif kind == "dump":
                 file, cycle = await self.dump(step)
                 self.results[step["key"]] = {"cycle": cycle, "file": file}
@@ -100,6 +102,10 @@ class JobExecutor:
         """Returns the phase's measurements: ``start_cycle``, ``end_cycle``, ``cycles``,
         ``reason`` (``"until"`` or ``"budget"``)."""
         raise NotImplementedError
+
+    async def retime(self, step):
+        """Sets the timing ports of ``step`` for the phases that follow."""
+        raise NotImplementedError(f"{type(self).__name__} keeps one timing for the whole run")
 
     async def dump(self, step):
         """Writes the image; returns the file's name in the job directory and the first

@@ -70,6 +70,7 @@ class BatchJob:
         self.formats = SliceFormats(config)
         self.shape = shape
         self.timing = timing
+        self.current_timing = timing    # as the last retime step left it
         self.logs = tuple(logs)
         self.steps = []
         self.loads = {}                 # key -> _Load
@@ -166,6 +167,24 @@ class BatchJob:
         mask = sum(1 << UNTIL[name] for name in until)
         return self._add("run", until=mask, until_names=until, budget=budget,
                          responses=responses or 0)
+
+    def retime(self, timing):
+        """From the next phase on, memory and the streams behave as ``timing`` (a
+        :class:`BatchTiming`) says; the pseudo-random sequence carries on from where it is
+        (``timing.seed`` acts only at the start of a run). Memory may not switch between
+        answering in order and reordering: answers waiting in the reorder pool would stay
+        there."""
+        if not isinstance(timing, BatchTiming):
+            raise JobError(f"timing must be a BatchTiming, not {timing!r}")
+        timing.check_for(self.shape)
+        if (timing.reorder > 1) != (self.current_timing.reorder > 1):
+            raise JobError(f"memory cannot switch from reorder {self.current_timing.reorder} to "
+                           f"{timing.reorder} within a run: between answering in order and "
+                           f"reordering, answers in the reorder pool would stay there")
+        self.current_timing = timing
+        ports = timing.ports()
+        del ports["seed"]
+        return self._add("timing", ports=ports)
 
     def dump(self):
         """Write the memory image (every sector of the last image load's layout) out."""

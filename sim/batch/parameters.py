@@ -143,7 +143,8 @@ class SliceFormats:
         self.event = RecordFormat(StructCodec(trigger_event_layout(config)).fields)
         self.irq = RecordFormat([("level", 0, 1)])
         self.cycle = RecordFormat([("cycle", 0, 64)])
-        self.region = RecordFormat([("image_sector", 0, 32), ("sectors", 32, 32), ("base_sector", 64, 64)])
+        self.region = RecordFormat([("image_sector", 0, 32), ("sectors", 32, 32), ("base_sector", 64, 63),
+                                    ("failing", 127, 1)])
         self.sector = RecordFormat([("data", 0, config.data_width)])
         self.logs = {"gpu_requests": self.request, "mem_requests": self.memory_request,
                      "gpu_responses": self.response, "events": self.event, "irq": self.irq}

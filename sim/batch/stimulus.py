@@ -105,38 +105,61 @@ class RequestStream:
 @dataclass(frozen=True)
 class ImageLayout:
     """Where each region of a :class:`MemoryImage` lies in the harness's image: sorted
-    ``base`` sector numbers, ``sectors`` per region and ``first`` image sector."""
+    ``base`` sector numbers, ``sectors`` per region, ``first`` image sector, and whether
+    the region is ``failing`` (it holds no image sectors and answers with an error)."""
 
     sector_bytes: int
     base: np.ndarray
     sectors: np.ndarray
     first: np.ndarray
+    failing: np.ndarray
 
     @property
     def image_sectors(self):
-        return int(self.sectors.sum())
+        return int(self.sectors[~self.failing].sum())
 
-    def image_index(self, addresses):
-        """The image sector of each byte address, -1 where it is unmapped."""
+    def _regions(self, addresses):
+        """The region of each byte address (-1: none) and the sector's offset in it."""
         sector = np.asarray(addresses, dtype=np.uint64) // np.uint64(self.sector_bytes)
         region = np.searchsorted(self.base, sector, side="right").astype(np.int64) - 1
-        inside = region >= 0
         clipped = np.maximum(region, 0)
         offset = sector.astype(np.int64) - self.base[clipped].astype(np.int64)
-        inside &= offset < self.sectors[clipped].astype(np.int64)
-        return np.where(inside, self.first[clipped].astype(np.int64) + offset, -1)
+        inside = (region >= 0) & (offset < self.sectors[clipped].astype(np.int64))
+        return np.where(inside, region, -1), offset
+
+    def image_index(self, addresses):
+        """The image sector of each byte address, -1 where it is unmapped or failing."""
+        region, offset = self._regions(addresses)
+        clipped = np.maximum(region, 0)
+        holds = (region >= 0) & ~self.failing[clipped]
+        return np.where(holds, self.first[clipped].astype(np.int64) + offset, -1)
+
+    def failing_at(self, addresses):
+        """Whether each byte address lies in a failing region."""
+        region, _ = self._regions(addresses)
+        return (region >= 0) & self.failing[np.maximum(region, 0)]
 
     def records(self):
-        return {"base_sector": self.base, "sectors": self.sectors, "image_sector": self.first}
+        return {"base_sector": self.base, "sectors": self.sectors, "image_sector": self.first,
+                "failing": self.failing.astype(np.uint64)}
 
 
 class MemoryImage:
     """Byte regions of the slice's memory. Regions are sector-aligned (a region's size is
-    rounded up to whole sectors, zero-filled); regions that touch are merged."""
+    rounded up to whole sectors, zero-filled); regions that touch are merged. Failing
+    regions (:meth:`fail`) answer every access with an error."""
 
     def __init__(self, sector_bytes):
         self.sector_bytes = sector_bytes
         self._regions = {}              # base sector -> uint8 sectors array (n, sector)
+        self._failing = {}              # base sector -> sectors
+
+    def _check_free(self, addr, first, count):
+        spans = [(base, len(sectors)) for base, sectors in self._regions.items()]
+        for base, length in spans + list(self._failing.items()):
+            if base < first + count and first < base + length:
+                raise StimulusError(f"region [{addr:#x}, {addr + count * self.sector_bytes:#x}) "
+                                    f"overlaps the region at {base * self.sector_bytes:#x}")
 
     def add(self, addr, data):
         """Place ``data`` (bytes, or an array whose bytes are taken) at byte ``addr``."""
@@ -151,11 +174,21 @@ class MemoryImage:
         sectors = np.zeros((count, sector), dtype=np.uint8)
         sectors.reshape(-1)[:raw.size] = raw
         first = addr // sector
-        for base, existing in list(self._regions.items()):
-            if base < first + count and first < base + len(existing):
-                raise StimulusError(f"region [{addr:#x}, {addr + count * sector:#x}) overlaps the "
-                                    f"region at {base * sector:#x}")
+        self._check_free(addr, first, count)
         self._regions[first] = sectors
+        return self
+
+    def fail(self, addr, nbytes):
+        """A failing region of ``nbytes`` at ``addr``: it holds no data, its reads are
+        answered SLAVE_ERROR and its writes refused (as an AXI slave's SLVERR)."""
+        sector = self.sector_bytes
+        if addr % sector:
+            raise StimulusError(f"region address {addr:#x} is not aligned to a {sector}-byte sector")
+        if nbytes < 1:
+            raise StimulusError(f"an empty failing region at {addr:#x}")
+        count = -(-nbytes // sector)
+        self._check_free(addr, addr // sector, count)
+        self._failing[addr // sector] = count
         return self
 
     def reserve(self, addr, nbytes):
@@ -166,24 +199,25 @@ class MemoryImage:
     def region_count(self):
         """How many entries of the harness's region map the image takes (regions that
         touch count as one)."""
-        return len(self._merged())
+        return len(self._merged()) + len(self._failing)
 
     def _merged(self):
-        merged = []
+        merged = []                     # [base sector, parts, sectors in the parts]
         for base in sorted(self._regions):
             sectors = self._regions[base]
-            if merged and merged[-1][0] + len(merged[-1][1]) == base:
+            if merged and merged[-1][0] + merged[-1][2] == base:
                 merged[-1][1].append(sectors)
+                merged[-1][2] += len(sectors)
             else:
-                merged.append((base, [sectors]))
-        return [(base, np.concatenate(parts)) for base, parts in merged]
+                merged.append([base, [sectors], len(sectors)])
+        return [(base, np.concatenate(parts)) for base, parts, _ in merged]
 
     def layout(self, shape):
         """(:class:`ImageLayout`, the image as an ``(n, sector)`` array) for a harness of
         ``shape``; refuses an image that does not fit it."""
         merged = self._merged()
-        if len(merged) > shape.regions:
-            raise StimulusError(f"the memory image has {len(merged)} separate regions; the "
+        if self.region_count > shape.regions:
+            raise StimulusError(f"the memory image has {self.region_count} separate regions; the "
                                 f"harness's region map holds {shape.regions} "
                                 f"(HarnessShape.regions)")
         sizes = np.array([len(sectors) for _, sectors in merged], dtype=np.uint64)
@@ -193,8 +227,14 @@ class MemoryImage:
                                 f"{shape.image_sectors} (HarnessShape.image_sectors)")
         first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.uint64) if merged \
             else np.zeros(0, dtype=np.uint64)
-        layout = ImageLayout(self.sector_bytes,
-                             np.array([base for base, _ in merged], dtype=np.uint64), sizes, first)
+        # Every region in base order, the failing ones (no image sectors) among them.
+        rows = sorted([(base, int(size), int(start), False) for (base, _), size, start
+                       in zip(merged, sizes, first)] +
+                      [(base, count, 0, True) for base, count in self._failing.items()])
+        columns = list(zip(*rows)) if rows else [(), (), (), ()]
+        layout = ImageLayout(self.sector_bytes, *[np.array(column, dtype=np.uint64)
+                                                  for column in columns[:3]],
+                             np.array(columns[3], dtype=bool))
         image = np.concatenate([sectors for _, sectors in merged]) if merged \
             else np.zeros((0, self.sector_bytes), dtype=np.uint8)
         return layout, image

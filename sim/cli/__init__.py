@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "matndp.sim.cli.verilog",
     "matndp.sim.cli.sim",
     "matndp.sim.cli.bench",
+    "matndp.sim.cli.soak",
     "matndp.sim.cli.synth",
     "matndp.sim.cli.sweep",
     "matndp.sim.cli.docs",

@@ -21,11 +21,29 @@ from matndp.sim.batch.run import replay_batch, run_batch
 from matndp.sim.batch.stimulus import MemoryImage, RequestStream
 
 
-__all__ = ["KernelBatch", "KernelBatchResult", "KernelSetup", "check_launches", "AcknowledgeCompleted", "EntryCounters"]
+__all__ = ["KernelBatch", "KernelBatchResult", "KernelSetup", "check_launches", "AcknowledgeCompleted", "EntryCounters",
+           "plain_error", "add_launch_tensors"]
 
 
 UNRELATED_BASE = 0x0F_0000
 UNRELATED_SECTORS = 64
+
+
+def add_launch_tensors(image, plans):
+    """Every tensor of ``plans`` (:class:`~matndp.sim.flows.kernel_run.LaunchPlan` s) placed
+    in ``image`` (a :class:`~matndp.sim.batch.stimulus.MemoryImage`): the inputs with their
+    values, the rest zeroed, each a whole number of sectors. Returns ``image``."""
+    sector = image.sector_bytes
+    for plan in plans:
+        placed = {name: raw for name, _, raw in plan.place}
+        for tensor in plan.launch.tensors:
+            size = plan.launch.allocation(tensor.name)
+            region = np.zeros(-(-size // sector) * sector, dtype=np.uint8)
+            raw = placed.get(tensor.name)
+            if raw is not None:
+                region[:raw.size] = raw
+            image.add(plan.addresses[tensor.name], region)
+    return image
 
 
 @dataclass(frozen=True)
@@ -58,10 +76,11 @@ class AcknowledgeCompleted:
     def __call__(self, runtime):
         done = runtime.done_mask() & self.mask
         runtime.enable_interrupts(self.mask & ~done or self.mask)
-        return done, _plain_error(runtime.error())
+        return done, plain_error(runtime.error())
 
 
-def _plain_error(error):
+def plain_error(error):
+    """The runtime's recorded error as plain values (entry, pc, cause name), or None."""
     return None if error is None else (error[0], error[1], error[2].name)
 
 
@@ -74,7 +93,7 @@ class EntryCounters:
         counters = {"entries": [{"hits": runtime.hits(index), "completed": runtime.completed(index),
                                  "drained": runtime.drained(index)} for index in range(self.entries)],
                     "stall_cycles": runtime.stall_cycles(),
-                    "error": _plain_error(runtime.error())}
+                    "error": plain_error(runtime.error())}
         for name in ("instructions", "ndp_requests"):
             counters[name] = runtime.read_fields(name)["count"]
         return counters
@@ -112,16 +131,7 @@ class KernelBatch:
         sector = config.sector_bytes
         rng = np.random.default_rng(seed + 17)
 
-        image = MemoryImage(sector)
-        for plan in self.plans:
-            placed = {name: raw for name, _, raw in plan.place}
-            for tensor in plan.launch.tensors:
-                size = plan.launch.allocation(tensor.name)
-                region = np.zeros(-(-size // sector) * sector, dtype=np.uint8)
-                raw = placed.get(tensor.name)
-                if raw is not None:
-                    region[:raw.size] = raw
-                image.add(plan.addresses[tensor.name], region)
+        image = add_launch_tensors(MemoryImage(sector), self.plans)
         if unrelated_per_access:
             image.add(UNRELATED_BASE, rng.integers(0, 256, UNRELATED_SECTORS * sector, dtype=np.uint8))
         job.load(image=image)

@@ -275,11 +275,13 @@ def reference_outputs(launch, inputs):
     return iss, golden_outputs(launch, inputs), result
 
 
-def golden_outputs(launch, inputs):
-    """What the numpy golden (``sim/golden/kernels.py``) says ``launch`` gives."""
+def golden_outputs(launch, inputs, order=None):
+    """What the numpy golden (``sim/golden/kernels.py``) says ``launch`` gives, its
+    reductions accumulating the trigger tensor's sectors in ``order`` (sector indices;
+    address order by default)."""
     from matndp.sim.golden.kernels import GOLDENS
     return GOLDENS[launch.kernel.name](inputs, dict(launch.params), dict(launch.problem),
-                                      partials=launch.partials)
+                                      order=order, partials=launch.partials)
 
 
 def differing_elements(got, expected):

@@ -9,8 +9,10 @@
 //                 cycles before the record is offered, counted from the previous record's
 //                 transfer (or from the phase's start). Loading requests starts a new chunk.
 //   image.hex     the memory image: one sector per line, byte 0 in the low bits.
-//   regions.hex   the region map: {base sector (64 bits), sectors (32), first image
-//                 sector (32)} per line; an address outside every region is unmapped.
+//   regions.hex   the region map: {failing (1 bit), base sector (63 bits), sectors (32),
+//                 first image sector (32)} per line; an address outside every region is
+//                 unmapped; a failing region holds no data and answers every access with
+//                 an error.
 // Phases (strobe `start`): the GPU source offers the chunk's records in order, a read
 // whose id is still outstanding waiting for its response (ids are unique among
 // outstanding reads). A phase ends when every condition in `stop_when` holds, if it has
@@ -25,11 +27,11 @@
 // its acceptance, in order; with `reorder` = k > 1, answered reads collect in a pool of
 // up to k and leave it in xorshift order (the pool fills before it releases while more
 // answers are due, which adds up to k cycles). At most one request is accepted every
-// `interval` cycles. Unmapped reads are answered DECODE_ERROR, unmapped writes pulse
-// mem_write_error. Each `*_pause` is a per-cycle hold probability in 1/256 from one
-// xorshift64 sequence (seeded from `seed` in reset): the GPU source delaying an offer,
-// the GPU response sink withholding ready, memory refusing a request, memory delaying a
-// response.
+// `interval` cycles. Unmapped reads are answered DECODE_ERROR, reads of a failing region
+// SLAVE_ERROR; unmapped writes and writes to a failing region pulse mem_write_error. Each
+// `*_pause` is a per-cycle hold probability in 1/256 from one xorshift64 sequence (seeded
+// from `seed` in reset): the GPU source delaying an offer, the GPU response sink
+// withholding ready, memory refusing a request, memory delaying a response.
 // Logs (bits of `log_enable`), one line per transfer, "<cycle> <payload>" in hex:
 //   0 gpu_requests.log   GPU requests taken by the slice (the payload)
 //   1 mem_requests.log   requests memory accepted (mem__req__payload)
@@ -174,6 +176,7 @@ module slice_harness #(
     localparam DATA_AT  = ADDR_W + 1;
     localparam MASK_AT  = DATA_AT + DATA_W;
     localparam ID_AT    = MASK_AT + SECTOR_BYTES;
+    localparam [1:0] SLAVE_ERROR  = 2'd2;
     localparam [1:0] DECODE_ERROR = 2'd3;
 
     // --- the slice --------------------------------------------------------------------------
@@ -380,6 +383,7 @@ module slice_harness #(
     wire [MEM_ID_W-1:0]     req_id     = mem_req_payload[ID_AT +: MEM_ID_W];
 
     reg                     mapped;
+    reg                     failing;
     reg  [63:0]             sector_index;
     reg  [31:0]             image_index;
     reg  [DATA_W-1:0]       merged;
@@ -414,17 +418,19 @@ module slice_harness #(
                     $fwrite(memory_request_log, "%h %h\n", cycle, mem_req_payload);
                 sector_index = {{(64 - ADDR_W){1'b0}}, req_addr} >> OFFSET_W;
                 mapped = 1'b0;
+                failing = 1'b0;
                 image_index = 32'd0;
                 for (i = 0; i < REGIONS; i = i + 1)
-                    if (!mapped && i < regions_used && sector_index >= regions[i][127:64] &&
-                            sector_index - regions[i][127:64] < {32'd0, regions[i][63:32]}) begin
+                    if (!mapped && i < regions_used && sector_index >= {1'b0, regions[i][126:64]} &&
+                            sector_index - {1'b0, regions[i][126:64]} < {32'd0, regions[i][63:32]}) begin
                         mapped = 1'b1;
+                        failing = regions[i][127];
                         image_index = regions[i][31:0] + sector_index[31:0] - regions[i][95:64];
                     end
                 if (!mapped)
                     unmapped <= unmapped + 64'd1;
                 if (req_write) begin
-                    if (mapped) begin
+                    if (mapped && !failing) begin
                         merged = image[image_index];
                         for (b = 0; b < SECTOR_BYTES; b = b + 1)
                             if (req_mask[b])
@@ -435,8 +441,9 @@ module slice_harness #(
                     end
                 end else begin
                     flight_due[flight_write]  <= cycle + {48'd0, latency_q};
-                    flight_resp[flight_write] <= mapped ? {2'd0, req_id, image[image_index]}
-                                                        : {DECODE_ERROR, req_id, {DATA_W{1'b0}}};
+                    flight_resp[flight_write] <= !mapped ? {DECODE_ERROR, req_id, {DATA_W{1'b0}}} :
+                                                 failing ? {SLAVE_ERROR, req_id, {DATA_W{1'b0}}} :
+                                                           {2'd0, req_id, image[image_index]};
                     flight_write <= flight_write + 1'b1;
                 end
             end

@@ -117,6 +117,10 @@ class HarnessExecutor(JobExecutor):
         await RisingEdge(dut.clk)
         return measured
 
+    async def retime(self, step):
+        for name, value in step["ports"].items():
+            self.set(name, value)
+
     async def dump(self, step):
         await self._strobe("dump")
         # Written at the edge ending cycle dump_cycle, before that cycle's write lands.

@@ -141,16 +141,29 @@ def test_bad_images_are_refused():
         image.add(0x2004, b"x")
     with pytest.raises(StimulusError, match="empty region"):
         image.add(0x3000, b"")
+    with pytest.raises(StimulusError, match="overlaps the region at 0x1000"):
+        image.fail(0x1020, 8)
+    with pytest.raises(StimulusError, match="not aligned"):
+        image.fail(0x2004, 8)
+    with pytest.raises(StimulusError, match="empty failing region"):
+        image.fail(0x2000, 0)
     for index in range(3):
         image.add(0x10_0000 * (index + 1), b"y")
     with pytest.raises(StimulusError, match=r"4 separate regions; the harness's region map holds 3"):
         image.layout(HarnessShape(regions=3))
     with pytest.raises(StimulusError, match=r"needs 5 sectors; the harness holds 4"):
         image.layout(HarnessShape(image_sectors=4))
-    # Touching regions merge into one.
-    merged = MemoryImage(SECTOR).add(0, b"a").add(SECTOR, b"b")
+    # Touching regions merge into one, whatever their sizes; a failing region takes an
+    # entry of the map and no image sectors.
+    merged = MemoryImage(SECTOR).add(0, b"a").add(SECTOR, np.zeros(3 * SECTOR, dtype=np.uint8)) \
+        .add(4 * SECTOR, b"c")
     layout, sectors = merged.layout(HarnessShape(regions=1))
-    assert layout.base.tolist() == [0] and len(sectors) == 2
+    assert layout.base.tolist() == [0] and len(sectors) == 5
+    layout, sectors = merged.fail(8 * SECTOR, SECTOR).layout(HarnessShape(regions=2))
+    assert layout.base.tolist() == [0, 8] and layout.failing.tolist() == [False, True]
+    assert len(sectors) == layout.image_sectors == 5
+    assert layout.image_index([8 * SECTOR, 4 * SECTOR]).tolist() == [-1, 4]
+    assert layout.failing_at([8 * SECTOR, 4 * SECTOR, 9 * SECTOR]).tolist() == [True, False, False]
 
 
 def test_bad_parameters_are_refused():
@@ -177,6 +190,14 @@ def test_bad_parameters_are_refused():
         job.run(until=())
     with pytest.raises(JobError, match="nothing to dump"):
         job.dump()
+    with pytest.raises(JobError, match="timing must be a BatchTiming"):
+        job.retime({"latency": 3})
+    with pytest.raises(ValueError, match=r"reorder \(16\) exceeds"):
+        job.retime(BatchTiming(reorder=16))
+    job.retime(BatchTiming(latency=40, gpu_request_pause=0.5))
+    assert job.steps[-1]["ports"]["latency"] == 40 and "seed" not in job.steps[-1]["ports"]
+    with pytest.raises(JobError, match="cannot switch from reorder 1 to 4 within a run"):
+        job.retime(BatchTiming(reorder=4))
     with pytest.raises(JobError, match="picklable"):
         job.runtime(lambda runtime: None)
     with pytest.raises(JobError, match="unknown log"):
@@ -186,12 +207,16 @@ def test_bad_parameters_are_refused():
 
 
 # --- the models the checks use ----------------------------------------------------------------
-def _loop_memory(image, base, addr, write, data, mask):
-    """Request by request over a dict: the specification, written plainly."""
+def _loop_memory(image, base, addr, write, data, mask, failing=()):
+    """Request by request over a dict: the specification, written plainly. ``failing``:
+    the sector addresses of a failing region."""
     memory = {base + SECTOR * k: image[k].copy() for k in range(len(image))}
     read = []
     for a, w, d, m in zip(addr, write, data, mask):
         sector = memory.get(int(a))
+        if int(a) in failing:
+            read.append((np.zeros(SECTOR, dtype=np.uint8), ResponseStatus.SLAVE_ERROR.value))
+            continue
         if sector is None:
             read.append((np.zeros(SECTOR, dtype=np.uint8), ResponseStatus.DECODE_ERROR.value))
             continue
@@ -207,18 +232,20 @@ def test_the_memory_model_matches_a_plain_replay():
     rng = np.random.default_rng(5)
     base, sectors, count = 0x4000, 16, 2000
     image = rng.integers(0, 256, (sectors, SECTOR), dtype=np.uint8)
-    layout, _ = MemoryImage(SECTOR).add(base, image).layout(HarnessShape())
-    addr = (base + SECTOR * rng.integers(-2, sectors + 2, count)).astype(np.uint64)
+    failing = base + SECTOR * sectors + SECTOR      # one sector past an unmapped one
+    layout, _ = MemoryImage(SECTOR).add(base, image).fail(failing, SECTOR).layout(HarnessShape())
+    addr = (base + SECTOR * rng.integers(-2, sectors + 3, count)).astype(np.uint64)
     write = rng.random(count) < 0.6
     data = rng.integers(0, 256, (count, SECTOR), dtype=np.uint8)
     mask = rng.integers(0, 1 << 32, count, dtype=np.uint64)
     mask[rng.random(count) < 0.3] = (1 << 32) - 1
     got, status, final = replay_memory(layout, image, addr, write, data, mask)
-    expected, expected_final = _loop_memory(image, base, addr, write, data, mask)
+    expected, expected_final = _loop_memory(image, base, addr, write, data, mask, {failing})
     for row in np.flatnonzero(~write):
         assert np.array_equal(got[row], expected[row][0]) and status[row] == expected[row][1], row
     assert np.array_equal(final, expected_final)
     assert (status == ResponseStatus.DECODE_ERROR.value).any()
+    assert (status == ResponseStatus.SLAVE_ERROR.value).any()
 
 
 def test_matching_follows_the_lowest_entry():
@@ -284,13 +311,15 @@ def test_kernels_are_bit_exact_under_back_pressure_on_every_stream(tmp_path):
 
 
 def _gpu_job(rng, shape, timing):
-    """A GPU-only job over two images and three chunks, an unmapped read and write in the
-    second chunk, register accesses between phases."""
+    """A GPU-only job over two images and three chunks, an unmapped read and write and a
+    read and write of a failing region in the second chunk, register accesses between
+    phases."""
     base, sectors = 0x20_0000, 64
     job = BatchJob(CONFIG, shape=shape, timing=timing)
 
     def image():
-        return MemoryImage(SECTOR).add(base, rng.integers(0, 256, sectors * SECTOR, dtype=np.uint8))
+        return MemoryImage(SECTOR).add(base, rng.integers(0, 256, sectors * SECTOR, dtype=np.uint8)) \
+            .fail(0x90_1000, 2 * SECTOR)
 
     def chunk(count):
         return RequestStream(CONFIG, addr=base + SECTOR * rng.integers(0, sectors, count),
@@ -308,6 +337,8 @@ def _gpu_job(rng, shape, timing):
     second.write[10] = False
     second.addr[11] = 0x90_0020
     second.write[11] = True
+    second.addr[12:14] = 0x90_1020                      # failing: a read and a write
+    second.write[12:14] = [False, True]
     job.load(requests=second)
     job.run()
     errors = [job.runtime("read_fields", name) for name in ("mem_read_errors", "mem_write_errors")]
@@ -340,8 +371,9 @@ def test_a_stream_runs_chunk_by_chunk_without_a_reset(gpu_run):
     assert summary["dumps_checked"] == 2 and summary["engine_requests"] == 0
     responses = gpu_run.log("gpu_responses")
     assert (responses["status"] == ResponseStatus.DECODE_ERROR.value).sum() == 1
+    assert (responses["status"] == ResponseStatus.SLAVE_ERROR.value).sum() == 1
     errors = [gpu_run[key] for key in gpu_run.error_keys]
-    assert errors == [{"count": 1}, {"count": 1}], "MEM_READ_ERRORS, MEM_WRITE_ERRORS"
+    assert errors == [{"count": 2}, {"count": 2}], "MEM_READ_ERRORS, MEM_WRITE_ERRORS"
     assert phases[2]["unmapped"] == 2
 
 
