@@ -9,9 +9,9 @@ import inspect
 import pathlib
 import re
 
-import amaranth
 
-from matndp import host, hw
+import matndp.hw
+import matndp.host
 from matndp.hw.export import export_verilog
 from matndp.sim.runner import build_root, write_if_changed
 
@@ -22,7 +22,7 @@ __all__ = ["design_file", "evaluate_at_time_zero", "simulator_transform", "sourc
 # What a design's Verilog depends on besides its parameters: the gateware, the host's
 # code (kernel images, codes shared with the RTL), these modules, and the Amaranth and
 # Yosys that export it.
-_DESIGN_CODE = (pathlib.Path(hw.__file__).parent, pathlib.Path(host.__file__).parent,
+_DESIGN_CODE = (pathlib.Path(matndp.hw.__file__).parent, pathlib.Path(matndp.host.__file__).parent,
                 pathlib.Path(__file__).parent)
 _CODE_SUFFIXES = (".py", ".s", ".inc", ".v", ".cpp")
 

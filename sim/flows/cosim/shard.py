@@ -25,7 +25,9 @@ import time
 
 import numpy as np
 
-from matndp import host, hw, sim
+import matndp.hw
+import matndp.host
+import matndp.sim
 from matndp.sim.designs.files import source_digest
 from matndp.sim.flows.cosim.iteration import IterationPlan, share_block
 from matndp.sim.flows.cosim.measure import share_measures
@@ -89,7 +91,8 @@ class BlockJob:
 
 
 def _project_code():
-    return source_digest(tuple(pathlib.Path(package.__file__).parent for package in (hw, host, sim)))
+    return source_digest(tuple(pathlib.Path(package.__file__).parent
+                               for package in (matndp.hw, matndp.host, matndp.sim)))
 
 
 # The host model's plan of the iteration, made once per worker process for its jobs.
