@@ -9,7 +9,6 @@ import inspect
 import pathlib
 import re
 
-
 import matndp.hw
 import matndp.host
 from matndp.hw.export import export_verilog
