@@ -8,7 +8,8 @@
     bn_bwd_stats_arguments
 
 .init
-    clear_partials DOTS_SP
+    thread_sector
+    clear_partial_sector DOTS_SP
     exit
 
 .main

@@ -6,7 +6,8 @@
     bn_stats_arguments
 
 .init
-    clear_partials SQUARES_SP
+    thread_sector
+    clear_partial_sector SQUARES_SP
     exit
 
 .main

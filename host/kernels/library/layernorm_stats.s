@@ -9,7 +9,8 @@
     layernorm_stats_arguments
 
 .init
-    clear_partials SQUARES_SP
+    thread_sector
+    clear_partial_sector SQUARES_SP
     exit
 
 .main

@@ -7,7 +7,8 @@
 .arg SUMS_SP 11          ; the Σx partials: SQUARES_SP + PARTIALS_BYTES
 
 .init
-    clear_partials SQUARES_SP
+    thread_sector
+    clear_partial_sector SQUARES_SP
     exit
 
 .main
