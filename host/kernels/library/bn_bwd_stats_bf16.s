@@ -5,9 +5,7 @@
     bn_bwd_stats_arguments
 
 .init
-    thread_sector
-    clear_partial_sector DOTS_SP
-    exit
+    clear_partials DOTS_SP
 
 .main
     remc    x1, OFFSET, GROUPS

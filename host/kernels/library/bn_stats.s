@@ -9,9 +9,7 @@
     bn_stats_arguments
 
 .init
-    thread_sector
-    clear_partial_sector SQUARES_SP
-    exit
+    clear_partials SQUARES_SP
 
 .main
     remc    x1, OFFSET, GROUPS

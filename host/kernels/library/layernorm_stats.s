@@ -9,9 +9,7 @@
     layernorm_stats_arguments
 
 .init
-    thread_sector
-    clear_partial_sector SQUARES_SP
-    exit
+    clear_partials SQUARES_SP
 
 .main
     row_partial

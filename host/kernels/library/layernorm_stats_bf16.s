@@ -7,9 +7,7 @@
 .arg SUMS_SP 11          ; the Σx partials: SQUARES_SP + PARTIALS_BYTES
 
 .init
-    thread_sector
-    clear_partial_sector SQUARES_SP
-    exit
+    clear_partials SQUARES_SP
 
 .main
     vcvtlo  v1, DATA
