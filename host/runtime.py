@@ -72,7 +72,8 @@ class FilterRange:
     kernel_pc, arg_index: the kernel entry and its argument block.
     expected:        triggers expected (e.g. the tensor's sectors); 0 for none.
     init_pc, final_pc: the initializer and finalizer, or None (engine only).
-    final_threads:   the µthreads the finalizer runs as, SEQ 0, 1, … (0 runs one).
+    init_threads, final_threads: the µthreads the initializer and the finalizer run as,
+                     SEQ 0, 1, … (0 runs one).
     ordered:         the kernel's scratchpad atomics are applied in trigger order.
     """
 
@@ -85,6 +86,7 @@ class FilterRange:
     expected: int = 0
     init_pc: int | None = None
     final_pc: int | None = None
+    init_threads: int = 1
     final_threads: int = 1
     ordered: bool = False
 
@@ -202,13 +204,14 @@ class NDPRuntime:
         helpers = [("init_pc", entry.init_pc, "helper_pcs", "init"),
                    ("final_pc", entry.final_pc, "helper_pcs", "final")]
         if self.config.engine is None:
-            if entry.ordered or entry.final_threads != 1 or \
+            if entry.ordered or entry.init_threads != 1 or entry.final_threads != 1 or \
                     any(value is not None for _, value, _, _ in helpers):
                 raise RangeError(f"entry {index}: this slice has no engine to run an "
                                  f"initializer or finalizer or to order atomics")
         else:
             checked += [item for item in helpers if item[1] is not None]
-            checked.append(("final_threads", entry.final_threads, "final_threads", "count"))
+            checked += [("init_threads", entry.init_threads, "init_threads", "count"),
+                        ("final_threads", entry.final_threads, "final_threads", "count")]
         for what, value, register, field in checked:
             width = self._field_width(index, register, field)
             if not 0 <= value < 1 << width:
@@ -240,6 +243,7 @@ class NDPRuntime:
         if self.config.engine is not None:
             self.write_fields(name("helper_pcs"), init=entry.init_pc or 0,
                               final=entry.final_pc or 0)
+            self.write_fields(name("init_threads"), count=entry.init_threads)
             self.write_fields(name("final_threads"), count=entry.final_threads)
             control.update(ordered=int(entry.ordered), has_init=int(entry.init_pc is not None),
                            has_final=int(entry.final_pc is not None))

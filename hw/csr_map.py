@@ -258,6 +258,10 @@ def _entry_registers(config):
                 Field("count", 0, cw, Access.RW,
                       "µthreads the finalizer runs as, the i-th with SEQ = i; 0 runs one"),
             ), "Finalizer µthreads."),
+            Register("init_threads", 0x34, (
+                Field("count", 0, cw, Access.RW,
+                      "µthreads the initializer runs as, the i-th with SEQ = i; 0 runs one"),
+            ), "Initializer µthreads."),
         )),
     ], (base_split, size_split)
 

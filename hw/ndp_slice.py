@@ -186,6 +186,7 @@ class NDPSlice(wiring.Component):
                 entry_config.ordered.eq(entry_storage("ctrl", "ordered").data),
                 entry_config.arg_block.eq(entry_storage("arg_index", "index").data),
                 entry_config.expected.eq(entry_storage("expected", "count").data),
+                entry_config.init_threads.eq(entry_storage("init_threads", "count").data),
                 entry_config.final_threads.eq(entry_storage("final_threads", "count").data),
                 complete[index].eq(status.complete),
                 stopped[index].eq(status.stopped),

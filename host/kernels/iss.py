@@ -3,7 +3,9 @@ numpy state, as the reference the RTL engine must match bit for bit.
 
 Model (docs/isa.md, "Execution model"). Each filter entry (:class:`FilterEntry`) names a
 kernel image, an argument block and the number of µthreads it expects. When the simulator
-first runs, every entry is armed in index order and its ``.init`` runs. Then each trigger
+first runs, every entry is armed in index order and its ``.init`` runs, as the entry's
+``init_threads`` µthreads with SEQ 0, 1, … (independent of each other, like a finalizer's).
+Then each trigger
 event (:class:`TriggerEvents`, in trigger order) starts one ``.main`` µthread of its entry;
 a GPU write's bytes reach memory before that µthread starts. The result is defined as
 running the µthreads one after the other in trigger order, each to completion; an entry's
@@ -96,13 +98,15 @@ class IssConfig:
 class FilterEntry:
     """A programmed filter entry: the range it watches, its kernel, its argument block
     (up to ARGUMENT_WORDS integers, each a 64-bit word), its expected µthread count
-    (0: the finalizer never runs) and the µthreads its finalizer runs as (0 runs one)."""
+    (0: the finalizer never runs) and the µthreads its initializer and its finalizer run as
+    (0 runs one)."""
     base: int
     size: int
     kernel: KernelImage
     arguments: tuple = ()
     expected: int = 0
     final_threads: int = 1
+    init_threads: int = 1
 
     def __post_init__(self):
         if len(self.arguments) > ARGUMENT_WORDS:
@@ -114,9 +118,10 @@ class FilterEntry:
             raise ValueError(f"filter range base {self.base:#x} size {self.size:#x} is empty")
         if self.expected < 0:
             raise ValueError(f"expected count {self.expected} is negative")
-        if isinstance(self.final_threads, bool) or not isinstance(self.final_threads, (int, np.integer)) \
-                or self.final_threads < 0:
-            raise ValueError(f"final_threads must be a count of µthreads, not {self.final_threads!r}")
+        for name in ("init_threads", "final_threads"):
+            count = getattr(self, name)
+            if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+                raise ValueError(f"{name} must be a count of µthreads, not {count!r}")
         if Section.MAIN not in self.kernel.sections:
             raise ValueError(f"kernel {self.kernel.name!r} has no main section")
 
@@ -567,7 +572,7 @@ class InstructionSetSimulator:
 
     def _initialize(self, index):
         if Section.INIT in self.entries[index].kernel.sections:
-            self._run_helper(index, Section.INIT)
+            self._run_helper(index, Section.INIT, max(1, int(self.entries[index].init_threads)))
         self.status[index].initialized = True
 
     def _maybe_finalize(self, index):

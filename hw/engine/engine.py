@@ -138,7 +138,7 @@ class Engine(EngineComponent):
             spawner.init_request.eq(control.init_request),
             spawner.final_request.eq(control.final_request),
             spawner.seq.eq(control.seq),
-            spawner.final_seq.eq(control.final_seq),
+            spawner.helper_seq.eq(control.helper_seq),
             control.spawned.eq(spawner.spawned),
             control.spawned_entry.eq(spawner.spawned_entry),
             control.spawned_kind.eq(spawner.spawned_kind),

@@ -2,8 +2,9 @@
 counting, errors.
 
 An entry is *armed* by the runtime (a pulse on ``arm``): its counters restart and, when it
-names an initializer, that kernel runs first; trigger events of the entry wait until it
-has ended. Every main µthread that ends without error counts as one completion; when the
+names an initializer, that kernel runs first, as ``init_threads`` µthreads (0 counts as
+one), the *i*-th started with SEQ = *i*; trigger events of the entry wait until all of them
+have ended. Every main µthread that ends without error counts as one completion; when the
 count reaches the entry's expected count (non-zero), the finalizer runs (when it names
 one) as ``final_threads`` µthreads (0 counts as one), the *i*-th started with SEQ = *i*,
 and once all of them have ended, the entry is *complete*. An error stops the entry: its
@@ -27,8 +28,8 @@ __all__ = ["Phase", "EntryControl"]
 
 class Phase(enum.Enum, shape=3):
     RUN = 0             # events start main µthreads
-    INIT_WAIT = 1       # the initializer waits for a slot
-    INIT = 2            # the initializer runs; events wait
+    INIT_WAIT = 1       # the initializer's µthreads wait for slots (some may run); events wait
+    INIT = 2            # the initializer's µthreads have all started; events wait
     FINAL_WAIT = 3      # the finalizer's µthreads wait for slots (some may run)
     FINAL = 4           # the finalizer's µthreads have all started
     DONE = 5            # complete
@@ -47,7 +48,7 @@ class EntryControl(EngineComponent):
 
     status:        per entry, what the register file shows.
     seq:           per entry, the sequence number the next main µthread gets.
-    final_seq:     per entry, the SEQ the next finalizer µthread gets.
+    helper_seq:    per entry, the SEQ the next initializer or finalizer µthread gets.
     accepts:       per entry, events may start main µthreads now.
     init_request, final_request: per entry, a kernel waiting for a slot.
     first_error, error_recorded: the first error since ``clear_error``.
@@ -79,7 +80,7 @@ class EntryControl(EngineComponent):
             "clear_error":    In(1),
             "status":         Out(data.ArrayLayout(entry_status_layout(config), entries)),
             "seq":            Out(data.ArrayLayout(unsigned(32), entries)),
-            "final_seq":      Out(data.ArrayLayout(unsigned(config.counter_width), entries)),
+            "helper_seq":     Out(data.ArrayLayout(unsigned(config.counter_width), entries)),
             "accepts":        Out(entries),
             "init_request":   Out(entries),
             "final_request":  Out(entries),
@@ -114,15 +115,19 @@ class EntryControl(EngineComponent):
                 return sum(self.retire_valid[port] & (self.retire[port].entry == index) &
                            (self.retire[port].kind == kind)
                            for port in range(self.retire_ports))
-            init_ended = Signal(name=f"init_ended{index}")
-            m.d.comb += init_ended.eq(ended(ThreadKind.INIT) != 0)
-            # The finalizer's µthreads: how many to start (0 counts as one), how many have
-            # started (the next one's SEQ) and how many have ended.
-            final_threads = Signal(count_width, name=f"final_threads{index}")
-            m.d.comb += final_threads.eq(Mux(config_e.final_threads == 0, 1, config_e.final_threads))
-            final_started = self.final_seq[index]
-            final_ended = Signal(count_width, name=f"final_ended{index}")
-            final_ended_next = (final_ended + ended(ThreadKind.FINAL))[:count_width]
+            # An initializer's or finalizer's µthreads (the phases do not overlap): how
+            # many to start (0 counts as one), how many have started (the next one's SEQ)
+            # and how many have ended.
+            def helper_count(programmed, name):
+                count = Signal(count_width, name=f"{name}{index}")
+                m.d.comb += count.eq(Mux(programmed == 0, 1, programmed))
+                return count
+            init_threads = helper_count(config_e.init_threads, "init_threads")
+            final_threads = helper_count(config_e.final_threads, "final_threads")
+            helpers_started = self.helper_seq[index]
+            helpers_ended = Signal(count_width, name=f"helpers_ended{index}")
+            init_ended_next = (helpers_ended + ended(ThreadKind.INIT))[:count_width]
+            final_ended_next = (helpers_ended + ended(ThreadKind.FINAL))[:count_width]
             failed = Signal(name=f"failed{index}")
             m.d.comb += failed.eq(sum(
                 self.error_valid[port] & (self.error[port].entry == index)
@@ -148,8 +153,8 @@ class EntryControl(EngineComponent):
                     status.stopped.eq(0),
                     self.seq[index].eq(0),
                     finalized.eq(0),
-                    final_started.eq(0),
-                    final_ended.eq(0),
+                    helpers_started.eq(0),
+                    helpers_ended.eq(0),
                 ]
                 with m.If(config_e.has_init):
                     m.d.sync += phase.eq(Phase.INIT_WAIT)
@@ -165,11 +170,16 @@ class EntryControl(EngineComponent):
                     m.d.sync += self.seq[index].eq(self.seq[index] + 1)
                 with m.Switch(phase):
                     with m.Case(Phase.INIT_WAIT):
+                        m.d.sync += helpers_ended.eq(init_ended_next)
                         with m.If(spawned_here & (self.spawned_kind == ThreadKind.INIT)):
-                            m.d.sync += phase.eq(Phase.INIT)
+                            m.d.sync += helpers_started.eq(helpers_started + 1)
+                            with m.If(helpers_started + 1 == init_threads):
+                                m.d.sync += phase.eq(Phase.INIT)
                     with m.Case(Phase.INIT):
-                        with m.If(init_ended):
-                            m.d.sync += phase.eq(Phase.RUN)
+                        m.d.sync += helpers_ended.eq(init_ended_next)
+                        with m.If(init_ended_next == init_threads):
+                            m.d.sync += [phase.eq(Phase.RUN), helpers_started.eq(0),
+                                         helpers_ended.eq(0)]
                     with m.Case(Phase.RUN):
                         with m.If(reached & ~finalized):
                             m.d.sync += finalized.eq(1)
@@ -178,13 +188,13 @@ class EntryControl(EngineComponent):
                             with m.Else():
                                 m.d.sync += phase.eq(Phase.DONE)
                     with m.Case(Phase.FINAL_WAIT):
-                        m.d.sync += final_ended.eq(final_ended_next)
+                        m.d.sync += helpers_ended.eq(final_ended_next)
                         with m.If(spawned_here & (self.spawned_kind == ThreadKind.FINAL)):
-                            m.d.sync += final_started.eq(final_started + 1)
-                            with m.If(final_started + 1 == final_threads):
+                            m.d.sync += helpers_started.eq(helpers_started + 1)
+                            with m.If(helpers_started + 1 == final_threads):
                                 m.d.sync += phase.eq(Phase.FINAL)
                     with m.Case(Phase.FINAL):
-                        m.d.sync += final_ended.eq(final_ended_next)
+                        m.d.sync += helpers_ended.eq(final_ended_next)
                         with m.If(final_ended_next == final_threads):
                             m.d.sync += phase.eq(Phase.DONE)
         return m

@@ -228,6 +228,7 @@ def entry_config_layout(config):
         "ordered":   unsigned(1),
         "arg_block": unsigned(max(1, (config.engine.argument_blocks - 1).bit_length())),
         "expected":  unsigned(config.counter_width),
+        "init_threads":  unsigned(config.counter_width),  # the initializer's µthreads (0: one)
         "final_threads": unsigned(config.counter_width),  # the finalizer's µthreads (0: one)
     })
 

@@ -2,10 +2,11 @@
 
 Each cycle at most one µthread starts. An entry's initializer or finalizer, when one waits,
 goes first (lowest entry first); otherwise the event at the head of the stream starts a
-main µthread of its entry, taking the entry's next sequence number. A finalizer runs as
-several µthreads (one per channel group or row of a reduction), started one a cycle with
-SEQ 0, 1, …; while an event waits too they take turns with it, so that a finalizer of
-many µthreads does not hold a GPU stream that triggers another entry. Events wait, in order,
+main µthread of its entry, taking the entry's next sequence number. An initializer or a
+finalizer runs as several µthreads (one per sector it clears or copies, channel group or
+row of a reduction), started one a cycle with SEQ 0, 1, …; while an event waits too a
+finalizer's take turns with it, so that a finalizer of many µthreads does not hold a GPU
+stream that triggers another entry. Events wait, in order,
 while their entry's initializer has not ended or no slot is free; an event of a stopped
 entry is drained at once. The slot is the lowest free one of the first sub-core, after the
 one used last, that has any.
@@ -45,7 +46,7 @@ class Spawner(EngineComponent):
             "init_request":  In(entries),
             "final_request": In(entries),
             "seq":           In(data.ArrayLayout(unsigned(32), entries)),
-            "final_seq":     In(data.ArrayLayout(unsigned(config.counter_width), entries)),
+            "helper_seq":    In(data.ArrayLayout(unsigned(config.counter_width), entries)),
             "free":          In(data.ArrayLayout(unsigned(engine.slots), engine.sub_cores)),
             "spawn":         Out(stream.Signature(spawn_layout(config))).array(engine.sub_cores),
             "spawned":       Out(1),
@@ -92,7 +93,7 @@ class Spawner(EngineComponent):
                 record.pc.eq(Mux(helper_is_init, helper_config.init_pc, helper_config.final_pc)),
                 record.entry.eq(helper_entry),
                 record.arg_block.eq(helper_config.arg_block),
-                record.seq.eq(Mux(helper_is_init, 0, self.final_seq[helper_entry])),
+                record.seq.eq(self.helper_seq[helper_entry]),
                 spawn_now.eq(found),
                 self.spawned_entry.eq(helper_entry),
                 self.spawned_kind.eq(record.kind),

@@ -187,7 +187,8 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
     initialized = {"interval_cycles": 4, "gpu_delay_cycles": INITIALIZED_CYCLES,
                    "gpu_stall_cycles": late.measurements["stall_cycles"],
                    "tail_cycles": late.measurements["tail_cycles"]}
-    return {"kernel": name, "packets": launch.expected_triggers, "config": config_name,
+    return {"kernel": name, "packets": launch.expected_triggers, "init_threads": launch.init_threads,
+            "config": config_name,
             "engine": {"sub_cores": config.engine.sub_cores, "slots": config.engine.slots,
                        "in_flight": config.engine.in_flight},
             "runs": runs, "started_after_the_initializer": initialized,

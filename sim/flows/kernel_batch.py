@@ -61,6 +61,7 @@ class KernelSetup:
         entry = loaded.filter_range(self.entry["base"], self.entry["size"],
                                     on_write=self.entry["on_write"], on_read=self.entry["on_read"],
                                     expected=self.entry["expected"],
+                                    init_threads=self.entry["init_threads"],
                                     final_threads=self.entry["final_threads"], arg_index=self.index)
         runtime.program(self.index, entry)
         return entry

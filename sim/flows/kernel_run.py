@@ -239,7 +239,8 @@ def _plan(request, spec, launch, inputs, addresses, scratchpad_base, sector):
         trigger_bytes[:raw.size] = raw
     entry = {"base": addresses[trigger], "size": launch.allocation(trigger),
              "on_write": write_triggered, "on_read": not write_triggered,
-             "expected": launch.expected_triggers, "final_threads": launch.final_threads}
+             "expected": launch.expected_triggers, "init_threads": launch.init_threads,
+             "final_threads": launch.final_threads}
     return LaunchPlan(request, spec, launch, inputs, addresses, scratchpad_base, place, read_back,
                       [int(word) for word in launch.arguments(addresses, scratchpad_base)], entry,
                       list(launch.trigger_accesses()), trigger_bytes, sector)

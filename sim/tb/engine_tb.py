@@ -121,7 +121,8 @@ async def kernel_launch(dut):
         entry = launch["entry"]
         await call_runtime(runtime.program, index, loaded[index].filter_range(
             entry["base"], entry["size"], on_write=entry["on_write"], on_read=entry["on_read"],
-            expected=entry["expected"], final_threads=entry["final_threads"], arg_index=index))
+            expected=entry["expected"], init_threads=entry["init_threads"],
+            final_threads=entry["final_threads"], arg_index=index))
         armed.append(cycles.now())
     armed_cycle = armed[-1]
 

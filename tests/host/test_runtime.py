@@ -32,19 +32,21 @@ def test_program_writes_the_documented_registers():
     assert writes[0][1:] == (base, 0) and writes[-1][1] == base
 
 
-def test_program_writes_the_finalizer_s_thread_count():
+@pytest.mark.parametrize("register", ["init_threads", "final_threads"])
+def test_program_writes_the_helpers_thread_counts(register):
     runtime, bus = make_runtime()
-    finals = runtime.registers["entry2.final_threads"].address
-    runtime.program(2, FilterRange(0x1000, 0x100, final_pc=7, final_threads=32))
-    assert bus.values[finals] == 32
-    runtime.program(2, FilterRange(0x1000, 0x100, final_pc=7))
-    assert bus.values[finals] == 1
+    address = runtime.registers[f"entry2.{register}"].address
+    runtime.program(2, FilterRange(0x1000, 0x100, init_pc=5, final_pc=7, **{register: 32}))
+    assert bus.values[address] == 32
+    runtime.program(2, FilterRange(0x1000, 0x100, init_pc=5, final_pc=7))
+    assert bus.values[address] == 1
 
 
-def test_a_slice_without_an_engine_refuses_finalizer_threads():
+@pytest.mark.parametrize("register", ["init_threads", "final_threads"])
+def test_a_slice_without_an_engine_refuses_helper_threads(register):
     runtime, bus = make_runtime(NDPConfig(engine=None))
     with pytest.raises(RangeError, match="no engine to run an initializer or finalizer"):
-        runtime.program(0, FilterRange(0x1000, 0x100, final_threads=2))
+        runtime.program(0, FilterRange(0x1000, 0x100, **{register: 2}))
     assert bus.log == []
 
 
@@ -122,6 +124,8 @@ def test_the_register_model_keeps_what_the_hardware_keeps():
     (0, FilterRange(0x1000, 0x100, expected=1 << 32), "expected count"),
     (0, FilterRange(0x1000, 0x100, final_threads=1 << 32), "final_threads"),
     (0, FilterRange(0x1000, 0x100, final_threads=-1), "final_threads"),
+    (0, FilterRange(0x1000, 0x100, init_threads=1 << 32), "init_threads"),
+    (0, FilterRange(0x1000, 0x100, init_threads=-1), "init_threads"),
 ])
 def test_bad_ranges_are_refused_by_name(index, entry, message):
     runtime, bus = make_runtime()

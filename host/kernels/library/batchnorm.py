@@ -4,8 +4,9 @@ gradient of the backward; FP32 and their BF16 variants."""
 
 from matndp.host.kernels.library.bf16 import bf16_variant, sixteen
 from matndp.host.kernels.library.shapes import (CHANNELS, IN, OUT, STATE, at_least, both,
-                                                channel_groups, channel_partials, fp32, matrix,
-                                                multiple, per_channel)
+                                                channel_groups, channel_partials, fp32,
+                                                init_channel_groups, init_channel_partials,
+                                                matrix, multiple, per_channel)
 from matndp.host.kernels.library.spec import LANES, Access, KernelSpec, ParamSpec, Region
 
 
@@ -58,7 +59,8 @@ KERNELS = (
              fp32("bias", IN, per_channel, "(C,)"),
              fp32("y", OUT, matrix, "like x")), (), "x", Access.WRITE,
             "y = maximum(x + bias[c], +0)",
-            scratchpad=_coefficients("BIAS_SP"), check=multiple("channels", LANES)),
+            scratchpad=_coefficients("BIAS_SP"), init_threads=init_channel_groups,
+            check=multiple("channels", LANES)),
     _kernel("bn_stats", "batch-norm statistics on the producer's writes of x",
             (fp32("x", IN, matrix, "rows × C, channels innermost (N·H·W rows)"),
              fp32("weight", IN, per_channel, "(C,)"),
@@ -73,7 +75,7 @@ KERNELS = (
              ParamSpec("momentum", 0.1, "running-statistics factor")),
             "x", Access.WRITE, _STATS_ORDER, order_independent=False,
             scratchpad=_partials("SQUARES_SP", "SUMS_SP"), partials=channel_partials,
-            final_threads=channel_groups,
+            init_threads=init_channel_partials, final_threads=channel_groups,
             check=both(multiple("channels", LANES), _TWO_ROWS)),
     _kernel("bn_apply", "batch-norm normalization on reads of x",
             (fp32("x", IN, matrix, "rows × C, channels innermost"),
@@ -81,7 +83,8 @@ KERNELS = (
              fp32("shift", IN, per_channel, "(C,), from bn_stats", True),
              fp32("y", OUT, matrix, "like x")), (), "x", Access.READ,
             "y = fma(x, scale[c], shift[c])",
-            scratchpad=_coefficients("SCALE_SP", "SHIFT_SP"), check=multiple("channels", LANES)),
+            scratchpad=_coefficients("SCALE_SP", "SHIFT_SP"), init_threads=init_channel_groups,
+            check=multiple("channels", LANES)),
     _kernel("bn_bwd_stats", "batch-norm backward reductions on the writes of dy",
             (fp32("dy", IN, matrix, "rows × C, channels innermost"),
              fp32("x", IN, matrix, "the forward input, like dy"),
@@ -100,7 +103,8 @@ KERNELS = (
             "k = ((dot·invstd)·invstd) / n; a = invstd·weight; b = −(a·k); "
             "c = a·fma(k, mean, −(Σdy / n))",
             order_independent=False, scratchpad=_partials("DOTS_SP", "SUMS_SP"),
-            partials=channel_partials, final_threads=channel_groups,
+            partials=channel_partials, init_threads=init_channel_partials,
+            final_threads=channel_groups,
             check=multiple("channels", LANES)),
     _kernel("bn_bwd_apply", "batch-norm input gradient on reads of dy",
             (fp32("dy", IN, matrix, "rows × C, channels innermost"),
@@ -111,7 +115,7 @@ KERNELS = (
              fp32("dx", OUT, matrix, "like dy")), (), "dy", Access.READ,
             "dx = fma(dy, a[c], fma(x, b[c], c[c]))",
             scratchpad=_coefficients("COEF_A_SP", "COEF_B_SP", "COEF_C_SP"),
-            check=multiple("channels", LANES)),
+            init_threads=init_channel_groups, check=multiple("channels", LANES)),
 )
 
 _BY_NAME = {spec.name: spec for spec in KERNELS}

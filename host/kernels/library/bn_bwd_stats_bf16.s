@@ -6,7 +6,6 @@
 
 .init
     clear_partials DOTS_SP
-    exit
 
 .main
     remc    x1, OFFSET, GROUPS

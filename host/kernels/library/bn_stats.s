@@ -10,7 +10,6 @@
 
 .init
     clear_partials SQUARES_SP
-    exit
 
 .main
     remc    x1, OFFSET, GROUPS

@@ -99,7 +99,7 @@ def prepare_on_iss(launch, inputs, *, order=None, memory=None, expected=None):
     entry = FilterEntry(addresses[launch.trigger], launch.allocation(launch.trigger),
                         launch.kernel.image, launch.arguments(addresses),
                         expected=launch.expected_triggers if expected is None else expected,
-                        final_threads=launch.final_threads)
+                        init_threads=launch.init_threads, final_threads=launch.final_threads)
     simulator = InstructionSetSimulator(memory, [entry], config)
     events = _trigger_events(launch, memory, addresses, inputs, order, 0)
     return IssRun(launch, memory, addresses, simulator, events)

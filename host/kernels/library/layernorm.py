@@ -6,7 +6,8 @@ import numpy as np
 
 from matndp.host.kernels.library.bf16 import BF16_HALVES, bf16_row_partials, bf16_variant, sixteen
 from matndp.host.kernels.library.shapes import (IN, OUT, ROW_REDUCE, ROW_VALUES, ROWS,
-                                                column_groups, columns_region, fp32, matrix,
+                                                column_groups, columns_region, fp32,
+                                                init_column_groups, init_row_partials, matrix,
                                                 multiple, one_per_row, per_column, per_row,
                                                 row_partials, row_partials_region, rows_of)
 from matndp.host.kernels.library.spec import LANES, Access, KernelSpec, ParamSpec
@@ -20,6 +21,12 @@ _VALUES = {
     "LENGTH": lambda b: b.f32(b.problem["columns"]),
     "INV_LENGTH": lambda b: b.f32(np.float32(1.0) / np.float32(b.problem["columns"])),
 }
+
+
+def _weight_or_partial_sectors(problem, partials):
+    """layernorm_bwd_stats' initializer: a µthread per sector of the weight it copies or
+    of the partials it clears, as many as the longer of the two needs."""
+    return max(init_column_groups(problem, partials), init_row_partials(problem, partials))
 
 
 def _kernel(name, summary, tensors, params, trigger, access, order, **fields):
@@ -39,7 +46,7 @@ KERNELS = (
             "rstd = 1/√(max(fma(−mean, mean, Σx² / L), 0) + eps); row coefficients rstd and "
             "−(mean·rstd)", order_independent=False,
             scratchpad=(row_partials_region("SQUARES_SP"), row_partials_region("SUMS_SP")),
-            partials=row_partials, final_threads=one_per_row),
+            partials=row_partials, init_threads=init_row_partials, final_threads=one_per_row),
     _kernel("layernorm_apply", "layer-norm normalization on reads of x",
             (fp32("x", IN, matrix, "rows × L, row-major"),
              rows_of("row_coefs", IN, 2, "from layernorm_stats"),
@@ -47,7 +54,8 @@ KERNELS = (
              fp32("bias", IN, per_column, "(L,): beta"),
              fp32("y", OUT, matrix, "like x")), (), "x", Access.READ,
             "y = fma(fma(x, rstd, −mean·rstd), weight, bias)",
-            scratchpad=(columns_region("WEIGHT_SP"), columns_region("BIAS_SP"))),
+            scratchpad=(columns_region("WEIGHT_SP"), columns_region("BIAS_SP")),
+            init_threads=init_column_groups),
     _kernel("layernorm_bwd_stats", "layer-norm backward row reductions on the writes of dy",
             (fp32("dy", IN, matrix, "rows × L, row-major"),
              fp32("x", IN, matrix, "the forward input, like dy"),
@@ -62,7 +70,8 @@ KERNELS = (
             "m = −(mean·rstd)", order_independent=False,
             scratchpad=(columns_region("WEIGHT_SP"), row_partials_region("DOTS_SP"),
                         row_partials_region("SUMS_SP")),
-            partials=row_partials, final_threads=one_per_row),
+            partials=row_partials, init_threads=_weight_or_partial_sectors,
+            final_threads=one_per_row),
     _kernel("layernorm_bwd_apply", "layer-norm input and parameter gradients on reads of dy",
             (fp32("dy", IN, matrix, "rows × L, row-major"),
              fp32("x", IN, matrix, "the forward input, like dy"),
@@ -76,7 +85,7 @@ KERNELS = (
             "order: grad_weight = fma(dy, x̂, grad_weight), grad_bias += dy",
             order_independent=False,
             scratchpad=(columns_region("WEIGHT_SP"), columns_region("GRADS_SP", 2)),
-            final_threads=column_groups),
+            init_threads=init_column_groups, final_threads=column_groups),
 )
 
 _BY_NAME = {spec.name: spec for spec in KERNELS}

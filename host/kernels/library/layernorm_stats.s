@@ -10,7 +10,6 @@
 
 .init
     clear_partials SQUARES_SP
-    exit
 
 .main
     row_partial

@@ -8,7 +8,6 @@
 
 .init
     clear_partials SQUARES_SP
-    exit
 
 .main
     vcvtlo  v1, DATA

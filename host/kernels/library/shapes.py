@@ -16,7 +16,8 @@ __all__ = ["ELEMENTS", "CHANNELS", "ROWS", "per_element", "matrix", "per_channel
            "per_column", "per_row", "fp32", "rows_of", "IN", "OUT", "STATE", "multiple",
            "both", "at_least", "channel_partials", "row_partials", "partial_shift",
            "row_partials_bytes", "ROW_VALUES", "row_partials_region", "columns_region",
-           "ROW_REDUCE", "channel_groups", "column_groups", "one_per_row"]
+           "ROW_REDUCE", "channel_groups", "column_groups", "one_per_row", "init_channel_groups",
+           "init_column_groups", "init_channel_partials", "init_row_partials", "init_rows"]
 
 
 ELEMENTS = ("elements",)
@@ -112,6 +113,30 @@ def column_groups(problem):
 
 
 def one_per_row(problem):
+    return problem["rows"]
+
+
+# The µthreads an initializer runs as, given the problem and the partials K: one per sector
+# it clears or copies — of per-channel (per-column) FP32 values, of one statistic's
+# partials (the µthread clears that sector of each statistic), or of per-row values.
+
+def init_channel_groups(problem, partials):
+    return channel_groups(problem)
+
+
+def init_column_groups(problem, partials):
+    return column_groups(problem)
+
+
+def init_channel_partials(problem, partials):
+    return channel_groups(problem) * partials
+
+
+def init_row_partials(problem, partials):
+    return problem["rows"] * partials
+
+
+def init_rows(problem, partials):
     return problem["rows"]
 
 

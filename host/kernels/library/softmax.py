@@ -4,8 +4,9 @@ variants."""
 
 from matndp.host.kernels.library.bf16 import BF16_HALVES, bf16_row_partials, bf16_variant, sixteen
 from matndp.host.kernels.library.shapes import (IN, OUT, ROW_REDUCE, ROW_VALUES, ROWS, STATE,
-                                                fp32, matrix, multiple, one_per_row,
-                                                row_partials, row_partials_region, rows_of)
+                                                fp32, init_row_partials, init_rows, matrix,
+                                                multiple, one_per_row, row_partials,
+                                                row_partials_region, rows_of)
 from matndp.host.kernels.library.spec import LANES, SECTOR_BYTES, Access, KernelSpec, Region
 
 
@@ -24,7 +25,7 @@ KERNELS = (
             "per row and lane, the maximum (IEEE 754-2019, NaN propagates) over the row's "
             "sectors and partials, then over the lanes",
             scratchpad=(row_partials_region("MAX_SP"),), partials=row_partials,
-            final_threads=one_per_row),
+            init_threads=init_row_partials, final_threads=one_per_row),
     _kernel("softmax_expsum", "softmax exponentials and row sums on reads of x",
             (fp32("x", IN, matrix, "rows × L, row-major"),
              rows_of("max_rows", IN, 1, "from softmax_max"),
@@ -33,7 +34,7 @@ KERNELS = (
             "e = exp(x − max) (the library exponential); per row and lane Σe in trigger "
             "order; finalizer: the lanes pairwise, then 1/Σ", order_independent=False,
             scratchpad=(Region("SUMS_SP", lambda problem, partials: problem["rows"] * SECTOR_BYTES),),
-            final_threads=one_per_row),
+            init_threads=init_rows, final_threads=one_per_row),
     _kernel("softmax_scale", "softmax normalization on reads of y",
             (fp32("y", STATE, matrix, "rows × L: e in, the softmax out"),
              rows_of("inv_rows", IN, 1, "from softmax_expsum")), "y", Access.READ,
@@ -45,7 +46,7 @@ KERNELS = (
             "sector s of row r: d[r][s mod K] = fma(dy, y, d[r][…]) in trigger order; "
             + ROW_REDUCE, order_independent=False,
             scratchpad=(row_partials_region("DOTS_SP"),), partials=row_partials,
-            final_threads=one_per_row),
+            init_threads=init_row_partials, final_threads=one_per_row),
     _kernel("softmax_bwd_apply", "softmax input gradient on reads of dy",
             (fp32("dy", IN, matrix, "rows × L, row-major"),
              fp32("y", IN, matrix, "the forward output, like dy"),

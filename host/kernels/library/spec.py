@@ -167,6 +167,9 @@ class KernelSpec:
     partials:          function problem -> the number of partials K each accumulator of
                        its reductions is split into (1 for kernels without), see
                        docs/kernels.md.
+    init_threads:      function (problem, partials) -> the µthreads its initializer runs
+                       as, SEQ 0, 1, … (one per sector it clears or copies; 1 for kernels
+                       without).
     final_threads:     function problem -> the µthreads its finalizer runs as, SEQ 0, 1, …
                        (one per channel group or row it finishes; 1 for kernels without).
     order:             the operation order, as docs/kernels.md states it.
@@ -191,6 +194,7 @@ class KernelSpec:
     order_independent: bool = True
     ragged: bool = False
     partials: object = lambda problem: 1
+    init_threads: object = lambda problem, partials: 1
     final_threads: object = lambda problem: 1
     check: object = lambda problem: None
     check_params: object = lambda name, params: None
@@ -439,6 +443,12 @@ class KernelLaunch:
     @property
     def ordered(self):
         return self.kernel.ordered
+
+    @property
+    def init_threads(self):
+        """µthreads the entry's initializer runs as (SEQ 0, 1, …)."""
+        return positive_int(self.kernel.name, "init_threads",
+                            self.kernel.init_threads(self.problem, self.partials))
 
     @property
     def final_threads(self):

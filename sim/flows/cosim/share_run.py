@@ -49,6 +49,7 @@ class StageSetup:
             runtime.write_arguments(index, list(arguments))
             filter_range = loaded.filter_range(entry["base"], entry["size"], on_write=entry["on_write"],
                                                on_read=entry["on_read"], expected=entry["expected"],
+                                               init_threads=entry["init_threads"],
                                                final_threads=entry["final_threads"], arg_index=index)
             runtime.program(index, filter_range)
             ranges.append(filter_range)

@@ -378,9 +378,10 @@ def test_bad_inputs_are_refused():
         FilterEntry(0, 64, image, tuple(range(17)))
     with pytest.raises(ValueError, match="not a 64-bit integer"):
         FilterEntry(0, 64, image, (1 << 64,))
-    for count in (-1, 1.5, True):
-        with pytest.raises(ValueError, match="final_threads must be a count of µthreads"):
-            FilterEntry(0, 64, image, final_threads=count)
+    for name in ("init_threads", "final_threads"):
+        for count in (-1, 1.5, True):
+            with pytest.raises(ValueError, match=f"{name} must be a count of µthreads"):
+                FilterEntry(0, 64, image, **{name: count})
     with pytest.raises(ValueError, match="sector_bytes"):
         IssConfig(sector_bytes=12)
     beyond = InstructionSetSimulator(memory, [FilterEntry(1024, 64, image)])
@@ -508,3 +509,33 @@ def test_an_entry_stopped_by_a_fault_drains_the_triggers_of_every_later_run():
     later = simulator.run(TriggerEvents.sectors(0, 0, np.zeros(24, np.float32))).entries[0]
     assert (later.triggers, later.completed, later.drained) == (5, 0, 4)
     assert later.error.seq == 0 and not later.finalized
+
+
+@pytest.mark.parametrize("init_threads, runs", [(0, 1), (1, 1), (5, 5)])
+def test_an_initializer_runs_as_its_entry_s_init_threads(init_threads, runs):
+    """µthread i of the initializer has SEQ i, and every one has ended before the first
+    main µthread starts: each clears its own scratchpad sector, which the main µthreads
+    then read back."""
+    source = """.kernel cleared
+.arg OUT 0
+.init
+    shl x1, SEQ, 5
+    vsplat v1, SEQ
+    sst.x [x1], v1
+.main
+    shl x1, SEQ, 5
+    sld v1, [x1]
+    vst.x [x1 + OUT], v1
+"""
+    memory = Memory(4096)
+    trigger, out = memory.reserve("t", 256), memory.reserve("out", 256, dtype=np.uint32)
+    memory.write(out, np.full(64, 0xAAAAAAAA, np.uint32))
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, 256, assemble(source), (out,), 8,
+                                                             init_threads=init_threads)],
+                                        IssConfig(scratchpad_bytes=256))
+    simulator.scratchpad[:] = 0xEE
+    result = simulator.run(TriggerEvents.sectors(0, trigger, np.ones(64, np.float32)))
+    got = memory.tensor("out").reshape(8, 8)
+    assert got[:runs].tolist() == [[index] * 8 for index in range(runs)]
+    assert (got[runs:] == 0xEEEEEEEE).all()
+    assert result.instructions == 3 * runs + 3 * 8

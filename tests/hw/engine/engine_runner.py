@@ -26,7 +26,8 @@ __all__ = ["EngineEntry", "EngineRun", "run_engine"]
 @dataclass(frozen=True)
 class EngineEntry:
     """What filter entry 0 runs: instruction words and the entry points in them, the
-    argument block, and the completions after which the finalizer runs."""
+    argument block, the completions after which the finalizer runs and the µthreads the
+    initializer and the finalizer run as."""
     words: tuple
     main_pc: int
     init_pc: int = None
@@ -34,6 +35,7 @@ class EngineEntry:
     ordered: bool = False
     arguments: tuple = ()
     expected: int = 0
+    init_threads: int = 1
     final_threads: int = 1
 
 
@@ -143,7 +145,8 @@ def run_engine(config, entry, memory, events, *, base, seed=1, pause=0.3, latenc
             "main_pc": entry.main_pc, "init_pc": entry.init_pc or 0,
             "final_pc": entry.final_pc or 0, "has_init": entry.init_pc is not None,
             "has_final": entry.final_pc is not None, "ordered": entry.ordered,
-            "arg_block": 0, "expected": entry.expected, "final_threads": entry.final_threads})
+            "arg_block": 0, "expected": entry.expected, "init_threads": entry.init_threads,
+            "final_threads": entry.final_threads})
         ctx.set(dut.arm, 1)
         await ctx.tick()
         ctx.set(dut.arm, 0)

@@ -46,7 +46,8 @@ def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1):
     entry = EngineEntry(words=image.words, main_pc=pc(Section.MAIN), init_pc=pc(Section.INIT),
                         final_pc=pc(Section.FINAL), ordered=launch.ordered,
                         arguments=launch.arguments(placed.addresses),
-                        expected=launch.expected_triggers, final_threads=launch.final_threads)
+                        expected=launch.expected_triggers, init_threads=launch.init_threads,
+                        final_threads=launch.final_threads)
     config = engine_config(launch.scratchpad_bytes, sub_cores)
     run = run_engine(config, entry, placed.memory, placed.events,
                      base=placed.addresses[launch.trigger], seed=seed, pause=pause)

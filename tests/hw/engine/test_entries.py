@@ -33,10 +33,11 @@ class Promise:
     has_init: bool
     has_final: bool
     expected: int
+    init_threads: int = 1    # as programmed: 0 runs one
     final_threads: int = 1   # as programmed: 0 runs one
     armed: bool = False
-    init_started: bool = False
-    init_ended: bool = False
+    inits_started: int = 0
+    inits_ended: int = 0
     completed: int = 0
     drained: int = 0
     reached: bool = False
@@ -46,7 +47,12 @@ class Promise:
     seq: int = 0
 
     def arm(self):
-        self.__init__(self.has_init, self.has_final, self.expected, self.final_threads, armed=True)
+        self.__init__(self.has_init, self.has_final, self.expected, self.init_threads,
+                      self.final_threads, armed=True)
+
+    @property
+    def inits(self):
+        return max(1, self.init_threads)
 
     @property
     def finals(self):
@@ -58,7 +64,7 @@ class Promise:
 
     @property
     def initializing(self):
-        return self.armed and self.has_init and not self.init_ended
+        return self.armed and self.has_init and self.inits_ended < self.inits
 
     @property
     def accepts(self):
@@ -66,7 +72,7 @@ class Promise:
 
     @property
     def init_request(self):
-        return self.armed and self.has_init and not self.init_started and not self.stopped
+        return self.armed and self.has_init and self.inits_started < self.inits and not self.stopped
 
     @property
     def final_request(self):
@@ -85,16 +91,20 @@ class Promise:
 def _entry_config(promise):
     return {"main_pc": 1, "init_pc": 2, "final_pc": 3, "has_init": int(promise.has_init),
             "has_final": int(promise.has_final), "ordered": 0, "arg_block": 0,
-            "expected": promise.expected, "final_threads": promise.final_threads}
+            "expected": promise.expected, "init_threads": promise.init_threads,
+            "final_threads": promise.final_threads}
 
 
 def run_entries(seed, cycles=2500, error_rate=0.004):
     dut = EntryControl(CONFIG, retire_ports=PORTS, error_ports=PORTS)
     rng = random.Random(seed)
-    promises = [Promise(bool(e & 1), bool(e & 2), rng.randrange(1, 20), rng.randrange(4))
-                for e in range(ENTRIES)]
+    # Entry e has an initializer when bit 0 is set, a finalizer when bit 1 is; of the two
+    # with each, one runs it as 0 µthreads (one), the other as several.
+    init_threads, final_threads = (2, 0, 1, 3), (1, 3, 0, 2)
+    promises = [Promise(bool(e & 1), bool(e & 2), rng.randrange(1, 20), init_threads[e],
+                        final_threads[e]) for e in range(ENTRIES)]
     alive = []              # [cycles left, entry, kind, fails]
-    seen = {"init": 0, "final": 0, "several_finals": 0, "complete": 0, "errors": 0, "rearmed": 0,
+    seen = {"init": 0, "several_inits": 0, "final": 0, "several_finals": 0, "complete": 0, "errors": 0, "rearmed": 0,
             "drained": 0}
     recorded = None         # the error the docs say is recorded
 
@@ -174,8 +184,10 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                 assert status.complete == promise.complete, what
                 assert status.busy == promise.busy, what
                 assert ctx.get(dut.seq[entry]) == promise.seq, what
+                if promise.init_request:
+                    assert ctx.get(dut.helper_seq[entry]) == promise.inits_started, what
                 if promise.final_request:
-                    assert ctx.get(dut.final_seq[entry]) == promise.finals_started, what
+                    assert ctx.get(dut.helper_seq[entry]) == promise.finals_started, what
                 assert ctx.get(dut.accepts) >> entry & 1 == promise.accepts, what
                 assert ctx.get(dut.init_request) >> entry & 1 == promise.init_request, what
                 assert ctx.get(dut.final_request) >> entry & 1 == promise.final_request, what
@@ -201,8 +213,8 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                         kind = retires[port]["kind"]
                         if kind is ThreadKind.MAIN and not retires[port]["error"]:
                             promise.completed += 1
-                        elif kind is ThreadKind.INIT and promise.init_started:
-                            promise.init_ended = True
+                        elif kind is ThreadKind.INIT and promise.inits_ended < promise.inits_started:
+                            promise.inits_ended += 1
                         elif kind is ThreadKind.FINAL and promise.finals_ended < promise.finals_started:
                             promise.finals_ended += 1
                             seen["complete"] += promise.final_ended
@@ -217,8 +229,9 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                     if kind is ThreadKind.MAIN:
                         promise.seq += 1
                     elif kind is ThreadKind.INIT:
-                        promise.init_started = True
+                        promise.inits_started += 1
                         seen["init"] += 1
+                        seen["several_inits"] += promise.inits_started > 1
                     else:
                         promise.finals_started += 1
                         seen["final"] += 1
@@ -238,7 +251,8 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
 def test_entry_control_keeps_its_promises(seed):
     seen = run_entries(seed)
     # The run went through every phase and every kind of event.
-    assert seen["init"] and seen["final"] and seen["several_finals"] and seen["complete"]
+    assert seen["init"] and seen["several_inits"] and seen["final"] and seen["several_finals"]
+    assert seen["complete"]
     assert seen["rearmed"]
     assert seen["errors"] and seen["drained"]
 

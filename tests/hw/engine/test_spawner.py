@@ -52,8 +52,8 @@ class World:
         self.init_request = 0
         self.final_request = 0
         self.seq = [0] * ENTRIES
-        self.final_seq = [0] * ENTRIES
-        self.final_left = [0] * ENTRIES      # finalizer µthreads still to start
+        self.helper_seq = [0] * ENTRIES
+        self.helpers_left = [0] * ENTRIES    # initializer or finalizer µthreads still to start
 
     def free(self, core):
         return sum(1 << slot for slot, life in enumerate(self.lifetimes[core]) if life == 0)
@@ -66,7 +66,7 @@ class World:
         ctx.set(dut.init_request, self.init_request)
         ctx.set(dut.final_request, self.final_request)
         ctx.set(dut.seq, self.seq)
-        ctx.set(dut.final_seq, self.final_seq)
+        ctx.set(dut.helper_seq, self.helper_seq)
 
     def step(self, spawned):
         """The cycle ends: µthreads age and end, a started one fills its slot, and the entry
@@ -81,12 +81,11 @@ class World:
             entry, kind = int(record.entry), ThreadKind(record.kind)
             if kind is ThreadKind.MAIN:
                 self.seq[entry] += 1
-            elif kind is ThreadKind.INIT:
-                self.init_request &= ~(1 << entry)
             else:
-                self.final_seq[entry] += 1
-                self.final_left[entry] -= 1
-                if not self.final_left[entry]:
+                self.helper_seq[entry] += 1
+                self.helpers_left[entry] -= 1
+                if not self.helpers_left[entry]:
+                    self.init_request &= ~(1 << entry)
                     self.final_request &= ~(1 << entry)
         rng = self.rng
         if rng.random() < 0.08:
@@ -100,8 +99,8 @@ class World:
                     self.init_request |= 1 << entry
                 else:
                     self.final_request |= 1 << entry
-                    self.final_left[entry] = rng.randrange(1, 6)
-                    self.final_seq[entry] = rng.randrange(100)
+                self.helpers_left[entry] = rng.randrange(1, 6)
+                self.helper_seq[entry] = rng.randrange(100)
 
 
 def _lowest(bits):
@@ -189,11 +188,9 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 pc = {ThreadKind.MAIN: "main_pc", ThreadKind.INIT: "init_pc",
                       ThreadKind.FINAL: "final_pc"}[kind]
                 assert record.pc == config_e[pc]
-                if kind is ThreadKind.FINAL:
-                    assert record.seq == world.final_seq[entry]
-                elif kind is ThreadKind.INIT:
-                    assert record.seq == 0
-                if kind is ThreadKind.MAIN:
+                if kind is not ThreadKind.MAIN:
+                    assert record.seq == world.helper_seq[entry]
+                else:
                     assert record.seq == world.seq[entry]
                     assert record.ordered == config_e["ordered"]
                     for field in ("addr", "offset", "mask", "write"):

@@ -273,9 +273,10 @@ def _planned_digest(shares):
 
 # The MLP's whole iteration with tiering stalls and page copies, as the planner laid it out
 # before its request columns were built with whole-array operations (recorded from that
-# planner, run on the kernel library and runtime of this tree: the finalizers' µthread
-# counts are part of a launch's arguments): the faster planner must lay out the same bits.
-PLANNED_MLP_ITERATION = "631ef11f7296d80955ca2e55d5ac6537e37a9ea5bae75c62a865f5de01837c72"
+# planner, run on the kernel library and runtime of this tree: the initializers' and the
+# finalizers' µthread counts are part of a launch's entry): the faster planner must lay out
+# the same bits.
+PLANNED_MLP_ITERATION = "4b59dbbfa277b5814e556b3f242487d4d06f9687e8cd65ec5d67eed292e2d453"
 
 
 def test_the_planner_lays_out_the_iteration_it_laid_out_request_by_request():

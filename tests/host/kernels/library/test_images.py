@@ -7,7 +7,8 @@ built from library sources, as the assembler produced them from the sources befo
 restructuring (words, section starts, the ordering flag and the argument words the
 kernel declares). The argument *names* are not frozen: they are not part of an image.
 An image changes only on purpose, regenerated with the change that makes it: the
-reductions' finalizers, since they run as one µthread per channel group or row.
+reductions' finalizers, since they run as one µthread per channel group or row; the
+initializers, since they run as one µthread per sector they clear or copy.
 """
 
 import json
