@@ -32,6 +32,7 @@ TABLE = [
     (["tier", "export"], ["--model", "resnet50", "--output", f"{UNWRITABLE}/w.json"], f"{UNWRITABLE}: Operation not permitted"),
     (["tier", "validate-g10"], ["no-such-dir"], "G10 checkout not found at no-such-dir"),
     (["sweep"], [MISSING.replace(".json", ".toml")], "no-such-file.toml: no such sweep specification"),
+    (["soak"], ["--cycles", "0"], "argument --cycles: must be an integer in 1..1099511627776, got '0'"),
     (["model", "list"], ["resnet50"], "unrecognized arguments: resnet50"),
     (["model", "summary"], ["resnet50", "--batch", "2.5"], "argument --batch: must be an integer >= 1, got '2.5'"),
     (["model", "summary"], ["resnet50", "--output", UNWRITABLE], "argument --output: cannot create"),
