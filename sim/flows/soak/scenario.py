@@ -210,7 +210,8 @@ class _Round:
         self._load_image(plans)
         programs = [EntryProgram(index, plan.spec.image.name, plan.entry["base"], plan.entry["size"],
                                  on_write=plan.entry["on_write"], on_read=plan.entry["on_read"],
-                                 expected=plan.entry["expected"], final_threads=plan.entry["final_threads"],
+                                 expected=plan.entry["expected"], init_threads=plan.entry["init_threads"],
+                                 final_threads=plan.entry["final_threads"],
                                  arguments=tuple(plan.arguments))
                     for index, plan in zip(launch_entries, plans)]
         if fault is not None:

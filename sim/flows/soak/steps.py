@@ -36,6 +36,7 @@ class EntryProgram:
     on_write: bool
     on_read: bool
     expected: int = 0
+    init_threads: int = 1
     final_threads: int = 1
     arguments: tuple | None = None
 
@@ -64,6 +65,7 @@ class ArmEntries:
             kernel = runtime.kernels[program.kernel]
             entry = kernel.filter_range(program.base, program.size, on_write=program.on_write,
                                         on_read=program.on_read, expected=program.expected,
+                                        init_threads=program.init_threads,
                                         final_threads=program.final_threads,
                                         arg_index=program.index)
             runtime.program(program.index, entry)
