@@ -261,10 +261,6 @@ def _kernel_launches():
     return [Launch("bias_relu", problem), Launch("bn_stats", problem)]
 
 
-# The per-cycle replay takes a minute on the worker that carries every engine-slice test, the
-# default suite's longest; there the harness's runs are checked against the goldens and the
-# memory model instead.
-@pytest.mark.slow
 def test_one_scenario_run_both_ways_gives_the_same_logs(tmp_path):
     """The per-cycle testbench (Python drivers on the slice) and the batch harness, the same
     stimulus and the same memory timing (fixed latency, in order, no pauses): every log is
