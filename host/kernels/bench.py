@@ -65,7 +65,7 @@ def _run(name, source, elements, seed):
     wall = time.perf_counter() - started
     return {"kernel": name, "elements": elements, "uthreads": len(events),
             "instructions_per_uthread": round(result.instructions / len(events), 2),
-            "wall_s": round(wall, 3), "uthreads_per_s": round(len(events) / wall),
+            "wall_s": round(wall, 6), "uthreads_per_s": round(len(events) / wall),
             "instructions_per_s": round(result.instructions / wall),
             "sequential_batches": result.sequential_batches}
 
