@@ -6,9 +6,10 @@ the configuration's canonical JSON: ``config.json`` (what it was built from) and
 of that configuration simulates (:func:`matndp.sim.designs.ndp_slice_verilog`), so the
 simulator's compiled model, which the runner caches under ``build/sim_build`` by Verilog
 text and which Verilator rebuilds when its source file moves, is compiled once per
-configuration and shared with the tests and the other commands. Workers of any process
-or run that ask for the same configuration wait on a file lock for the first one's
-export and then reuse it.
+configuration and shared with the tests and the other commands. Whether that file is
+current (made from today's RTL) is the design cache's to say, by the key it keeps beside
+the file; workers of any process or run that ask for the same configuration wait on a
+file lock for the first one's export and then reuse it.
 """
 
 from dataclasses import asdict
@@ -41,18 +42,20 @@ def _locked(path):
 
 def rtl_build(config):
     """The Verilog file of the NDP slice built from ``config`` (an ``NDPConfig``), and
-    whether this call exported it (False: it was cached)."""
+    whether this call wrote it (False: the file there was current)."""
     directory = build_root() / "sweep" / "rtl" / rtl_build_key(config)
     directory.mkdir(parents=True, exist_ok=True)
     pointer = directory / "verilog.txt"
     with _locked(directory / ".lock"):
-        if pointer.exists():
-            verilog = pathlib.Path(pointer.read_text().strip())
-            if verilog.exists():
-                return verilog, False
+        previous = pathlib.Path(pointer.read_text().strip()) if pointer.exists() else None
+        stamp = _modified(previous)
         from matndp.sim.designs import ndp_slice_verilog
         verilog = ndp_slice_verilog(config).resolve()
         (directory / "config.json").write_text(
             json.dumps(asdict(config), indent=2, sort_keys=True) + "\n")
         pointer.write_text(f"{verilog}\n")
-        return verilog, True
+        return verilog, verilog != previous or _modified(verilog) != stamp
+
+
+def _modified(path):
+    return path.stat().st_mtime_ns if path is not None and path.exists() else None

@@ -7,6 +7,7 @@ import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.sim.designs import config_from_json, ndp_slice_verilog
+from matndp.sim.designs import files as designs_files
 from matndp.sim.sweep import LocalPool, ResultFile, parse_spec, run_sweep
 from matndp.sim.sweep.rtl_build import rtl_build, rtl_build_key
 from matndp.sim.sweep.rtl_points import ndp_config
@@ -36,6 +37,20 @@ def test_a_configuration_is_exported_once_under_the_hash_of_its_parameters(build
     verilog.unlink()            # a build tree cleaned under it: exported again
     third, built_third = rtl_build(SMALL)
     assert built_third and third.exists()
+
+
+def test_a_file_made_from_other_rtl_is_exported_again(build_root):
+    """The entry names a file; whether that file is current is the design cache's key, so
+    a change of the RTL after the entry was made is not simulated stale."""
+    verilog, _ = rtl_build(SMALL)
+    key_file = verilog.with_name(verilog.name + ".key")
+    key_file.write_text("a key of other RTL")
+    verilog.write_text("// exported from other RTL\n")
+    designs_files._exported.cache_clear()      # as a new process would see it
+    again, built = rtl_build(SMALL)
+    assert again == verilog and built
+    assert "module ndp_slice" in verilog.read_text()
+    assert key_file.read_text() != "a key of other RTL"
 
 
 def test_distinct_configurations_have_distinct_builds():
