@@ -30,6 +30,8 @@ from matndp.hw.engine.isa import Opcode
 from matndp.hw.engine.layouts import order_bits, scratchpad_op_layout
 from matndp.hw.engine.ordering import AtomicOrder
 
+from .stream import stream_rules
+
 
 __all__ = ["OrderingHarness", "ORDERING_WITNESSES"]
 
@@ -133,12 +135,7 @@ class OrderingHarness(wiring.Component):
             with m.If(out.ordered & out.release):
                 m.d.sync += turn[out.entry].eq(turn[out.entry] + 1)
 
-        waiting = Signal()
-        offered = Signal.like(out)
-        m.d.sync += [waiting.eq(station.o.valid & ~station.o.ready & out.ordered),
-                     offered.eq(out)]
-        m.d.comb += Assert(~waiting | (station.o.valid & (out.as_value() == offered.as_value())),
-                           "an offered atomic was withdrawn or changed before it was taken")
+        stream_rules(m, station.o, "ordered atomic", when=out.ordered)
 
         if self.witness is not None:
             others = station.holding & ~(Const(1, threads) << out_thread)[:threads]

@@ -15,8 +15,9 @@ class _Counter(wiring.Component):
     """Offers 0, 1, 2, ... on ``o``; ``impatient`` moves on after a cycle whether or not
     the offer was taken."""
 
-    def __init__(self, *, impatient):
+    def __init__(self, *, impatient, promised=1):
         self.impatient = impatient
+        self.promised = promised
         super().__init__({"o": Out(stream.Signature(4))})
 
     def elaborate(self, platform):
@@ -24,7 +25,8 @@ class _Counter(wiring.Component):
         with m.If(self.o.ready | self.impatient):
             m.d.sync += self.o.payload.eq(self.o.payload + 1)
         m.d.comb += self.o.valid.eq(1)
-        stream_rules(m, self.o, "count")
+        stream_rules(m, self.o, "count", when=self.promised(self.o.payload)
+                     if callable(self.promised) else self.promised)
         return m
 
 
@@ -35,6 +37,14 @@ def test_a_stream_that_keeps_its_offers_is_proven():
 def test_an_offer_changed_before_it_is_taken_fails():
     with pytest.raises(FormalFailure, match="assertion fails"):
         prove(_Counter(impatient=True), depth=3)
+
+
+def test_the_rule_holds_only_the_offers_it_is_limited_to():
+    """An impatient counter keeps no offer: limited to none of its offers, the rule has
+    nothing to check; limited to its odd counts, it fails."""
+    prove(_Counter(impatient=True, promised=0), depth=6)
+    with pytest.raises(FormalFailure, match="assertion fails"):
+        prove(_Counter(impatient=True, promised=lambda count: count[0]), depth=4)
 
 
 class _Watcher(wiring.Component):
