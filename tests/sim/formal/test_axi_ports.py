@@ -5,8 +5,6 @@
 proofs that fail on mutated ports, and witnesses that each depth reaches a full burst and
 back-pressure from the port."""
 
-import time
-
 import pytest
 from amaranth.hdl import Assert, Module, Signal
 from amaranth.lib import wiring
@@ -51,24 +49,17 @@ def register_port(adapter=None):
                                adapter=adapter)
 
 
-def _timed(harness, depth, record_property):
-    started = time.perf_counter()
-    prove(harness, depth=depth)
-    record_property("proof_depth", depth)
-    record_property("proof_seconds", round(time.perf_counter() - started, 1))
-
-
 @pytest.mark.slow
-def test_the_gpu_side_keeps_the_axi4_rules(record_property):
-    _timed(gpu_side(), GPU_DEPTH, record_property)
+def test_the_gpu_side_keeps_the_axi4_rules(timed_proof):
+    timed_proof(gpu_side(), GPU_DEPTH)
 
 
-def test_the_memory_side_keeps_the_axi4_rules(record_property):
-    _timed(memory_side(), MEMORY_DEPTH, record_property)
+def test_the_memory_side_keeps_the_axi4_rules(timed_proof):
+    timed_proof(memory_side(), MEMORY_DEPTH)
 
 
-def test_the_register_port_keeps_the_axi4_lite_rules(record_property):
-    _timed(register_port(), REGISTER_DEPTH, record_property)
+def test_the_register_port_keeps_the_axi4_lite_rules(timed_proof):
+    timed_proof(register_port(), REGISTER_DEPTH)
 
 
 # --- mutants: the shipped adapter with one output overridden after it is elaborated -----

@@ -3,8 +3,6 @@
 order and each µthread's ops in program order (sim/formal/ordering.py); that the catalog's
 mutants of the station fail them; and that the depth reaches the orders that matter."""
 
-import time
-
 import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
@@ -32,11 +30,8 @@ STATION_MUTANTS = [mutant for mutant in MUTANTS if mutant.file == "hw/engine/ord
 
 
 @pytest.mark.parametrize("depth", [DEPTH, pytest.param(DEEP, marks=pytest.mark.slow)])
-def test_the_station_keeps_the_orders(depth, record_property):
-    started = time.perf_counter()
-    prove(OrderingHarness(CONFIG), depth=depth)
-    record_property("proof_depth", depth)
-    record_property("proof_seconds", round(time.perf_counter() - started, 1))
+def test_the_station_keeps_the_orders(depth, timed_proof):
+    timed_proof(OrderingHarness(CONFIG), depth)
 
 
 @pytest.mark.parametrize("mutant", STATION_MUTANTS, ids=lambda mutant: mutant.id)

@@ -5,8 +5,6 @@
 (sim/formal/trigger.py), and proofs that fail where they must: on mutated triggers, on a
 wrong property, and on witnesses that show the depth reaches stalls and events."""
 
-import time
-
 import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
@@ -38,11 +36,8 @@ PIPELINED_MUTANT_DEPTH = 8
 
 
 @pytest.mark.parametrize("depth", [DEPTH, pytest.param(DEEP, marks=pytest.mark.slow)])
-def test_pass_through_properties_hold_on_the_shipped_slice(depth, record_property):
-    started = time.perf_counter()
-    prove(SlicePassThroughHarness(CONFIG), depth=depth)
-    record_property("proof_depth", depth)
-    record_property("proof_seconds", round(time.perf_counter() - started, 1))
+def test_pass_through_properties_hold_on_the_shipped_slice(depth, timed_proof):
+    timed_proof(SlicePassThroughHarness(CONFIG), depth)
 
 
 class _MutatedTrigger(wiring.Component):
@@ -125,11 +120,8 @@ def test_a_mutated_trigger_fails_the_proof(name):
 
 
 @pytest.mark.slow
-def test_pass_through_properties_hold_on_the_pipelined_trigger(record_property):
-    started = time.perf_counter()
-    prove(SlicePassThroughHarness(PIPELINED), depth=PIPELINED_DEPTH)
-    record_property("proof_depth", PIPELINED_DEPTH)
-    record_property("proof_seconds", round(time.perf_counter() - started, 1))
+def test_pass_through_properties_hold_on_the_pipelined_trigger(timed_proof):
+    timed_proof(SlicePassThroughHarness(PIPELINED), PIPELINED_DEPTH)
 
 
 # With the proof, in the slow suite (each some 4 s of CPU).
