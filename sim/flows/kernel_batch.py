@@ -58,11 +58,7 @@ class KernelSetup:
     def __call__(self, runtime):
         loaded = runtime.load_kernel(self.image)
         runtime.write_arguments(self.index, list(self.arguments))
-        entry = loaded.filter_range(self.entry["base"], self.entry["size"],
-                                    on_write=self.entry["on_write"], on_read=self.entry["on_read"],
-                                    expected=self.entry["expected"],
-                                    init_threads=self.entry["init_threads"],
-                                    final_threads=self.entry["final_threads"], arg_index=self.index)
+        entry = loaded.filter_range(arg_index=self.index, **self.entry)
         runtime.program(self.index, entry)
         return entry
 

@@ -203,21 +203,18 @@ class _Round:
             disarm_before = int(rng.integers(arm_before + 1, len(chunks) + 1))
             sectors = int(rng.integers(1, 65))
             first_sector = int(rng.integers(0, (UNRELATED_REGION[1] - UNRELATED_REGION[0]) // SECTOR - sectors))
-            decoy_program = EntryProgram(decoy, DECOY_KERNEL.name, UNRELATED_REGION[0] + SECTOR * first_sector,
-                                         SECTOR * sectors, on_write=True, on_read=False)
+            decoy_program = EntryProgram(decoy, DECOY_KERNEL.name, {
+                "base": UNRELATED_REGION[0] + SECTOR * first_sector, "size": SECTOR * sectors,
+                "on_write": True, "on_read": False})
         stage = Stage(number, plans, launch_entries, fault, decoy)
 
         self._load_image(plans)
-        programs = [EntryProgram(index, plan.spec.image.name, plan.entry["base"], plan.entry["size"],
-                                 on_write=plan.entry["on_write"], on_read=plan.entry["on_read"],
-                                 expected=plan.entry["expected"], init_threads=plan.entry["init_threads"],
-                                 final_threads=plan.entry["final_threads"],
-                                 arguments=tuple(plan.arguments))
+        programs = [EntryProgram(index, plan.spec.image.name, plan.entry, tuple(plan.arguments))
                     for index, plan in zip(launch_entries, plans)]
         if fault is not None:
-            programs.append(EntryProgram(fault["entry"], FAULT_KERNELS[fault["kind"]].image.name,
-                                         FAULT_REGION[0], FAULT_REGION[1] - FAULT_REGION[0],
-                                         on_write=fault["on_write"], on_read=not fault["on_write"]))
+            programs.append(EntryProgram(fault["entry"], FAULT_KERNELS[fault["kind"]].image.name, {
+                "base": FAULT_REGION[0], "size": FAULT_REGION[1] - FAULT_REGION[0],
+                "on_write": fault["on_write"], "on_read": not fault["on_write"]}))
         launch_mask = sum(1 << index for index in launch_entries)
         stage.arm_key = job.runtime(ArmEntries(tuple(programs), "all", launch_mask))
         in_force = {program.index: _matching(program) for program in programs}
@@ -301,7 +298,8 @@ class _Round:
 
 def _matching(program):
     """What the trigger matches an access against (base, size, directions)."""
-    return FilterRange(program.base, program.size, on_write=program.on_write, on_read=program.on_read)
+    entry = program.entry
+    return FilterRange(entry["base"], entry["size"], on_write=entry["on_write"], on_read=entry["on_read"])
 
 
 def draw_round(seed, number, settings=SoakSettings()):

@@ -27,17 +27,13 @@ class PrepareRound:
 
 @dataclass(frozen=True)
 class EntryProgram:
-    """Filter entry ``index`` runs loaded kernel ``kernel`` on ``[base, base + size)``
-    with argument block ``index`` (written first when ``arguments`` is given)."""
+    """Filter entry ``index`` runs loaded kernel ``kernel`` with argument block ``index``
+    (written first when ``arguments`` is given). ``entry`` holds the filter range's fields
+    as a launch plan gives them: ``base``, ``size``, ``on_write`` and ``on_read``, and
+    ``expected``, ``init_threads`` and ``final_threads`` where the kernel needs them."""
     index: int
     kernel: str
-    base: int
-    size: int
-    on_write: bool
-    on_read: bool
-    expected: int = 0
-    init_threads: int = 1
-    final_threads: int = 1
+    entry: dict
     arguments: tuple | None = None
 
 
@@ -63,11 +59,7 @@ class ArmEntries:
             if program.arguments is not None:
                 runtime.write_arguments(program.index, list(program.arguments))
             kernel = runtime.kernels[program.kernel]
-            entry = kernel.filter_range(program.base, program.size, on_write=program.on_write,
-                                        on_read=program.on_read, expected=program.expected,
-                                        init_threads=program.init_threads,
-                                        final_threads=program.final_threads,
-                                        arg_index=program.index)
+            entry = kernel.filter_range(arg_index=program.index, **program.entry)
             runtime.program(program.index, entry)
             programmed[program.index] = entry
         if self.irq_mask is not None:

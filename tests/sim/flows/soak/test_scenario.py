@@ -63,7 +63,8 @@ def test_the_timeline_holds_the_entries_armed_before_each_phase():
                 for index in function.disarm:
                     del armed[index]
             for program in function.programs:
-                armed[program.index] = (program.base, program.size, program.on_write, program.on_read)
+                armed[program.index] = tuple(program.entry[field] for field
+                                             in ("base", "size", "on_write", "on_read"))
         if step["kind"] == "run" and step["key"] in timeline:
             got = {index: (entry.base, entry.size, entry.on_write, entry.on_read)
                    for index, entry in timeline[step["key"]].items()}
