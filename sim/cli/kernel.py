@@ -136,10 +136,13 @@ def _check_pace(args):
 def run_run(args):
     from matndp.hw.config import named_config
     from matndp.host.kernels.library.inputs import random_inputs
-    from matndp.sim.flows.kernel_run import differing_elements, reference_outputs
+    from matndp.sim.flows.kernel_run import (differing_elements, reference_outputs,
+                                             scratchpad_bases)
     spec, problem, launch = _launch(args)
     config = named_config(args.config)
     _check_pace(args)
+    if args.sim != "iss":
+        scratchpad_bases([launch], config)
     if args.waves and not args.dump:
         raise UsageError("--waves needs --dump DIR to write the waveform into")
     dump = pathlib.Path(args.dump) if args.dump else None

@@ -24,7 +24,8 @@ from matndp.sim.runner import build_root, run_cocotb
 
 
 __all__ = ["KernelRun", "Launch", "LaunchPlan", "run_kernel_rtl", "run_launches_rtl", "plan_launches",
-           "launch_layout", "reference_outputs", "golden_outputs", "differing_elements"]
+           "scratchpad_bases", "launch_layout", "reference_outputs", "golden_outputs",
+           "differing_elements"]
 
 
 _TENSOR_BASE = 0x10_0000
@@ -205,20 +206,32 @@ def plan_launches(launches, *, seed=1, config=KERNEL_CONFIG, base=_TENSOR_BASE):
     """Lay out ``launches`` (:class:`Launch` es) for one run: tensors one after the other
     from ``base``, scratchpad regions one after the other; launch *i*'s inputs are seeded
     with ``seed + i`` unless given."""
-    sector = config.sector_bytes
-    scratchpad = 0
+    specs = [library_kernel(request.name) for request in launches]
+    built = [spec.launch(request.problem, **(request.params or {}))
+             for spec, request in zip(specs, launches)]
+    scratchpad = scratchpad_bases(built, config)
     plans = []
-    for index, request in enumerate(launches):
-        spec = library_kernel(request.name)
-        launch = spec.launch(request.problem, **(request.params or {}))
+    for index, (request, spec, launch) in enumerate(zip(launches, specs, built)):
         inputs = random_inputs(launch, seed + index) if request.inputs is None else request.inputs
-        addresses, base = launch_layout(launch, base, sector_bytes=sector)
-        plans.append(_plan(request, spec, launch, inputs, addresses, scratchpad, sector))
-        scratchpad += -(-launch.scratchpad_bytes // sector) * sector
-        if scratchpad > config.engine.scratchpad_bytes:
-            raise ValueError(f"the launches need {scratchpad} B of scratchpad; the engine has "
-                             f"{config.engine.scratchpad_bytes} B")
+        addresses, base = launch_layout(launch, base, sector_bytes=config.sector_bytes)
+        plans.append(_plan(request, spec, launch, inputs, addresses, scratchpad[index],
+                           config.sector_bytes))
     return plans
+
+
+def scratchpad_bases(launches, config=KERNEL_CONFIG):
+    """The scratchpad address of each of ``launches`` (library launches) placed one after
+    the other, sector-aligned, in the engine of ``config``; ``ValueError`` when they do not
+    fit, before anything is built or run."""
+    sector = config.sector_bytes
+    bases, used = [], 0
+    for launch in launches:
+        bases.append(used)
+        used += -(-launch.scratchpad_bytes // sector) * sector
+    if used > config.engine.scratchpad_bytes:
+        raise ValueError(f"the launches need {used} B of scratchpad; the engine has "
+                         f"{config.engine.scratchpad_bytes} B")
+    return bases
 
 
 def _plan(request, spec, launch, inputs, addresses, scratchpad_base, sector):

@@ -141,6 +141,8 @@ def test_run_bad_input_is_exit_code_2(capsys, arguments, message):
     assert exit_code(["kernel", "run", *arguments]) == 2
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
+    # Refused before any work: nothing exported, built or run.
+    assert "exporting" not in error and "log: " not in error
 
 
 @pytest.mark.rtl

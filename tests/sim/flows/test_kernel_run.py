@@ -9,6 +9,8 @@ every stream and unrelated GPU traffic mixed in. ``-m slow`` runs the whole libr
 Verilator and, smaller, under Icarus.
 """
 
+import types
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,8 @@ from matndp.host.kernels.library import KERNELS, kernel
 from matndp.host.kernels.library.iss_runner import run_on_iss
 from matndp.host.kernels.library.inputs import random_inputs
 from matndp.sim.golden.kernels import GOLDENS
-from matndp.sim.flows.kernel_run import Launch, run_kernel_rtl, run_launches_rtl
+from matndp.hw.config import named_config
+from matndp.sim.flows.kernel_run import Launch, run_kernel_rtl, run_launches_rtl, scratchpad_bases
 
 
 pytestmark = pytest.mark.xdist_group("engine_slice")
@@ -160,6 +163,18 @@ def test_two_entries_at_once_on_interleaved_writes():
 def test_bad_gpu_pace_is_refused_before_anything_runs(options, message):
     with pytest.raises(ValueError, match=message):
         run_launches_rtl([Launch("relu_fwd", {"elements": 16})], **options)
+
+
+def test_launches_take_sector_aligned_scratchpad_regions_one_after_the_other():
+    def needing(size):
+        return types.SimpleNamespace(scratchpad_bytes=size)
+    fpga = named_config("fpga")                   # 4 096 B of scratchpad, 32-byte sectors
+    assert scratchpad_bases([needing(40), needing(0), needing(32), needing(1)], fpga) == \
+        [0, 64, 64, 96]
+    assert scratchpad_bases([needing(2048), needing(2048)], fpga) == [0, 2048]
+    with pytest.raises(ValueError, match="the launches need 4128 B of scratchpad; the "
+                                         "engine has 4096 B"):
+        scratchpad_bases([needing(2048), needing(2048), needing(1)], fpga)
 
 
 def test_a_paced_gpu_is_timed_from_the_arming():
