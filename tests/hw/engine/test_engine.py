@@ -197,7 +197,9 @@ def run_random_program(seed, config, length=40, pause=0.3):
     return run, engine_memory, iss_memory, result
 
 
-@pytest.mark.parametrize("seed, in_flight, sub_cores", [(1, 4, 1), (2, 4, 1), (3, 2, 2)])
+# A third program in the slow suite: each takes half a minute in Amaranth's simulator.
+@pytest.mark.parametrize("seed, in_flight, sub_cores", [
+    (1, 4, 1), (3, 2, 2), pytest.param(2, 4, 1, marks=pytest.mark.slow)])
 def test_random_programs_match_the_iss(seed, in_flight, sub_cores):
     """With several instructions of a µthread in flight, no instruction may read a register
     before the instruction that writes it has written it, nor write it before an earlier

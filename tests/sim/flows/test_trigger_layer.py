@@ -4,6 +4,8 @@ report whose numbers agree with the traffic it generated."""
 import json
 import re
 
+import pytest
+
 from matndp.hw.config import NDPConfig
 from matndp.sim.flows.trigger_layer import run_trigger_layer
 from matndp.sim.flows.trigger_traffic import build_scenario, golden_replay
@@ -11,26 +13,27 @@ from matndp.sim.flows.trigger_traffic import build_scenario, golden_replay
 from .documented_files import documented_files, written
 
 
-def test_trigger_layer_writes_waveform_save_file_and_report(tmp_path):
-    report = run_trigger_layer(tmp_path, simulator="icarus", tiles=1, seed=3)
-    wave = tmp_path / "ndp_slice.fst"
+@pytest.mark.xdist_group("trigger_layer")
+def test_trigger_layer_writes_waveform_save_file_and_report(trigger_layer_run):
+    folder, report = trigger_layer_run("icarus")
+    wave = folder / "ndp_slice.fst"
     assert wave.stat().st_size > 10_000
-    save = (tmp_path / "ndp_slice.gtkw").read_text()
+    save = (folder / "ndp_slice.gtkw").read_text()
     for group in ("-gpu", "-mem", "-trigger", "-csr"):
         assert group in save
     assert "ndp_slice.events__valid" in save and "ndp_slice.gpu__req__payload[" in save
 
     config = NDPConfig(engine=None)
-    scenario = build_scenario(config, tiles=1, seed=3)
+    scenario = build_scenario(config, tiles=1, seed=trigger_layer_run.seed)
     golden = golden_replay(scenario)
     expected_events = len(golden.write_events) + len(golden.read_events)
     assert report["rtl"]["requests"] == len(scenario.requests)
     assert report["rtl"]["trigger_events"] == expected_events
     assert report["host"]["gpu_reread_bytes_avoided"] == len(golden.write_events) * config.sector_bytes
-    assert json.loads((tmp_path / "report.json").read_text()) == report
-    assert "trigger events" in (tmp_path / "report.md").read_text()
+    assert json.loads((folder / "report.json").read_text()) == report
+    assert "trigger events" in (folder / "report.md").read_text()
     # What docs/waveforms.md lists is what the run wrote, no more and no less.
-    assert written(tmp_path) == documented_files("waveforms.md", "Reading the waveform of `make sim`")
+    assert written(folder) == documented_files("waveforms.md", "Reading the waveform of `make sim`")
 
 
 def test_the_run_logs_a_readable_line_and_the_compilers_output(tmp_path, monkeypatch):

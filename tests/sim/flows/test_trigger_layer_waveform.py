@@ -10,8 +10,6 @@ import re
 import pytest
 import pywellen
 
-from matndp.sim.flows.trigger_layer import run_trigger_layer
-
 from tests.sim.test_gtkwave import GTKWAVE_WAVE_PANE, gtkwave_view
 
 
@@ -21,11 +19,13 @@ CYCLE = 10_000
 LEAD, TRAIL, SPAN, NEAR = 20 * CYCLE, 60 * CYCLE, 200 * CYCLE, 1500 * CYCLE
 
 
-@pytest.fixture(scope="module", params=["icarus", "verilator"])
-def run(request, tmp_path_factory):
-    folder = tmp_path_factory.mktemp(f"trigger-layer-{request.param}")
-    report = run_trigger_layer(folder, simulator=request.param, tiles=1, seed=2, progress=lambda line: None)
-    return folder, report
+# The tests of one run share a worker, which makes the run once.
+pytestmark = pytest.mark.xdist_group("trigger_layer")
+
+
+@pytest.fixture(params=["icarus", "verilator"])
+def run(request, trigger_layer_run):
+    return trigger_layer_run(request.param)
 
 
 def _save_file(folder):
