@@ -371,18 +371,23 @@ def test_make_sim_cosim_writes_its_report_and_figures_or_nothing(rtl_run, tmp_pa
     assert not (tmp_path / "cosim.partial").exists()
 
 
-def _share_with_regions(count, sector_bytes=32):
-    """A stand-in for a share: ``count`` one-sector regions, none touching another."""
-    image = [(index * 4 * sector_bytes, np.zeros(sector_bytes, dtype=np.uint8)) for index in range(count)]
-    return types.SimpleNamespace(image=image, image_sectors=count)
+def _share_with_regions(count, region_bytes=SECTOR):
+    """A stand-in for a share: ``count`` regions of ``region_bytes``, none touching another."""
+    image = [(index * 4 * region_bytes, np.zeros(region_bytes, dtype=np.uint8)) for index in range(count)]
+    return types.SimpleNamespace(image=image)
 
 
 def test_the_harness_grows_its_region_map_for_an_image_of_more_regions():
     default = HarnessShape()
     assert shape_for([_share_with_regions(default.regions)]) == default
     grown = shape_for([_share_with_regions(4), _share_with_regions(default.regions + 1)])
-    assert grown.regions == 2 * default.regions
-    assert grown.image_sectors == default.image_sectors
+    assert grown == HarnessShape(regions=2 * default.regions)
+
+
+def test_a_larger_share_is_no_other_build():
+    """The memory is sized by each job's image load: a share of more sectors than the
+    2 MiB a build used to hold keeps the default build."""
+    assert shape_for([_share_with_regions(4), _share_with_regions(4, region_bytes=1 << 20)]) == HarnessShape()
 
 
 def test_the_windows_build_traces_every_signal_its_save_file_shows(tmp_path):
