@@ -25,9 +25,9 @@ LOGS = {"gpu_requests": 0, "mem_requests": 1, "gpu_responses": 2, "events": 3, "
 # Pause probabilities are drawn in steps of 1/PAUSE_STEPS.
 PAUSE_STEPS = 256
 GAP_BITS = 16
-# The most sectors an image may have: the harness's image index and `image_count` port are
-# 32 bits wide.
-IMAGE_SECTORS_LIMIT = (1 << 32) - 1
+# The most sectors an image may have: the harness passes its image index and `image_count`
+# to the memory's C++ as DPI `int`s (signed 32 bits).
+IMAGE_SECTORS_LIMIT = (1 << 31) - 1
 # Icarus has no DPI, so its builds hold the memory as a Verilog array of this many sectors
 # (2 MiB of 32-byte sectors); Verilator allocates each image's own size at run time.
 ICARUS_IMAGE_SECTORS = 1 << 16

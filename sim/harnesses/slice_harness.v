@@ -399,6 +399,7 @@ module slice_harness #(
     reg  [31:0]             image_index;
     reg  [DATA_W-1:0]       merged;
     reg  [DATA_W-1:0]       stored;
+    reg                     write_back;
     reg                     dequeue;
     reg  [POOL_W:0]         pool_out;
     reg  [POOL_W:0]         pool_in;
@@ -424,6 +425,7 @@ module slice_harness #(
                 since_accept <= since_accept + 16'd1;
 
             // Requests: a write takes effect now, a read takes the sector's contents now.
+            write_back = 1'b0;
             if (mem_accept) begin
                 memory_requests <= memory_requests + 64'd1;
                 if (log_enable_q[1])
@@ -455,7 +457,7 @@ module slice_harness #(
                             if (req_mask[b])
                                 merged[8 * b +: 8] = req_data[8 * b +: 8];
 `ifdef VERILATOR
-                        harness_image_write(image_index, merged);
+                        write_back = 1'b1;
 `else
                         image[image_index] <= merged;
 `endif
@@ -530,6 +532,9 @@ module slice_harness #(
 `ifdef VERILATOR
             if (dump_q && image_count_q != 32'd0)
                 harness_image_dump(image_count_q);
+            // After this cycle's load and dump, as the array's nonblocking write lands.
+            if (write_back)
+                harness_image_write(image_index, merged);
 `else
             if (dump_q && image_count_q != 32'd0)
                 $writememh("image_out.hex", image, 0, image_count_q - 1);
