@@ -6,6 +6,7 @@ same logs; kernels are bit-exact under random back-pressure on every stream; a s
 chunk by chunk without a reset; the checks notice a corrupted log.
 """
 
+import pathlib
 import shutil
 
 import numpy as np
@@ -453,6 +454,20 @@ def test_an_image_larger_than_icarus_s_memory_is_refused_before_a_build():
     with pytest.raises(ValueError, match=rf"an image of {ICARUS_IMAGE_SECTORS + 1} sectors: the "
                                          rf"harness's memory under Icarus holds {ICARUS_IMAGE_SECTORS}"):
         run_batch(job, simulator="icarus")
+
+
+@pytest.mark.slow
+def test_the_stand_alone_driver_replays_a_run_to_the_same_memory(tmp_path):
+    """The plain C++ loop links the same memory (its C++ beside the harness): it replays a
+    run of an image larger than a build used to hold and dumps the same image."""
+    from matndp.sim.batch.standalone import run_standalone
+    result = run_batch(_memory_job(40 * 2048, 2), directory=tmp_path / "run")
+    measured = run_standalone(result)
+    assert measured["phases"] == len(result.phases())
+    ours = sorted(result.directory.glob("image_out-*.hex"))
+    theirs = sorted(pathlib.Path(measured["directory"]).glob("image_out-*.hex"))
+    assert [path.name for path in ours] == [path.name for path in theirs] != []
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(ours, theirs))
 
 
 @pytest.mark.slow
