@@ -33,6 +33,8 @@ __all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZ
 
 
 SIMULATORS = ("verilator", "icarus")
+# Sources given to a build that are C++ (Verilator compiles them into the model's program).
+CXX_SUFFIXES = (".cpp", ".cc")
 
 PROFILE_VARIABLE = "MATNDP_SIM_PROFILE"
 BUILD_PROFILES = ("full", "test")
@@ -221,6 +223,13 @@ def _build(*, sources, toplevel, simulator, waves, fast, build_name, parameters,
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.read_bytes())
+    # C++ beside the Verilog (DPI functions) goes to Verilator as it is: cocotb's runner
+    # takes Verilog and control files only.
+    cxx_sources = [source for source in sources if source.suffix in CXX_SUFFIXES]
+    if cxx_sources and simulator != "verilator":
+        raise ValueError(f"C++ sources ({', '.join(source.name for source in cxx_sources)}) "
+                         f"build under Verilator only, not {simulator}")
+    sources = [source for source in sources if source.suffix not in CXX_SUFFIXES]
     parameters = dict(parameters or {})
     public = tuple(public) if public else None
     top_only = simulator == "verilator" and (fast or profile == "test")
@@ -257,6 +266,8 @@ def _build(*, sources, toplevel, simulator, waves, fast, build_name, parameters,
     if trace_scopes:
         digest.update(repr(trace_scopes).encode())
     build_dir = build_root() / "sim_build" / f"{build_name or toplevel}-{simulator}-{digest.hexdigest()[:12]}"
+    # By path after the digest, which holds their bytes: a build's name stays its contents'.
+    build_args += [str(source) for source in cxx_sources]
 
     with build_lock(build_dir):
         environment = {**build_env, **_compiler_cache_environment(build_env)}

@@ -1,6 +1,8 @@
 """The parameters of the batch harness (``sim/harnesses/slice_harness.v``): what its build
 holds (:class:`HarnessShape`, Verilog parameters) and how its memory and streams behave in
-a run (:class:`BatchTiming`, ports set before the first phase).
+a run (:class:`BatchTiming`, ports set before the first phase). The memory's size is no
+build's: each image load sizes it (under Verilator; Icarus runs have
+:data:`ICARUS_IMAGE_SECTORS`).
 """
 
 from dataclasses import dataclass, fields
@@ -13,7 +15,7 @@ from matndp.sim.batch.records import RecordFormat
 
 
 __all__ = ["HarnessShape", "BatchTiming", "harness_parameters", "SliceFormats", "UNTIL",
-           "LOGS", "PAUSE_STEPS"]
+           "LOGS", "PAUSE_STEPS", "IMAGE_SECTORS_LIMIT", "ICARUS_IMAGE_SECTORS"]
 
 
 # Conditions that end a phase, by name: the bits of the harness's `until` port.
@@ -23,6 +25,12 @@ LOGS = {"gpu_requests": 0, "mem_requests": 1, "gpu_responses": 2, "events": 3, "
 # Pause probabilities are drawn in steps of 1/PAUSE_STEPS.
 PAUSE_STEPS = 256
 GAP_BITS = 16
+# The most sectors an image may have: the harness passes its image index and `image_count`
+# to the memory's C++ as DPI `int`s (signed 32 bits).
+IMAGE_SECTORS_LIMIT = (1 << 31) - 1
+# Icarus has no DPI, so its builds hold the memory as a Verilog array of this many sectors
+# (2 MiB of 32-byte sectors); Verilator allocates each image's own size at run time.
+ICARUS_IMAGE_SECTORS = 1 << 16
 
 
 def _is_power_of_two(value):
@@ -39,9 +47,9 @@ def _check_int(owner, name, value, low, high):
 @dataclass(frozen=True)
 class HarnessShape:
     """The sizes a harness build holds (each a Verilog parameter; a change is a rebuild).
+    The memory image is not among them: a load allocates it, as large as the image.
 
     depth:          GPU request records per chunk.
-    image_sectors:  sectors of the memory image (mapped by the region map).
     regions:        entries of the region map.
     in_flight:      reads memory holds between acceptance and response (a power of two);
                     memory refuses requests while it holds this many.
@@ -49,14 +57,12 @@ class HarnessShape:
     """
 
     depth: int = 1 << 16
-    image_sectors: int = 1 << 16
     regions: int = 16
     in_flight: int = 64
     pool: int = 8
 
     def __post_init__(self):
         _check_int("HarnessShape", "depth", self.depth, 1, 1 << 24)
-        _check_int("HarnessShape", "image_sectors", self.image_sectors, 1, 1 << 26)
         _check_int("HarnessShape", "regions", self.regions, 1, 256)
         for name, high in (("in_flight", 4096), ("pool", 64)):
             value = getattr(self, name)
@@ -150,8 +156,10 @@ class SliceFormats:
                      "gpu_responses": self.response, "events": self.event, "irq": self.irq}
 
 
-def harness_parameters(config, shape):
-    """The Verilog parameters of the harness for slice configuration ``config``."""
+def harness_parameters(config, shape, simulator="verilator"):
+    """The Verilog parameters of the harness for slice configuration ``config`` under
+    ``simulator`` (Icarus's build also holds the memory's size)."""
+    memory = {"IMAGE_SECTORS": ICARUS_IMAGE_SECTORS} if simulator == "icarus" else {}
     return {
         "ADDR_W": config.addr_width,
         "SECTOR_BYTES": config.sector_bytes,
@@ -159,9 +167,9 @@ def harness_parameters(config, shape):
         "MEM_ID_W": config.mem_id_width,
         "CSR_ADDR_W": register_map(config).addr_width,
         "DEPTH": shape.depth,
-        "IMAGE_SECTORS": shape.image_sectors,
         "REGIONS": shape.regions,
         "IN_FLIGHT": shape.in_flight,
         "POOL": shape.pool,
         "GAP_W": GAP_BITS,
+        **memory,
     }

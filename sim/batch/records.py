@@ -102,12 +102,15 @@ class RecordFormat:
         for name, lsb, width in self.fields:
             if name not in columns:
                 continue
-            raw = self._field_bytes(name, width, columns[name], count).astype(np.uint16)
+            raw = self._field_bytes(name, width, columns[name], count)
             first, shift = divmod(lsb, 8)
-            shifted = np.zeros((count, raw.shape[1] + 1), dtype=np.uint16)
-            shifted[:, :-1] = raw << shift
-            shifted[:, 1:] |= raw >> (8 - shift) if shift else 0
-            record[:, first:first + shifted.shape[1]] |= (shifted & 0xFF).astype(np.uint8)[:, :record.shape[1] - first]
+            # Each byte's bits above the shift (uint8 drops what moves out) and, one byte
+            # up, the bits that moved out.
+            low = record[:, first:first + raw.shape[1]]
+            low |= (raw << shift)[:, :low.shape[1]] if shift else raw[:, :low.shape[1]]
+            if shift:
+                high = record[:, first + 1:first + 1 + raw.shape[1]]
+                high |= (raw >> (8 - shift))[:, :high.shape[1]]
         record = record[:, :self.record_bytes][:, ::-1]
         nibbles = np.empty((count, 2 * self.record_bytes), dtype=np.uint8)
         nibbles[:, 0::2] = record >> 4

@@ -16,15 +16,18 @@ from matndp.sim.harnesses import harness_file
 from matndp.sim.designs import evaluate_at_time_zero, ndp_slice_verilog
 from matndp.sim.runner import build_root, prepare_build, run_cocotb, write_if_changed
 from matndp.sim.batch.job import RESULTS_FILE, BatchJob
-from matndp.sim.batch.parameters import LOGS, harness_parameters
+from matndp.sim.batch.parameters import ICARUS_IMAGE_SECTORS, LOGS, harness_parameters
 from matndp.sim.batch.records import HexFormatError, RecordFormat, fixed_width_lines
 
 
 __all__ = ["run_batch", "prepare_batch", "replay_batch", "BatchResult", "MemoryContents", "HARNESS_SOURCE",
+           "MEMORY_SOURCE",
            "harness_ports", "harness_sources", "read_log"]
 
 
 HARNESS_SOURCE = harness_file("slice_harness.v")
+# The harness's memory under Verilator (DPI), allocated by each image load.
+MEMORY_SOURCE = harness_file("slice_harness_memory.cpp")
 HARNESS_TOP = "slice_harness"
 _CYCLE = RecordFormat([("cycle", 0, 64)])
 
@@ -46,9 +49,11 @@ def _icarus_slice(config):
 
 
 def harness_sources(config, simulator):
-    """The Verilog files of a harness build: the slice of ``config`` and the harness."""
-    slice_file = _icarus_slice(config) if simulator == "icarus" else ndp_slice_verilog(config)
-    return [slice_file, HARNESS_SOURCE]
+    """The files of a harness build: the slice of ``config`` and the harness (in Verilog),
+    and under Verilator the memory's C++."""
+    if simulator == "icarus":
+        return [_icarus_slice(config), HARNESS_SOURCE]
+    return [ndp_slice_verilog(config), HARNESS_SOURCE, MEMORY_SOURCE]
 
 
 def _directory(directory, prefix):
@@ -71,7 +76,7 @@ TRACE_SCOPES = (HARNESS_TOP, f"{HARNESS_TOP}.dut")
 def _harness_build(config, shape, simulator, traceable, trace_scopes):
     return dict(sources=harness_sources(config, simulator), toplevel=HARNESS_TOP,
                 simulator=simulator, fast=True, public=harness_ports(),
-                parameters=harness_parameters(config, shape), build_name="slice-harness",
+                parameters=harness_parameters(config, shape, simulator), build_name="slice-harness",
                 traceable=traceable, trace_scopes=trace_scopes or TRACE_SCOPES)
 
 
@@ -84,6 +89,11 @@ def run_batch(job, *, simulator="verilator", waves=False, directory=None, tracea
     payload's fields are a scope of their own below it (``scope.port``)."""
     if not isinstance(job, BatchJob):
         raise TypeError(f"expected a BatchJob, not {job!r}")
+    if simulator == "icarus":
+        largest = max((len(sectors) for sectors in job.images.values()), default=0)
+        if largest > ICARUS_IMAGE_SECTORS:
+            raise ValueError(f"an image of {largest} sectors: the harness's memory under Icarus "
+                             f"holds {ICARUS_IMAGE_SECTORS} (Verilator sizes it per run)")
     directory = _directory(directory, "harness-")
     job.write(directory)
     run_cocotb(**_harness_build(job.config, job.shape, simulator, traceable, trace_scopes),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from matndp.sim.batch.parameters import GAP_BITS
+from matndp.sim.batch.parameters import GAP_BITS, IMAGE_SECTORS_LIMIT
 from matndp.sim.batch.records import integer_column
 
 
@@ -214,7 +214,9 @@ class MemoryImage:
 
     def layout(self, shape):
         """(:class:`ImageLayout`, the image as an ``(n, sector)`` array) for a harness of
-        ``shape``; refuses an image that does not fit it."""
+        ``shape``; refuses an image that does not fit its region map or the harness's
+        image index (:data:`~matndp.sim.batch.parameters.IMAGE_SECTORS_LIMIT`). The memory
+        is allocated for the image when it is loaded: no build limits its size."""
         merged = self._merged()
         if self.region_count > shape.regions:
             raise StimulusError(f"the memory image has {self.region_count} separate regions; the "
@@ -222,9 +224,9 @@ class MemoryImage:
                                 f"(HarnessShape.regions)")
         sizes = np.array([len(sectors) for _, sectors in merged], dtype=np.uint64)
         total = int(sizes.sum())
-        if total > shape.image_sectors:
-            raise StimulusError(f"the memory image needs {total} sectors; the harness holds "
-                                f"{shape.image_sectors} (HarnessShape.image_sectors)")
+        if total > IMAGE_SECTORS_LIMIT:
+            raise StimulusError(f"the memory image needs {total} sectors; the harness's image "
+                                f"index reaches {IMAGE_SECTORS_LIMIT}")
         first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.uint64) if merged \
             else np.zeros(0, dtype=np.uint64)
         # Every region in base order, the failing ones (no image sectors) among them.

@@ -10,6 +10,7 @@ launches at once, one filter entry each, their triggering accesses interleaved. 
 """
 
 from dataclasses import asdict, dataclass, field
+import functools
 from itertools import zip_longest
 import json
 import pathlib
@@ -161,7 +162,9 @@ class LaunchPlan:
     memory (``place``: tensor name, address, bytes), the regions to read back
     (``read_back``: address, bytes, tensor), the argument words (its scratchpad region at
     ``scratchpad_base``), the filter range and the triggering accesses (``trigger``:
-    offset, byte mask; ``trigger_bytes``: what a write-triggered launch writes)."""
+    offset, byte mask, made when first asked for: a planner that takes the launch's columns
+    does not make millions of tuples; ``trigger_bytes``: what a write-triggered launch
+    writes)."""
     request: Launch
     spec: object
     launch: object
@@ -172,9 +175,12 @@ class LaunchPlan:
     read_back: list
     arguments: list
     entry: dict
-    trigger: list
     trigger_bytes: np.ndarray
     sector_bytes: int
+
+    @functools.cached_property
+    def trigger(self):
+        return self.launch.trigger_accesses()
 
     @property
     def write_triggered(self):
@@ -256,7 +262,7 @@ def _plan(request, spec, launch, inputs, addresses, scratchpad_base, sector):
              "final_threads": launch.final_threads}
     return LaunchPlan(request, spec, launch, inputs, addresses, scratchpad_base, place, read_back,
                       [int(word) for word in launch.arguments(addresses, scratchpad_base)], entry,
-                      list(launch.trigger_accesses()), trigger_bytes, sector)
+                      trigger_bytes, sector)
 
 
 def _launch_job(index, plan, directory):

@@ -40,6 +40,10 @@
 //   4 irq.log            each change of irq (its new level)
 // `dump` writes image_out.hex (the first `image_count` sectors); `flush` flushes the logs
 // (`done` does too).
+// The memory's size is the run's: under Verilator it lives in C++ (slice_harness_memory.cpp,
+// through DPI), allocated for the `image_count` sectors of each image loaded, so that no
+// build holds a size and a larger image needs no other build. Icarus has no DPI: there it is
+// an array of IMAGE_SECTORS sectors (Icarus runs are short).
 `default_nettype none
 
 module slice_harness #(
@@ -233,7 +237,14 @@ module slice_harness #(
 
     // --- storage ----------------------------------------------------------------------------
     reg [REC_W-1:0]  requests [0:DEPTH-1];
+`ifdef VERILATOR
+    import "DPI-C" function void harness_image_load(input int sectors, input int sector_bytes);
+    import "DPI-C" function void harness_image_dump(input int sectors);
+    import "DPI-C" function void harness_image_read(input int index, output bit [DATA_W-1:0] data);
+    import "DPI-C" function void harness_image_write(input int index, input bit [DATA_W-1:0] data);
+`else
     reg [DATA_W-1:0] image    [0:IMAGE_SECTORS-1];
+`endif
     reg [127:0]      regions  [0:REGIONS-1];
     reg [31:0]       count;
     reg [31:0]       regions_used;
@@ -387,6 +398,8 @@ module slice_harness #(
     reg  [63:0]             sector_index;
     reg  [31:0]             image_index;
     reg  [DATA_W-1:0]       merged;
+    reg  [DATA_W-1:0]       stored;
+    reg                     write_back;
     reg                     dequeue;
     reg  [POOL_W:0]         pool_out;
     reg  [POOL_W:0]         pool_in;
@@ -412,6 +425,7 @@ module slice_harness #(
                 since_accept <= since_accept + 16'd1;
 
             // Requests: a write takes effect now, a read takes the sector's contents now.
+            write_back = 1'b0;
             if (mem_accept) begin
                 memory_requests <= memory_requests + 64'd1;
                 if (log_enable_q[1])
@@ -429,13 +443,24 @@ module slice_harness #(
                     end
                 if (!mapped)
                     unmapped <= unmapped + 64'd1;
+                stored = {DATA_W{1'b0}};
+                if (mapped && !failing)
+`ifdef VERILATOR
+                    harness_image_read(image_index, stored);
+`else
+                    stored = image[image_index];
+`endif
                 if (req_write) begin
                     if (mapped && !failing) begin
-                        merged = image[image_index];
+                        merged = stored;
                         for (b = 0; b < SECTOR_BYTES; b = b + 1)
                             if (req_mask[b])
                                 merged[8 * b +: 8] = req_data[8 * b +: 8];
+`ifdef VERILATOR
+                        write_back = 1'b1;
+`else
                         image[image_index] <= merged;
+`endif
                     end else begin
                         write_error <= 1'b1;
                     end
@@ -443,7 +468,7 @@ module slice_harness #(
                     flight_due[flight_write]  <= cycle + {48'd0, latency_q};
                     flight_resp[flight_write] <= !mapped ? {DECODE_ERROR, req_id, {DATA_W{1'b0}}} :
                                                  failing ? {SLAVE_ERROR, req_id, {DATA_W{1'b0}}} :
-                                                           {2'd0, req_id, image[image_index]};
+                                                           {2'd0, req_id, stored};
                     flight_write <= flight_write + 1'b1;
                 end
             end
@@ -495,12 +520,25 @@ module slice_harness #(
             flight_count <= flight_count + {{FLIGHT_W{1'b0}}, mem_accept && !req_write}
                                          - {{FLIGHT_W{1'b0}}, dequeue};
 
+`ifdef VERILATOR
+            if (load_q && !running && load_what_q[1] && image_count_q != 32'd0)
+                harness_image_load(image_count_q, SECTOR_BYTES);
+`else
             if (load_q && !running && load_what_q[1] && image_count_q != 32'd0)
                 $readmemh("image.hex", image, 0, image_count_q - 1);
+`endif
             if (dump_q)
                 dump_cycle <= cycle;
+`ifdef VERILATOR
+            if (dump_q && image_count_q != 32'd0)
+                harness_image_dump(image_count_q);
+            // After this cycle's load and dump, as the array's nonblocking write lands.
+            if (write_back)
+                harness_image_write(image_index, merged);
+`else
             if (dump_q && image_count_q != 32'd0)
                 $writememh("image_out.hex", image, 0, image_count_q - 1);
+`endif
         end
         if (load_q && !running && load_what_q[2]) begin
             if (region_count_q != 32'd0)

@@ -50,9 +50,9 @@ class _BuildPlanned(Exception):
     pass
 
 
-def _planned_build(monkeypatch, tmp_path, profile, fast):
-    """What run_cocotb hands the simulator's runner to build, under ``profile``; the build
-    itself is not made."""
+def _planned_build(monkeypatch, tmp_path, profile, fast, extra=()):
+    """What run_cocotb hands the simulator's runner to build, under ``profile``, for a
+    Verilog top and ``extra`` sources; the build itself is not made."""
     seen = {}
 
     class Recorder:
@@ -66,7 +66,7 @@ def _planned_build(monkeypatch, tmp_path, profile, fast):
     monkeypatch.setenv(PROFILE_VARIABLE, profile)
     source = write_if_changed(tmp_path / "top.v", "module top(input a, output y); assign y = a; endmodule\n")
     with pytest.raises(_BuildPlanned):
-        run_cocotb(sources=[source], toplevel="top", test_module="unused", fast=fast)
+        run_cocotb(sources=[source, *extra], toplevel="top", test_module="unused", fast=fast)
     assert "MAKEFLAGS" not in os.environ or os.environ["MAKEFLAGS"] != seen["makeflags"]
     seen["control_files"] = [path.name for path in seen["sources"] if path.suffix == ".vlt"]
     return seen
@@ -95,6 +95,25 @@ def test_the_profiles_never_share_a_build(monkeypatch, tmp_path, fast):
     folders = {_planned_build(monkeypatch, tmp_path, profile, fast)["build_dir"]
                for profile in ("full", "test")}
     assert len(folders) == 2
+
+
+def test_c_sources_go_to_verilator_by_path_and_name_the_build_by_their_bytes(monkeypatch, tmp_path):
+    def planned(folder, text):
+        folder.mkdir(exist_ok=True)
+        return _planned_build(monkeypatch, tmp_path, "full", True,
+                              extra=[write_if_changed(folder / "memory.cpp", text)])
+    first = planned(tmp_path / "a", "int x;\n")
+    assert [path.suffix for path in first["sources"]] == [".vlt", ".v"]
+    assert str(tmp_path / "a" / "memory.cpp") in first["build_args"]
+    # The same bytes elsewhere are the same build; other bytes another.
+    assert planned(tmp_path / "b", "int x;\n")["build_dir"] == first["build_dir"]
+    assert planned(tmp_path / "c", "int y;\n")["build_dir"] != first["build_dir"]
+
+
+def test_c_sources_are_refused_under_icarus(tmp_path):
+    cxx = write_if_changed(tmp_path / "memory.cpp", "int x;\n")
+    with pytest.raises(ValueError, match=r"C\+\+ sources \(memory.cpp\) build under Verilator only, not icarus"):
+        run_cocotb(sources=[cxx], toplevel="top", test_module="unused", simulator="icarus")
 
 
 class _FakeSimulator:

@@ -414,17 +414,23 @@ class KernelLaunch:
         """µthreads the entry expects (its finalizer runs after this many)."""
         return -(-self.nbytes(self.trigger) // SECTOR_BYTES)
 
+    def trigger_access_columns(self):
+        """The triggering sector accesses as two uint64 columns, in address order: byte
+        offset in the trigger tensor and byte-enable mask; the last sector of a ragged
+        tensor enables its valid bytes only."""
+        nbytes = self.nbytes(self.trigger)
+        offsets = np.arange(0, nbytes, SECTOR_BYTES, dtype=np.uint64)
+        masks = np.full(len(offsets), (1 << SECTOR_BYTES) - 1, dtype=np.uint64)
+        ragged = nbytes % SECTOR_BYTES
+        if ragged:
+            masks[-1] = (1 << ragged) - 1
+        return offsets, masks
+
     def trigger_accesses(self):
         """(byte offset in the trigger tensor, byte-enable mask) of each triggering sector
-        access, in address order; the last sector of a ragged tensor enables its valid
-        bytes only."""
-        nbytes = self.nbytes(self.trigger)
-        full = (1 << SECTOR_BYTES) - 1
-        accesses = []
-        for offset in range(0, nbytes, SECTOR_BYTES):
-            valid = min(SECTOR_BYTES, nbytes - offset)
-            accesses.append((offset, full if valid == SECTOR_BYTES else (1 << valid) - 1))
-        return accesses
+        access, as :meth:`trigger_access_columns`, in Python ints."""
+        offsets, masks = self.trigger_access_columns()
+        return list(zip(offsets.tolist(), masks.tolist()))
 
     # Scratchpad and arguments ------------------------------------------------------------
 

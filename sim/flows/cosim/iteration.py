@@ -63,8 +63,9 @@ MIN_ROWS = 2
 # A request's source as fixed-width text ("gpu", "sweep", "migration"): columns of millions
 # of requests are concatenated and reordered, which costs per element for Python objects.
 SOURCE_DTYPE = "<U9"
-# The largest memory a harness build is made with for a share (64 MiB); the default build
-# holds 2 MiB, and a larger share gets a build of its own.
+# The most memory one share may take (64 MiB): the harness allocates each job's memory when
+# it loads the image (no build holds its size), and a worker holds the image, its hex file
+# and the dump at once.
 MAX_IMAGE_SECTORS = 1 << 21
 
 
@@ -183,11 +184,11 @@ def _problem(spec, tensor, slices):
                      f"sizes rows x channels and element-wise kernels only")
 
 
-def _interleave(*parts):
-    """Merge request lists so that each spreads evenly over the merged one."""
-    keys = [np.arange(len(part)) / max(1, len(part)) + (index * 1e-9) for index, part in enumerate(parts)]
-    order = np.argsort(np.concatenate(keys), kind="stable")
-    return order
+def _interleave(*counts):
+    """The order merging request lists of ``counts`` requests (given one after another) so
+    that each spreads evenly over the merged one."""
+    keys = [np.arange(count) / max(1, count) + (index * 1e-9) for index, count in enumerate(counts)]
+    return np.argsort(np.concatenate(keys), kind="stable")
 
 
 def _spread(count, cycles):
@@ -277,7 +278,7 @@ class _Builder:
         if self.sectors > MAX_IMAGE_SECTORS:
             raise CosimError(f"one slice's share of {self.block_name} at batch {self.graph.batch} "
                              f"needs more than {MAX_IMAGE_SECTORS:,} sectors of memory (64 MiB), the "
-                             f"most a batch-harness build is made with: a smaller batch or more slices")
+                             f"most a co-simulation job is given: a smaller batch or more slices")
 
     def launches(self, requests, seed):
         try:
@@ -299,12 +300,6 @@ class _Builder:
                 self.launch_cursor = max(self.launch_cursor, addr + size)
         return plans
 
-    def requests_of(self, rows):
-        """Columns from (addr, write, data, mask, source) rows given as arrays."""
-        if not rows:
-            return _empty()
-        return {key: np.concatenate([row[key] for row in rows]) for key in rows[0]}
-
     def tensor_traffic(self, name, write):
         addr, nbytes = self.gpu_region(name)
         count = nbytes // SECTOR
@@ -316,11 +311,13 @@ class _Builder:
     def trigger_traffic(self, plan, source):
         sector = plan.sector_bytes
         write = plan.write_triggered
-        accesses = np.array(plan.trigger, dtype=np.uint64).reshape(-1, 2)
-        offsets, masks = accesses[:, 0], accesses[:, 1]
+        # The columns of plan.trigger, made as columns: its millions of tuples are for the
+        # per-cycle testbenches.
+        offsets, masks = plan.launch.trigger_access_columns()
         if write:
-            # Each triggering write carries the trigger tensor's bytes at its offset.
-            data = plan.trigger_bytes[offsets.astype(np.intp)[:, None] + np.arange(sector)]
+            # Each triggering write carries the trigger tensor's bytes at its offset: the
+            # accesses are its whole sectors in order, which the allocation holds.
+            data = plan.trigger_bytes[:len(offsets) * sector].reshape(-1, sector)
         else:
             data = np.zeros((len(offsets), sector), dtype=np.uint8)
             masks = np.full(len(offsets), (1 << sector) - 1, dtype=np.uint64)
@@ -339,11 +336,23 @@ class _Builder:
                                      np.full(count, (1 << SECTOR) - 1, dtype=np.uint64), "migration"))
         return rows
 
-    def stage(self, kind, label, launches, parts, cycles):
-        order = _interleave(*[part["addr"] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-        merged = self.requests_of(parts)
-        merged = {key: value[order] for key, value in merged.items()}
-        gaps, idle = _spread(len(order), cycles) if kind == "gpu" else (np.zeros(len(order), dtype=np.int64), 0)
+    def stage(self, kind, label, launches, groups, cycles):
+        """A stage of ``groups`` of request columns: each group spreads evenly over the
+        stage, its columns one after another. Each request is written once, where the
+        merge puts it."""
+        counts = [sum(len(part["addr"]) for part in group) for group in groups]
+        total = sum(counts)
+        position = np.empty(total, dtype=np.intp)
+        position[_interleave(*counts)] = np.arange(total)
+        merged = {key: np.empty((total, *value.shape[1:]), dtype=value.dtype) for key, value in _empty().items()}
+        start = 0
+        for group in groups:
+            for part in group:
+                where = position[start:start + len(part["addr"])]
+                for key, value in part.items():
+                    merged[key][where] = value
+                start += len(where)
+        gaps, idle = _spread(total, cycles) if kind == "gpu" else (np.zeros(total, dtype=np.int64), 0)
         return Stage(kind, label, launches, merged["addr"], merged["write"], merged["data"],
                      merged["mask"], merged["source"], gaps.astype(np.uint64), idle)
 
@@ -420,9 +429,9 @@ class _Builder:
                 reads = [self.tensor_traffic(name, False) for name in dict.fromkeys(op.inputs)]
                 writes = [self.trigger_traffic(bound[name], "gpu") if name in bound
                           else self.tensor_traffic(name, True) for name in dict.fromkeys(op.outputs)]
-                parts = [self.requests_of(reads), self.requests_of(writes), *migration]
-                parts = [part for part in parts if len(part["addr"])]
-                stages.append(self.stage("gpu", op.name, launch_plans, parts, host_cycles))
+                groups = [reads, writes, *[[part] for part in migration]]
+                groups = [group for group in groups if any(len(part["addr"]) for part in group)]
+                stages.append(self.stage("gpu", op.name, launch_plans, groups, host_cycles))
             else:
                 sweep_phases = phases[1:] if op.name in rode else phases
                 trigger = graph.tensors[placement.trigger]
@@ -431,10 +440,10 @@ class _Builder:
                     spec = library_kernel(name)
                     seed += 1
                     (launch_plan,) = self.launches([Launch(name, _problem(spec, trigger, self.slices))], seed)
-                    parts = [self.trigger_traffic(launch_plan, "sweep")]
+                    groups = [[self.trigger_traffic(launch_plan, "sweep")]]
                     if index == 0:
-                        parts += migration
-                    stages.append(self.stage("sweep", f"{op.name}: {name}", [launch_plan], parts, 0))
+                        groups += [[part] for part in migration]
+                    stages.append(self.stage("sweep", f"{op.name}: {name}", [launch_plan], groups, 0))
                 if not stages:
                     continue
             steps.append(Step(op.name, placement.where, op.phase, host_cycles, stall, stages,

@@ -92,12 +92,10 @@ def _timing(share, latency):
 
 
 def shape_for(shares, config=KERNEL_CONFIG):
-    """The harness that holds ``shares``: the default build when their images fit it, else
-    one with the next power of two of sectors or of region-map entries (or both)."""
+    """The harness that holds ``shares``: the default build when their images' regions fit
+    its region map, else one with the next power of two of entries. The memory is sized by
+    each job's image when it is loaded, so a larger share needs no other build."""
     shape = HarnessShape()
-    needed = max(share.image_sectors for share in shares)
-    if needed > shape.image_sectors:
-        shape = replace(shape, image_sectors=1 << (needed - 1).bit_length())
     regions = max(_image(share, config).region_count for share in shares)
     if regions > shape.regions:
         shape = replace(shape, regions=1 << (regions - 1).bit_length())

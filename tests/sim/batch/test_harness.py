@@ -6,6 +6,7 @@ same logs; kernels are bit-exact under random back-pressure on every stream; a s
 chunk by chunk without a reset; the checks notice a corrupted log.
 """
 
+import pathlib
 import shutil
 
 import numpy as np
@@ -133,7 +134,7 @@ def test_a_chunk_longer_than_the_harness_is_refused():
     assert len(keys) == 3
 
 
-def test_bad_images_are_refused():
+def test_bad_images_are_refused(monkeypatch):
     image = MemoryImage(SECTOR).add(0x1000, np.zeros(64, dtype=np.uint8))
     with pytest.raises(StimulusError, match="overlaps"):
         image.add(0x1020, np.zeros(8, dtype=np.uint8))
@@ -151,8 +152,11 @@ def test_bad_images_are_refused():
         image.add(0x10_0000 * (index + 1), b"y")
     with pytest.raises(StimulusError, match=r"4 separate regions; the harness's region map holds 3"):
         image.layout(HarnessShape(regions=3))
-    with pytest.raises(StimulusError, match=r"needs 5 sectors; the harness holds 4"):
-        image.layout(HarnessShape(image_sectors=4))
+    from matndp.sim.batch import stimulus
+    monkeypatch.setattr(stimulus, "IMAGE_SECTORS_LIMIT", 4)
+    with pytest.raises(StimulusError, match=r"needs 5 sectors; the harness's image index reaches 4"):
+        image.layout(HarnessShape())
+    monkeypatch.undo()
     # Touching regions merge into one, whatever their sizes; a failing region takes an
     # entry of the map and no image sectors.
     merged = MemoryImage(SECTOR).add(0, b"a").add(SECTOR, np.zeros(3 * SECTOR, dtype=np.uint8)) \
@@ -402,6 +406,68 @@ def _flip_last_digit(line):
 def test_the_checks_notice_a_corrupted_log(gpu_run, tmp_path, name, change, message):
     with pytest.raises(CheckFailed, match=message):
         check_gpu_path(_tampered(gpu_run, tmp_path, name, change))
+
+
+def _memory_job(sectors, seed):
+    """GPU reads and writes spread over an image of ``sectors`` sectors, its last sector
+    among them, under back-pressure on every stream; then a dump."""
+    rng = np.random.default_rng(seed)
+    base, count = 0x100_0000, 400
+    job = BatchJob(CONFIG, timing=BatchTiming.pressure(0.2, latency=7, reorder=4, seed=seed))
+    job.load(image=MemoryImage(SECTOR).add(base, rng.integers(0, 256, sectors * SECTOR, dtype=np.uint8)))
+    index = rng.integers(0, sectors, count)
+    index[:2] = sectors - 1
+    job.load(requests=RequestStream(CONFIG, addr=base + SECTOR * index, write=rng.random(count) < 0.5,
+                                    data=rng.integers(0, 256, (count, SECTOR), dtype=np.uint8),
+                                    id=np.arange(count) % 256, gap=rng.integers(0, 3, count)))
+    job.run()
+    job.dump()
+    return job
+
+
+def test_a_larger_memory_runs_on_the_same_build(tmp_path, monkeypatch):
+    """The memory is allocated by each image load: a job whose image is 40 times another's
+    (and larger than the 2 MiB a build used to hold) runs on the same build, which is not
+    made again; both read and write their last sectors."""
+    from matndp.sim import runner
+    from matndp.sim.batch.parameters import ICARUS_IMAGE_SECTORS
+    builds = []
+    build = runner._build
+
+    def recording(**options):
+        made = build(**options)
+        executable = made[1] / options["toplevel"]
+        builds.append((made[1], executable.stat().st_mtime_ns))
+        return made
+    monkeypatch.setattr(runner, "_build", recording)
+    small, large = _memory_job(2048, 1), _memory_job(40 * 2048, 2)
+    assert len(large.images["0-load"]) > ICARUS_IMAGE_SECTORS
+    for name, job in (("small", small), ("large", large)):
+        summary = check_gpu_path(run_batch(job, directory=tmp_path / name))
+        assert summary["dumps_checked"] == 1
+    assert len(builds) == 2 and builds[0] == builds[1], builds
+
+
+def test_an_image_larger_than_icarus_s_memory_is_refused_before_a_build():
+    from matndp.sim.batch.parameters import ICARUS_IMAGE_SECTORS
+    job = _memory_job(ICARUS_IMAGE_SECTORS + 1, 3)
+    with pytest.raises(ValueError, match=rf"an image of {ICARUS_IMAGE_SECTORS + 1} sectors: the "
+                                         rf"harness's memory under Icarus holds {ICARUS_IMAGE_SECTORS}"):
+        run_batch(job, simulator="icarus")
+
+
+@pytest.mark.slow
+def test_the_stand_alone_driver_replays_a_run_to_the_same_memory(tmp_path):
+    """The plain C++ loop links the same memory (its C++ beside the harness): it replays a
+    run of an image larger than a build used to hold and dumps the same image."""
+    from matndp.sim.batch.standalone import run_standalone
+    result = run_batch(_memory_job(40 * 2048, 2), directory=tmp_path / "run")
+    measured = run_standalone(result)
+    assert measured["phases"] == len(result.phases())
+    ours = sorted(result.directory.glob("image_out-*.hex"))
+    theirs = sorted(pathlib.Path(measured["directory"]).glob("image_out-*.hex"))
+    assert [path.name for path in ours] == [path.name for path in theirs] != []
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(ours, theirs))
 
 
 @pytest.mark.slow

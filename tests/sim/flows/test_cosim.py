@@ -6,6 +6,7 @@ hand; the RTL tests run that MLP's first layer (forward, backward, optimizer) wi
 tiering model's stalls, and corrupt the run's results to see the checks fail."""
 
 import copy
+import pathlib
 import re
 import types
 
@@ -300,6 +301,37 @@ def test_the_planner_lays_out_the_iteration_it_laid_out_request_by_request():
     assert written > 0
 
 
+def _harness_input_digest(share):
+    """A digest of what the harness is handed for ``share``: the planned share (as
+    :func:`_planned_digest`), the job's steps and every stimulus file the job writes."""
+    import hashlib
+    import pickle
+    import tempfile
+    from matndp.sim.flows.cosim.share_run import build_job
+    job, _, _ = build_job(share)
+    digest = hashlib.sha256(_planned_digest([share]).encode())
+    digest.update(pickle.dumps(job.steps))
+    with tempfile.TemporaryDirectory() as folder:
+        job.write(folder)
+        for path in sorted(pathlib.Path(folder).glob("*.hex")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# ResNet-50's layer1.0 at batch 2 (make sim's block: tiering stalls and page copies), as the
+# planner and the job's writer laid it out before the planner wrote its columns in place:
+# recorded with
+#   python -c 'from tests.sim.flows.test_cosim import *; from tests.sim.flows.test_cosim import \
+#   _harness_input_digest as d; print(d(share_iteration(CosimSetup(batch=2, block="layer1.0"))))'
+PLANNED_RESNET50_BLOCK = "8e0e5eac69b61363603884d34d16a49ddb3678bc8e1b3e7a0af5000a83be43d0"
+
+
+def test_the_planner_hands_the_harness_the_resnet_block_it_handed_it_before():
+    share = share_iteration(CosimSetup(batch=2, block="layer1.0"))
+    assert _harness_input_digest(share) == PLANNED_RESNET50_BLOCK
+
+
 def test_make_sim_cosim_writes_its_report_and_figures_or_nothing(rtl_run, tmp_path, monkeypatch):
     import json
     from matndp.sim.flows.cosim import run as cosim_run
@@ -339,18 +371,23 @@ def test_make_sim_cosim_writes_its_report_and_figures_or_nothing(rtl_run, tmp_pa
     assert not (tmp_path / "cosim.partial").exists()
 
 
-def _share_with_regions(count, sector_bytes=32):
-    """A stand-in for a share: ``count`` one-sector regions, none touching another."""
-    image = [(index * 4 * sector_bytes, np.zeros(sector_bytes, dtype=np.uint8)) for index in range(count)]
-    return types.SimpleNamespace(image=image, image_sectors=count)
+def _share_with_regions(count, region_bytes=SECTOR):
+    """A stand-in for a share: ``count`` regions of ``region_bytes``, none touching another."""
+    image = [(index * 4 * region_bytes, np.zeros(region_bytes, dtype=np.uint8)) for index in range(count)]
+    return types.SimpleNamespace(image=image)
 
 
 def test_the_harness_grows_its_region_map_for_an_image_of_more_regions():
     default = HarnessShape()
     assert shape_for([_share_with_regions(default.regions)]) == default
     grown = shape_for([_share_with_regions(4), _share_with_regions(default.regions + 1)])
-    assert grown.regions == 2 * default.regions
-    assert grown.image_sectors == default.image_sectors
+    assert grown == HarnessShape(regions=2 * default.regions)
+
+
+def test_a_larger_share_is_no_other_build():
+    """The memory is sized by each job's image load: a share of more sectors than the
+    2 MiB a build used to hold keeps the default build."""
+    assert shape_for([_share_with_regions(4), _share_with_regions(4, region_bytes=1 << 20)]) == HarnessShape()
 
 
 def test_the_windows_build_traces_every_signal_its_save_file_shows(tmp_path):

@@ -143,7 +143,7 @@ def test_a_job_is_keyed_by_everything_its_result_depends_on():
     job = BlockJob(SETUP, 0, shape)
     assert job.key == BlockJob(SETUP, 0, shape).key
     others = [BlockJob(SETUP, 1, shape), BlockJob(CosimSetup(slices=SLICES, policy="ideal"), 0, shape),
-              BlockJob(SETUP, 0, HarnessShape(image_sectors=2 * shape.image_sectors)),
+              BlockJob(SETUP, 0, HarnessShape(regions=2 * shape.regions)),
               BlockJob(SETUP, 0, shape, "icarus"), BlockJob(SETUP, 0, shape, graph=mlp(64)),
               BlockJob(SETUP, 0, shape, graph=mlp(32))]
     assert len({job.key} | {other.key for other in others}) == 1 + len(others)

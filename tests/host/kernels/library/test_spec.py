@@ -21,6 +21,11 @@ def test_a_launch_says_what_to_place_trigger_and_read():
     assert launch.expected_triggers == 3
     assert launch.allocation("param") == 96          # whole trigger sectors
     assert launch.trigger_accesses() == [(0, (1 << 32) - 1), (32, (1 << 32) - 1), (64, 0xFFFF)]
+    offsets, masks = launch.trigger_access_columns()
+    assert offsets.dtype == masks.dtype == np.uint64
+    assert offsets.tolist() == [0, 32, 64] and masks.tolist() == [(1 << 32) - 1, (1 << 32) - 1, 0xFFFF]
+    whole = kernel("relu_fwd").launch({"elements": 16}).trigger_access_columns()
+    assert [column.tolist() for column in whole] == [[0, 32], [(1 << 32) - 1] * 2]
     assert launch.params["step"] == 3 and launch.params["maximize"] is False
     bn = kernel("bn_apply").launch({"rows": 4, "channels": 16})
     assert bn.access is Access.READ and bn.scratchpad_bytes == 128 and bn.allocation("scale") == 64
