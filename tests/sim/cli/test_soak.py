@@ -21,6 +21,7 @@ def test_bad_options_are_exit_code_2_with_one_line(capsys, arguments, message):
     assert message in error and "Traceback" not in error
 
 
+@pytest.mark.rtl
 @pytest.mark.xdist_group("engine_slice")
 def test_a_short_soak_reports_in_json_and_in_a_summary_line(tmp_path, capsys):
     assert exit_code(["soak", "--seed", "12", "--cycles", "1", "--output", str(tmp_path), "--json"]) == 0
