@@ -193,7 +193,8 @@ def write_iteration_report(results, output, *, share, wall_s=None):
               "jobs": [{"block": result["block"], "cycles": result["cycles"], "wall_s": result["wall_s"],
                         "worker": result["worker"]} for result in results],
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
-              "notes": [note for result in results for note in result["notes"]],
+              # A tensor several blocks read is noted once.
+              "notes": list(dict.fromkeys(note for result in results for note in result["notes"])),
               "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
                         "calibration": FILES["calibration"]}}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
