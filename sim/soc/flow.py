@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from matndp.sim.designs import AXI_SLICE_MODULE, FPGA_ENGINE_SLICE, axi_slice_verilog
-from matndp.sim.runner import write_if_changed
+from matndp.sim.runner import WHEEL_PCH_MAKEFLAG, write_if_changed
 from matndp.sim.soc.firmware_header import SOC_KERNELS, firmware_header
 
 
@@ -189,7 +189,7 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
     stamp = gateware / "obj_dir" / ".matndp-model-key"
     rebuilt = not (stamp.exists() and stamp.read_text() == key and
                    (gateware / "obj_dir" / "Vsim").exists())
-    environment = dict(os.environ)
+    environment = dict(os.environ, MAKEFLAGS=WHEEL_PCH_MAKEFLAG)
     if rebuilt:
         subprocess.run(["bash", "build_sim.sh"], cwd=gateware, check=True, env=environment,
                        stdout=log, stderr=subprocess.STDOUT)
