@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from matndp.hw.csr_map import MAGIC, register_map
+from matndp.hw.csr_map import ENTRY_STRIDE, MAGIC, register_map
 from matndp.host.csr_bus import CSRBus, RegisterModelBus
 from matndp.host.runtime import NDPRuntime
 from matndp.sim.flows.kernel_run import (Launch, differing_elements, golden_outputs,
@@ -39,7 +39,8 @@ class SoCKernel:
 
 
 SOC_KERNELS = (SoCKernel("bias_relu", {"rows": 4, "channels": 16}),
-               SoCKernel("bn_stats", {"rows": 8, "channels": 16}))
+               SoCKernel("bn_stats", {"rows": 8, "channels": 16}),
+               SoCKernel("bn_apply", {"rows": 4, "channels": 16}))
 
 
 class RecordingBus(CSRBus):
@@ -71,11 +72,14 @@ class RecordingBus(CSRBus):
 @dataclass(frozen=True)
 class KernelProgram:
     """What the firmware does for one launch: the register writes of each runtime step,
-    the regions it places in memory, the DMA's transfer and the regions it checks."""
+    the regions it places in memory, the DMA's transfer (a write-triggered launch's
+    tensor copied from ``trigger_source`` through the slice, a read-triggered one's read
+    through it) and the regions it checks."""
     name: str
     entry: int
     steps: dict             # step name -> [(address, [words])]
     place: list             # [(address, bytes)]
+    read: bool
     trigger_source: int
     trigger_address: int
     trigger_sectors: int
@@ -85,7 +89,7 @@ class KernelProgram:
 def kernel_programs(config, kernels=SOC_KERNELS):
     """The :class:`KernelProgram` of each of ``kernels`` on a slice of ``config``, entry
     *i* and argument block *i* for kernel *i*. ValueError when a launch does not fit the
-    engine, is not write-triggered or its references disagree."""
+    engine, its triggering accesses are not whole sectors or its references disagree."""
     if config.engine is None:
         raise ValueError("the SoC's slice needs an engine to run kernels")
     plans = plan_launches([Launch(k.name, k.problem) for k in kernels], seed=kernels[0].seed,
@@ -98,11 +102,8 @@ def kernel_programs(config, kernels=SOC_KERNELS):
     staging = STAGING_BASE
     programs = []
     for index, plan in enumerate(plans):
-        if not plan.write_triggered:
-            raise ValueError(f"{plan.launch.kernel.name}: the SoC's DMA writes; a "
-                             f"read-triggered kernel needs a reading DMA")
         if any(mask != (1 << config.sector_bytes) - 1 for _, mask in plan.trigger):
-            raise ValueError(f"{plan.launch.kernel.name}: the DMA writes whole sectors; its "
+            raise ValueError(f"{plan.launch.kernel.name}: the DMA moves whole sectors; its "
                              f"trigger tensor must fill them")
         if staging + plan.trigger_bytes.size > 1 << 32 or plan.entry["base"] + plan.entry["size"] > staging:
             raise ValueError("the tensors reach the staging area: raise STAGING_BASE")
@@ -125,14 +126,17 @@ def kernel_programs(config, kernels=SOC_KERNELS):
         runtime.enable_interrupts(1 << index)
         steps["enable_interrupts"] = bus.take()
         place = [(address, raw.tobytes()) for _, address, raw in plan.place]
-        place.append((staging, plan.trigger_bytes.tobytes()))
+        source = staging if plan.write_triggered else 0
+        if plan.write_triggered:
+            place.append((staging, plan.trigger_bytes.tobytes()))
+            staging += -(-plan.trigger_bytes.size // 4096) * 4096
         expected = []
         for region in plan.read_back:
             raw = np.ascontiguousarray(iss[region["tensor"]]).view(np.uint8).tobytes()
             expected.append((region["addr"], raw[:region["bytes"]]))
-        programs.append(KernelProgram(plan.launch.kernel.name, index, steps, place, staging,
-                                      entry["base"], len(plan.trigger), expected))
-        staging += -(-plan.trigger_bytes.size // 4096) * 4096
+        programs.append(KernelProgram(plan.launch.kernel.name, index, steps, place,
+                                      not plan.write_triggered, source, entry["base"],
+                                      len(plan.trigger), expected))
     return programs
 
 
@@ -183,14 +187,15 @@ def firmware_header(config, kernels=SOC_KERNELS):
     parts = [f"/* Generated from hw/csr_map.py, the kernel library and its references by "
              f"matndp.sim.soc.firmware_header: do not edit. Regenerate with {REGENERATE}. */\n",
              "#ifndef NDP_FIRMWARE_H\n#define NDP_FIRMWARE_H\n\n#include <stdint.h>\n\n",
-             f"#define NDP_SECTOR_BYTES {config.sector_bytes}u\n#define NDP_MAGIC 0x{MAGIC:08x}u\n",
+             f"#define NDP_SECTOR_BYTES {config.sector_bytes}u\n#define NDP_MAGIC 0x{MAGIC:08x}u\n"
+             f"#define NDP_ENTRY_STRIDE 0x{ENTRY_STRIDE:x}u\n",
              _register_defines(registers), "\n",
              "struct ndp_block { uint32_t address; uint32_t count; const uint32_t *words; };\n",
              "struct ndp_step { const char *name; const struct ndp_block *blocks; uint32_t count; };\n",
              "struct ndp_kernel {\n    const char *name;\n    uint32_t entry;\n"
              "    const struct ndp_step *steps;\n    uint32_t step_count;\n"
              "    const struct ndp_block *place;\n    uint32_t place_count;\n"
-             "    uint32_t trigger_source;\n    uint32_t trigger_address;\n    uint32_t trigger_sectors;\n"
+             "    uint32_t read;\n    uint32_t trigger_source;\n    uint32_t trigger_address;\n    uint32_t trigger_sectors;\n"
              "    const struct ndp_block *expected;\n    uint32_t expected_count;\n};\n\n"]
     rows = []
     for index, program in enumerate(programs):
@@ -203,7 +208,8 @@ def firmware_header(config, kernels=SOC_KERNELS):
         parts.append(_blocks(f"{prefix}_place", [(a, _words(d)) for a, d in program.place]))
         parts.append(_blocks(f"{prefix}_expected", [(a, _words(d)) for a, d in program.expected]))
         rows.append(f'    {{"{program.name}", {program.entry}u, {prefix}_steps, {len(program.steps)}u, '
-                    f'{prefix}_place, {len(program.place)}u, 0x{program.trigger_source:x}u, '
+                    f'{prefix}_place, {len(program.place)}u, {int(program.read)}u, '
+                    f'0x{program.trigger_source:x}u, '
                     f'0x{program.trigger_address:x}u, {program.trigger_sectors}u, '
                     f'{prefix}_expected, {len(program.expected)}u}},')
     parts.append("static const struct ndp_kernel ndp_kernels[] = {\n" + "\n".join(rows) + "\n};\n")

@@ -135,9 +135,10 @@ def _compile_firmware(header, include_dir, output):
                f"-L{include_dir / 'generated'}", f"-T{FIRMWARE_SOURCES / 'linker.ld'}",
                str(FIRMWARE_SOURCES / "crt0.S"), str(FIRMWARE_SOURCES / "main.c"), "-lgcc",
                "-o", str(elf)]
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    subprocess.run([f"{TOOLCHAIN_PREFIX}objcopy", "-O", "binary", str(elf), str(binary)],
-                   check=True, capture_output=True, text=True)
+    for step in (command, [f"{TOOLCHAIN_PREFIX}objcopy", "-O", "binary", str(elf), str(binary)]):
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"the firmware's build failed: {' '.join(step)}\n{done.stderr}")
     from litex.soc.integration.common import get_mem_data
     return get_mem_data(str(binary), data_width=32, endianness="little")
 

@@ -8,8 +8,8 @@ crossbar has three ports: the CPU's main RAM (Wishbone), the slice's ``m_axi`` (
 256-bit, through LiteDRAM's AXI-to-native bridge and its width converter) and the DMA's
 reads (native, 256-bit). The slice's exported Verilog is instantiated as it is: its
 ``s_axil`` registers sit on the SoC bus at :data:`NDP_REGISTER_BASE` (LiteX bridges
-Wishbone to AXI4-Lite), its ``s_axi`` GPU side takes the DMA's writes
-(:class:`~.dma.SectorWriteDMA`), its ``irq`` goes to the DMA, which times it and shows it
+Wishbone to AXI4-Lite), its ``s_axi`` GPU side takes the DMA's writes and reads
+(:class:`~.dma.SectorDMA`), its ``irq`` goes to the DMA, which times it and shows it
 as a status the firmware polls."""
 
 import re
@@ -27,7 +27,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface
 
-from .dma import SectorWriteDMA
+from .dma import SectorDMA
 
 
 __all__ = ["NDPSoC", "NDP_REGISTER_BASE", "DRAM_MODULE", "instance_ports"]
@@ -126,7 +126,7 @@ class NDPSoC(SoCCore):
                            SoCRegion(origin=NDP_REGISTER_BASE, size=2 ** 21, cached=False))
 
         irq = Signal()
-        self.dma = SectorWriteDMA(self.sdram.crossbar.get_port(mode="read", data_width=data_width),
+        self.dma = SectorDMA(self.sdram.crossbar.get_port(mode="read", data_width=data_width),
                                   gpu_side, irq)
 
         ports, other = instance_ports(slice_verilog.read_text(), module,

@@ -1,5 +1,6 @@
 /* The SoC's firmware: runs each kernel of ndp_firmware.h on the NDP slice as the host
-   runtime would (host/runtime.py), with the GPU side's writes made by the SoC's DMA, and
+   runtime would (host/runtime.py), with the GPU side's accesses made by the SoC's DMA
+   (writes of a staged tensor, or reads, through the slice), and
    prints one line per kernel and a summary over the UART:
 
      kernel NAME: pass|FAIL, S sectors, C cycles (DMA T cycles)[, what failed]
@@ -13,8 +14,9 @@
 
 #include "ndp_firmware.h"
 
-/* Polls of the DMA's status before a kernel is given up on. */
-#define WAIT_POLLS 1000000u
+/* Polls of the DMA's status before a kernel is given up on: tens of thousands of cycles,
+   far beyond any kernel here, short enough that a hung kernel ends a simulated run. */
+#define WAIT_POLLS 20000u
 
 static void put_char(char c)
 {
@@ -93,14 +95,36 @@ static int32_t first_difference(const struct ndp_block *region, uint32_t *got)
     return -1;
 }
 
+static uint32_t entry_register(uint32_t entry, uint32_t entry0_offset)
+{
+    return *ndp_register(entry0_offset + entry * NDP_ENTRY_STRIDE);
+}
+
+/* What the slice counted for a kernel that did not finish: where it stopped. */
+static void put_counters(const struct ndp_kernel *kernel)
+{
+    put_string(" (hits ");
+    put_decimal(entry_register(kernel->entry, NDP_ENTRY0_HITS));
+    put_string(", completed ");
+    put_decimal(entry_register(kernel->entry, NDP_ENTRY0_COMPLETED));
+    put_string(", events ");
+    put_decimal(*ndp_register(NDP_EVENT_COUNT));
+    put_string(", instructions ");
+    put_decimal(*ndp_register(NDP_INSTRUCTIONS));
+    put_string(", DMA done ");
+    put_decimal(dma_done_read());
+    put_string(")");
+}
+
 static int run_kernel(const struct ndp_kernel *kernel)
 {
     place(kernel->place, kernel->place_count);
     for (uint32_t s = 0; s < kernel->step_count; s++)
         replay(kernel->steps[s].blocks, kernel->steps[s].count);
 
+    dma_read_write(kernel->read);
     dma_source_write(kernel->trigger_source);
-    dma_destination_write(kernel->trigger_address);
+    dma_address_write(kernel->trigger_address);
     dma_sectors_write(kernel->trigger_sectors);
     dma_start_write(1);
 
@@ -115,16 +139,18 @@ static int run_kernel(const struct ndp_kernel *kernel)
     put_string(kernel->name);
     int passed = 0;
     if (!dma_done_read() || cycles == 0) {
-        put_string(": FAIL, no irq after the DMA's writes");
+        put_string(": FAIL, no irq after the DMA's accesses");
+        put_counters(kernel);
     } else if (dma_errors_read()) {
         put_string(": FAIL, ");
         put_decimal(dma_errors_read());
-        put_string(" writes answered with an error");
+        put_string(" accesses answered with an error");
     } else if ((error >> NDP_ERROR_RECORDED_SHIFT) & NDP_ERROR_RECORDED_MASK) {
         put_string(": FAIL, engine error ");
         put_hex(error);
     } else if (!((complete >> kernel->entry) & 1u)) {
         put_string(": FAIL, entry not complete");
+        put_counters(kernel);
     } else {
         passed = 1;
         for (uint32_t r = 0; r < kernel->expected_count && passed; r++) {
@@ -157,6 +183,7 @@ static int run_kernel(const struct ndp_kernel *kernel)
 
 int main(void)
 {
+    put_string("soc: firmware running\n");
     uint32_t magic = *ndp_register(NDP_ID);
     uint32_t passed = 0;
     if (((magic >> NDP_ID_MAGIC_SHIFT) & NDP_ID_MAGIC_MASK) != NDP_MAGIC) {

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig
-from matndp.hw.csr_map import MAGIC, WINDOW_BASES, entry_register_name, register_map
+from matndp.hw.csr_map import ENTRY_STRIDE, MAGIC, WINDOW_BASES, entry_register_name, register_map
 from matndp.host.csr_bus import RegisterModelBus
 from matndp.host.kernels.library import kernel
 from matndp.host.kernels.library.inputs import random_inputs
@@ -46,6 +46,7 @@ def test_every_register_and_field_of_the_map_is_defined_at_its_address(header):
         assert defines.pop(f"NDP_WINDOW_{window.name.upper()}") == WINDOW_BASES[window.name]
         assert defines.pop(f"NDP_WINDOW_{window.name.upper()}_BYTES") == window.size
     assert defines.pop("NDP_MAGIC") == MAGIC
+    assert defines.pop("NDP_ENTRY_STRIDE") == ENTRY_STRIDE
     assert defines.pop("NDP_SECTOR_BYTES") == FPGA_ENGINE_SLICE.sector_bytes
     assert defines.pop("NDP_KERNEL_COUNT") == len(SOC_KERNELS)
     assert defines == {}
@@ -77,7 +78,8 @@ def test_the_replayed_steps_load_every_kernel_and_arm_every_entry(programs):
         position += len(image.words)
         ctrl = registers[entry_register_name(index, "ctrl")]
         fields = ctrl.unpack(bus.read(ctrl.address))
-        assert fields["enable"] == 1 and fields["on_write"] == 1 and fields["on_read"] == 0
+        assert fields["enable"] == 1
+        assert (fields["on_write"], fields["on_read"]) == ((0, 1) if program.read else (1, 0))
         base = registers[entry_register_name(index, "base_lo")]
         assert bus.read(base.address) == program.trigger_address
         size = registers[entry_register_name(index, "size_lo")]
@@ -94,9 +96,12 @@ def test_expected_values_are_the_goldens_and_the_trigger_is_staged_apart(program
                                        order=None, partials=launch.partials)
         expected = {address: data for address, data in program.expected}
         assert len(expected) == len(golden)
-        staged = dict(program.place)[program.trigger_source]
-        assert staged == np.ascontiguousarray(inputs[launch.trigger]).tobytes()
-        assert program.trigger_source >= STAGING_BASE > program.trigger_address
+        trigger = np.ascontiguousarray(inputs[launch.trigger]).tobytes()
+        if program.read:
+            assert dict(program.place)[program.trigger_address] == trigger
+        else:
+            assert dict(program.place)[program.trigger_source] == trigger
+            assert program.trigger_source >= STAGING_BASE > program.trigger_address
         for name, values in golden.items():
             raw = np.ascontiguousarray(values).view(np.uint8).tobytes()
             assert raw in expected.values(), name
@@ -115,16 +120,21 @@ def test_a_slice_without_an_engine_is_refused():
         kernel_programs(NDPConfig(engine=None))
 
 
-def test_a_read_triggered_kernel_is_refused_by_name():
-    assert kernel("bn_apply").access.value == "read"
-    with pytest.raises(ValueError, match="bn_apply: the SoC's DMA writes"):
-        kernel_programs(FPGA_ENGINE_SLICE, (SoCKernel("bn_apply", {"rows": 8, "channels": 8}),))
+def test_the_kernels_include_a_read_triggered_one(programs):
+    assert [program.read for program in programs] == [
+        kernel(request.name).access.value == "read" for request in SOC_KERNELS]
+    assert any(program.read for program in programs) and not all(program.read for program in programs)
+
+
+def test_a_trigger_tensor_that_ends_in_a_partial_sector_is_refused_by_name():
+    with pytest.raises(ValueError, match="relu_fwd: the DMA moves whole sectors"):
+        kernel_programs(FPGA_ENGINE_SLICE, (SoCKernel("relu_fwd", {"elements": 12}),))
 
 
 def test_more_kernels_than_argument_blocks_are_refused():
     config = dataclasses.replace(FPGA_ENGINE_SLICE, engine=dataclasses.replace(
         FPGA_ENGINE_SLICE.engine, argument_blocks=1))
-    with pytest.raises(ValueError, match="2 kernels need as many argument blocks"):
+    with pytest.raises(ValueError, match="3 kernels need as many argument blocks"):
         kernel_programs(config)
 
 
