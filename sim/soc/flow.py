@@ -10,6 +10,7 @@ the model); the model run, its UART's lines parsed."""
 
 import dataclasses
 import hashlib
+import json
 import os
 import pathlib
 import re
@@ -144,16 +145,44 @@ def _compile_firmware(header, include_dir, output):
 
 
 def _model_key(gateware):
-    """A digest of what the Verilator build compiles: its script and every source it
-    names, the generated C++ (the ROM's and RAMs' initial contents are read at run time)."""
+    """What the Verilator build compiles, by file: its script and every source it names,
+    the generated C++, each with a digest of its text (the ROM's and RAMs' initial contents
+    are read at run time, LiteX's dates are left out). Kept beside the model as JSON, so
+    that a rebuild can be traced to the file that changed."""
     script = (gateware / "build_sim.sh").read_text()
-    digest = hashlib.sha256(script.encode())
     sources = re.findall(r"--cc (\S+)", script)
-    for name in sorted(sources) + sorted(p.name for p in gateware.glob("sim_*.[ch]*")):
+    names = ["build_sim.sh"] + sorted(sources) + sorted(p.name for p in gateware.glob("sim_*.[ch]*"))
+    key = {}
+    for name in names:
         path = pathlib.Path(name) if os.path.isabs(name) else gateware / name
-        digest.update(name.encode())
-        digest.update(_DATE_LINE.sub(b"", path.read_bytes()))
-    return digest.hexdigest()
+        key[name] = hashlib.sha256(_DATE_LINE.sub(b"", path.read_bytes())).hexdigest()
+    return json.dumps(key, indent=1, sort_keys=True)
+
+
+def _run_model(gateware, environment):
+    """The model's standard output (its standard error merged), read until the firmware's
+    summary line; LiteX's simulation does not always leave its event loop at the
+    firmware's ``$finish``, so the model is ended once the summary is out (or at
+    :data:`RUN_TIMEOUT_SECONDS`)."""
+    process = subprocess.Popen([str(gateware / "obj_dir" / "Vsim")], cwd=gateware,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace",
+                               env=environment)
+    deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+    lines = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            if _SUMMARY_LINE.match(line.strip("\r\n")) or time.monotonic() > deadline:
+                break
+    finally:
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            process.wait()
+        process.stdout.close()
+    return "".join(lines)
 
 
 def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
@@ -196,14 +225,11 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
                        stdout=log, stderr=subprocess.STDOUT)
         stamp.write_text(key)
     built = time.monotonic()
-    result = subprocess.run([str(gateware / "obj_dir" / "Vsim")], cwd=gateware,
-                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            errors="replace", timeout=RUN_TIMEOUT_SECONDS, env=environment)
+    output_text = _run_model(gateware, environment)
     finished = time.monotonic()
     if log is not None:
-        log.write(result.stdout)
-        log.write(result.stderr)
-    kernel_lines, summary, lines = parse_output(result.stdout)
+        log.write(output_text)
+    kernel_lines, summary, lines = parse_output(output_text)
     passed, total = summary or (0, len(kernels))
     trace = gateware / "sim.fst"
     return SoCRun(kernel_lines, passed, total, lines, built - started, finished - built,

@@ -111,6 +111,12 @@ static void put_counters(const struct ndp_kernel *kernel)
     put_decimal(*ndp_register(NDP_EVENT_COUNT));
     put_string(", instructions ");
     put_decimal(*ndp_register(NDP_INSTRUCTIONS));
+    put_string(", complete ");
+    put_hex(*ndp_register(NDP_COMPLETE));
+    put_string(", stopped ");
+    put_hex(*ndp_register(NDP_STOPPED));
+    put_string(", error ");
+    put_hex(*ndp_register(NDP_ERROR));
     put_string(", DMA done ");
     put_decimal(dma_done_read());
     put_string(")");
