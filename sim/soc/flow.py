@@ -146,16 +146,21 @@ def _compile_firmware(header, include_dir, output):
 
 def _model_key(gateware):
     """What the Verilator build compiles, by file: its script and every source it names,
-    the generated C++, each with a digest of its text (the ROM's and RAMs' initial contents
+    the generated C++, each with a digest of its lines (the ROM's and RAMs' initial contents
     are read at run time, LiteX's dates are left out). Kept beside the model as JSON, so
-    that a rebuild can be traced to the file that changed."""
+    that a rebuild can be traced to the file that changed.
+
+    A file's lines are digested sorted: migen writes the statements of a process in an
+    order that changes from one Python process to the next (it iterates over sets of
+    signals), the same statements every time."""
     script = (gateware / "build_sim.sh").read_text()
     sources = re.findall(r"--cc (\S+)", script)
     names = ["build_sim.sh"] + sorted(sources) + sorted(p.name for p in gateware.glob("sim_*.[ch]*"))
     key = {}
     for name in names:
         path = pathlib.Path(name) if os.path.isabs(name) else gateware / name
-        key[name] = hashlib.sha256(_DATE_LINE.sub(b"", path.read_bytes())).hexdigest()
+        lines = sorted(_DATE_LINE.sub(b"", path.read_bytes()).splitlines())
+        key[name] = hashlib.sha256(b"\n".join(lines)).hexdigest()
     return json.dumps(key, indent=1, sort_keys=True)
 
 
