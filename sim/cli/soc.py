@@ -1,7 +1,20 @@
 """``matndp soc-sim``: the slice with its engine in a LiteX SoC under Verilator, the
 firmware running library kernels through it (docs/fpga.md, "The slice in a LiteX SoC")."""
 
+import os
 import sys
+
+
+# migen writes a design's statements and picks its names in an order that follows Python's
+# string hashing: with the hash seed fixed, the SoC's Verilog is the same from one run to
+# the next, and so its Verilator model is reused.
+HASH_SEED = "0"
+
+
+def _command_line(args):
+    words = ["soc-sim", "--build", str(args.build)]
+    words += ["--waveform"] * args.waveform + ["--json"] * args.json + ["-v"] * args.verbose
+    return words + (["--output", str(args.output)] if args.output else [])
 
 
 def run_soc_sim(args):
@@ -10,6 +23,10 @@ def run_soc_sim(args):
     missing = missing_tools()
     if missing:
         raise UsageError(f"soc-sim needs {', '.join(missing)}; make soc-setup installs them")
+    if os.environ.get("PYTHONHASHSEED") != HASH_SEED:
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "matndp.sim.cli", *_command_line(args)],
+                  {**os.environ, "PYTHONHASHSEED": HASH_SEED})
     with tool_output("soc-sim", args.verbose):
         run = simulate_soc(args.build, waveform=args.waveform, log=sys.stdout)
     document = {"passed": run.passed, "kernels": run.total, "ok": run.ok,

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import time
 
+from matndp.sim.environment import put_environment_tools_on_path
 from matndp.sim.designs import AXI_SLICE_MODULE, FPGA_ENGINE_SLICE, axi_slice_verilog
 from matndp.sim.runner import WHEEL_PCH_MAKEFLAG, write_if_changed
 from matndp.sim.soc.firmware_header import SOC_KERNELS, firmware_header
@@ -102,6 +103,7 @@ def parse_output(text):
 
 def missing_tools():
     """The tools and packages a SoC build needs that are not there (names to install)."""
+    put_environment_tools_on_path()
     missing = []
     if shutil.which(f"{TOOLCHAIN_PREFIX}gcc") is None:
         missing.append("gcc-riscv64-unknown-elf (system package)")
