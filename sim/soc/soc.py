@@ -27,6 +27,10 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface
 
+from matndp.hw.bus.signature import CSR_DATA_WIDTH
+from matndp.hw.csr_map import register_map
+from matndp.hw.fpga.config import AXIConfig
+
 from .dma import SectorDMA
 
 
@@ -120,14 +124,14 @@ class NDPSoC(SoCCore):
         self.memory_bridge = LiteDRAMAXI2Native(
             memory_side, self.sdram.crossbar.get_port(data_width=data_width), base_address=0)
         gpu_side = AXIInterface(data_width=data_width, address_width=config.addr_width,
-                                id_width=8)
-        registers = AXILiteInterface(data_width=32, address_width=32)
-        self.bus.add_slave("ndp", registers,
-                           SoCRegion(origin=NDP_REGISTER_BASE, size=2 ** 21, cached=False))
+                                id_width=AXIConfig().id_width)
+        registers = AXILiteInterface(data_width=CSR_DATA_WIDTH, address_width=32)
+        self.bus.add_slave("ndp", registers, SoCRegion(
+            origin=NDP_REGISTER_BASE, size=2 ** register_map(config).addr_width, cached=False))
 
         irq = Signal()
         self.dma = SectorDMA(self.sdram.crossbar.get_port(mode="read", data_width=data_width),
-                                  gpu_side, irq)
+                             gpu_side, irq)
 
         ports, other = instance_ports(slice_verilog.read_text(), module,
                                       {"s_axil_": registers, "s_axi_": gpu_side,
