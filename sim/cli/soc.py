@@ -62,6 +62,6 @@ def register(subparsers):
                           "(default %(default)s)")
     soc.add_argument("--waveform", action="store_true",
                      help="trace every signal to FOLDER/trace/gateware/sim.fst (a model "
-                          "built for it)")
+                          "built for it; the file stays empty for now: docs/fpga.md)")
     add_result_options(soc, "the run's results")
     soc.set_defaults(func=run_soc_sim)

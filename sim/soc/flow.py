@@ -240,4 +240,4 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
     passed, total = summary or (0, len(kernels))
     trace = gateware / "sim.fst"
     return SoCRun(kernel_lines, passed, total, lines, built - started, finished - built,
-                  rebuilt, trace if waveform and trace.exists() else None)
+                  rebuilt, trace if waveform and trace.exists() and trace.stat().st_size else None)
