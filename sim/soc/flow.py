@@ -168,8 +168,8 @@ def _model_key(gateware):
 
 def _run_model(gateware, environment):
     """The model's standard output (its standard error merged), read until the firmware's
-    summary line; LiteX's simulation does not always leave its event loop at the
-    firmware's ``$finish``, so the model is ended once the summary is out (or at
+    summary line; LiteX's simulation does not leave its event loop at the
+    firmware's ``$finish`` here, so the model is ended once the summary is out (or at
     :data:`RUN_TIMEOUT_SECONDS`)."""
     process = subprocess.Popen([str(gateware / "obj_dir" / "Vsim")], cwd=gateware,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
