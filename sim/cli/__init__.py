@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "matndp.sim.cli.sim",
     "matndp.sim.cli.bench",
     "matndp.sim.cli.soak",
+    "matndp.sim.cli.soc",
     "matndp.sim.cli.synth",
     "matndp.sim.cli.sweep",
     "matndp.sim.cli.docs",

@@ -1,0 +1,4 @@
+"""The NDP slice with its engine in a LiteX SoC under Verilator (docs/fpga.md, "The slice in
+a LiteX SoC"): :mod:`.firmware_header` generates the firmware's C header from the register
+map, the library's kernels and their reference outputs; :mod:`.soc` is the SoC (LiteX and
+migen are imported only there); :mod:`.flow` builds and runs it."""

@@ -1,0 +1,149 @@
+"""The LiteX SoC around the NDP slice (docs/fpga.md, "The slice in a LiteX SoC"), for
+LiteX's Verilator simulation.
+
+VexRiscv (``minimal``: RV32I, no caches, so the CPU and the DMAs see DRAM alike) runs the
+firmware from ROM, with SRAM for its stack and LiteX's simulated UART. DRAM is LiteDRAM
+with a simulated DDR3 module (``SDRAMPHYModel``, MT41K128M16 timings) and no L2 cache; its
+crossbar has three ports: the CPU's main RAM (Wishbone), the slice's ``m_axi`` (AXI4,
+256-bit, through LiteDRAM's AXI-to-native bridge and its width converter) and the DMA's
+reads (native, 256-bit). The slice's exported Verilog is instantiated as it is: its
+``s_axil`` registers sit on the SoC bus at :data:`NDP_REGISTER_BASE` (LiteX bridges
+Wishbone to AXI4-Lite), its ``s_axi`` GPU side takes the DMA's writes and reads
+(:class:`~.dma.SectorDMA`), its ``irq`` goes to the DMA, which times it and shows it
+as a status the firmware polls."""
+
+import re
+
+from migen import ClockSignal, Instance, ResetSignal, Signal
+
+from litedram import modules as dram_modules
+from litedram.frontend.axi import LiteDRAMAXI2Native
+from litedram.phy.model import SDRAMPHYModel, get_sdram_phy_settings, sdram_module_nphases
+from litex.build.generic_platform import Pins, Subsignal
+from litex.build.io import CRG
+from litex.build.sim import SimPlatform
+from litex.build.sim.platform import SimFinish
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface
+
+from matndp.hw.bus.signature import CSR_DATA_WIDTH
+from matndp.hw.csr_map import register_map
+from matndp.hw.fpga.config import AXIConfig
+
+from .dma import SectorDMA
+
+
+__all__ = ["NDPSoC", "NDP_REGISTER_BASE", "DRAM_MODULE", "instance_ports"]
+
+
+NDP_REGISTER_BASE = 0x8000_0000
+DRAM_MODULE = "MT41K128M16"
+DRAM_CHIP_WIDTH = 16
+# The module's timings are LiteX's for this clock (the simulation's clock is nominal).
+DRAM_TIMING_CLOCK = int(100e6)
+SYSTEM_CLOCK = int(1e6)
+ROM_BYTES = 0x1_0000
+SRAM_BYTES = 0x2000
+
+_IO = [
+    ("sys_clk", 0, Pins(1)),
+    ("sys_rst", 0, Pins(1)),
+    ("serial", 0,
+        Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data", Pins(8)),
+        Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
+        Subsignal("sink_data", Pins(8))),
+]
+
+_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.MULTILINE)
+_CHANNELS = ("aw", "ar", "w", "b", "r")
+
+
+def instance_ports(verilog, module, buses):
+    """``Instance`` keyword arguments binding the ports of ``module`` in the Verilog text
+    ``verilog`` to ``buses`` ({prefix: LiteX AXI or AXI-Lite interface}) by AXI's names
+    (``<prefix><channel><signal>``); ports of no bus are returned apart, by name, as
+    (direction, width). Ports narrower than their signal take its low bits."""
+    header = re.search(rf"^module {module}\((.*?)^endmodule", verilog, re.MULTILINE | re.DOTALL)
+    if header is None:
+        raise ValueError(f"no module {module} in the Verilog")
+    bound, other = {}, {}
+    for direction, msb, name in _PORT.findall(header.group(1)):
+        width = int(msb) + 1 if msb else 1
+        signal = None
+        for prefix, bus in sorted(buses.items(), key=lambda item: -len(item[0])):
+            rest = name[len(prefix):] if name.startswith(prefix) else None
+            if rest is None:
+                continue
+            channel = next((c for c in _CHANNELS if rest.startswith(c)), None)
+            if channel is None:
+                raise ValueError(f"port {name}: no AXI channel {rest!r}")
+            signal = getattr(getattr(bus, channel), rest[len(channel):])
+            break
+        if signal is None:
+            other[name] = (direction, width)
+            continue
+        if len(signal) < width:
+            raise ValueError(f"port {name} ({width} bits) is wider than its bus signal "
+                             f"({len(signal)} bits)")
+        key = ("i_" if direction == "input" else "o_") + name
+        bound[key] = signal if len(signal) == width else signal[:width]
+    return bound, other
+
+
+class NDPSoC(SoCCore):
+    """The SoC around the slice whose Verilog is ``slice_verilog`` (module ``module``,
+    the AXI top of a slice of ``config``, an :class:`~matndp.hw.config.NDPConfig`)."""
+
+    def __init__(self, slice_verilog, module, config, firmware=None):
+        # ``firmware``: a function giving the ROM's words, called once LiteX has generated
+        # the headers it is compiled against (``init_mems``).
+        self.firmware = firmware
+        platform = SimPlatform("SIM", _IO)
+        SoCCore.__init__(self, platform, clk_freq=SYSTEM_CLOCK, ident="matNDP SoC",
+                         cpu_type="vexriscv", cpu_variant="minimal",
+                         integrated_rom_size=ROM_BYTES, integrated_sram_size=SRAM_BYTES,
+                         uart_name="sim", with_timer=False)
+        self.crg = CRG(platform.request("sys_clk"))
+        self.sim_finish = SimFinish()
+
+        module_class = getattr(dram_modules, DRAM_MODULE)
+        rate = f"1:{sdram_module_nphases[module_class.memtype]}"
+        dram_module = module_class(DRAM_TIMING_CLOCK, rate)
+        settings = get_sdram_phy_settings(memtype=module_class.memtype,
+                                          data_width=DRAM_CHIP_WIDTH,
+                                          clk_freq=DRAM_TIMING_CLOCK)
+        self.sdrphy = SDRAMPHYModel(module=dram_module, settings=settings,
+                                    clk_freq=DRAM_TIMING_CLOCK)
+        self.add_sdram("sdram", phy=self.sdrphy, module=dram_module, l2_cache_size=0)
+
+        data_width = config.data_width
+        memory_side = AXIInterface(data_width=data_width, address_width=config.addr_width,
+                                   id_width=config.mem_id_width)
+        self.memory_bridge = LiteDRAMAXI2Native(
+            memory_side, self.sdram.crossbar.get_port(data_width=data_width), base_address=0)
+        gpu_side = AXIInterface(data_width=data_width, address_width=config.addr_width,
+                                id_width=AXIConfig().id_width)
+        registers = AXILiteInterface(data_width=CSR_DATA_WIDTH, address_width=32)
+        self.bus.add_slave("ndp", registers, SoCRegion(
+            origin=NDP_REGISTER_BASE, size=2 ** register_map(config).addr_width, cached=False))
+
+        irq = Signal()
+        self.dma = SectorDMA(self.sdram.crossbar.get_port(mode="read", data_width=data_width),
+                             gpu_side, irq)
+
+        ports, other = instance_ports(slice_verilog.read_text(), module,
+                                      {"s_axil_": registers, "s_axi_": gpu_side,
+                                       "m_axi_": memory_side})
+        expected = {"clk", "rst", "irq"}
+        if set(other) != expected:
+            raise ValueError(f"the slice's ports outside its buses are {sorted(other)}, "
+                             f"expected {sorted(expected)} (a slice with an engine)")
+        self.specials += Instance(module, i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
+                                  o_irq=irq, **ports)
+        platform.add_source(str(slice_verilog))
+
+    def init_mems(self, **kwargs):
+        if self.firmware is not None:
+            self.init_rom("rom", contents=self.firmware(), auto_size=False)
