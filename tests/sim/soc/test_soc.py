@@ -1,14 +1,9 @@
-"""The SoC's binding of the slice's exported ports to LiteX's AXI interfaces by name
-(needs the soc extra: skipped without it)."""
+"""The SoC's binding of the slice's exported ports to LiteX's AXI interfaces by name."""
 
 import pytest
+from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface
 
-pytest.importorskip("litex")
-pytest.importorskip("migen")
-
-from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface  # noqa: E402
-
-from matndp.sim.soc.soc import instance_ports  # noqa: E402
+from matndp.sim.soc.soc import instance_ports
 
 
 VERILOG = """module top(s_axi_awaddr, s_axi_awvalid, s_axi_wdata, s_axil_rdata, m_axi_bid, clk, irq);
