@@ -3,7 +3,10 @@
 ``divide_units`` dividers and as many square-root units serve the lanes, each set as one
 :class:`~..fp.lanes.FPLanes`: a vector passes through in ``lanes / divide_units`` groups
 of lanes, one group a cycle, and the next instruction's groups follow at once, so
-instructions stream through both pipelines. ``vrsqrt`` is ``1 ÷ √a`` with both steps
+instructions stream through both pipelines. An instruction is taken whole with its first
+group and its other groups are issued from a copy: DISPATCH offers an instruction for one
+cycle and replays its µthread if it is not taken, so the next offer may be another
+µthread's. ``vrsqrt`` is ``1 ÷ √a`` with both steps
 correctly rounded: its groups pass the square-root units, then the dividers, as
 ``1.0 ÷`` the root.
 
@@ -45,10 +48,11 @@ class VectorDivide(VectorUnit):
     def cycles_per_instruction(self, opcode):
         """Cycles from taking an instruction to offering its result, with results taken at
         once and the units free (for the engine's bounds). The instruction is taken as its
-        last group enters the units; instructions streaming through are taken
-        :attr:`passes` cycles apart."""
+        first group enters the units, its last :attr:`passes` − 1 cycles later;
+        instructions streaming through are taken :attr:`passes` cycles apart."""
         divide, root = FPDivide.LATENCY, FPSqrt.LATENCY
-        return {Opcode.VDIV: divide, Opcode.VSQRT: root, Opcode.VRSQRT: root + divide}[opcode] + 1
+        return {Opcode.VDIV: divide, Opcode.VSQRT: root,
+                Opcode.VRSQRT: root + divide}[opcode] + self.passes
 
     def elaborate(self, platform):
         m = Module()
@@ -73,28 +77,37 @@ class VectorDivide(VectorUnit):
             bits = vector.as_value()
             return bits if passes == 1 else bits.word_select(index, 32 * units)
 
-        # Issue: the groups of the offered instruction, one a cycle; the instruction is
-        # taken with its last group.
+        # Issue: the groups of the instruction, one a cycle. The offered instruction is taken
+        # with its first group; the groups after it come from the copy held meanwhile.
         issue_group = Signal(range(max(passes, 2)))
-        opcode = request.payload.opcode
+        holding = Signal()
+        held = Signal(request.payload.shape())
+        current = Signal(request.payload.shape())
+        m.d.comb += current.eq(Mux(holding, held.as_value(), request.payload.as_value()))
+        opcode = current.opcode
         dividing = opcode == Opcode.VDIV
         reciprocal = opcode == Opcode.VRSQRT
         first = issue_group == 0
         # vrsqrt groups in the square-root units, which a vdiv must not overtake.
         reciprocals_in_roots = Signal(range(FPSqrt.LATENCY + 1))
-        offered = request.valid & (~first | tags.w_rdy)
+        offered = (holding | request.valid) & (~first | tags.w_rdy)
         offer_divide = offered & dividing & (reciprocals_in_roots == 0)
         offer_root = offered & ~dividing & flags.w_rdy
         issued = (offer_divide & dividers.operands.ready) | (offer_root & roots.operands.ready)
         last = issue_group == passes - 1
         with m.If(issued):
             m.d.sync += issue_group.eq(Mux(last, 0, issue_group + 1))
+            if passes > 1:
+                with m.If(first):
+                    m.d.sync += [holding.eq(1), held.eq(request.payload)]
+                with m.If(last):
+                    m.d.sync += holding.eq(0)
         m.d.comb += [
-            request.ready.eq(issued & last),
+            request.ready.eq(issued & ~holding),
             tags.w_en.eq(issued & first),
-            tags.w_data.eq(Cat(request.payload.slot, ~dividing & ~reciprocal)),
+            tags.w_data.eq(Cat(current.slot, ~dividing & ~reciprocal)),
             roots.operands.valid.eq(offer_root),
-            roots.operands.payload.a.as_value().eq(group(request.payload.a, issue_group)),
+            roots.operands.payload.a.as_value().eq(group(current.a, issue_group)),
             flags.w_en.eq(offer_root & roots.operands.ready),
             flags.w_data.eq(reciprocal),
         ]
@@ -105,10 +118,10 @@ class VectorDivide(VectorUnit):
             dividers.operands.valid.eq(forward | offer_divide),
             dividers.operands.payload.a.as_value().eq(Mux(
                 forward, Cat(Const(_ONE, 32) for _ in range(units)),
-                group(request.payload.a, issue_group))),
+                group(current.a, issue_group))),
             dividers.operands.payload.b.as_value().eq(Mux(
                 forward, roots.result.payload,
-                group(request.payload.b, issue_group))),
+                group(current.b, issue_group))),
         ]
         entering = offer_root & roots.operands.ready & reciprocal
         leaving = forward & dividers.operands.ready

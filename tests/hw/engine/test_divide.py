@@ -56,12 +56,33 @@ def _instructions(unit, opcodes, seed):
     return records
 
 
-def _run(unit, records, *, pause, seed):
-    """Offer ``records`` in order; returns the source's accepted and the sink's taken
-    ``(cycle, ...)`` lists once every result is back."""
+class _Dispatch(Source):
+    """Offers each record for one cycle, as DISPATCH offers an instruction: one its unit
+    does not take is replayed, and another µthread's, drawn at random from those waiting,
+    may be offered first."""
+
+    def __init__(self, port, records, *, pause, seed):
+        self.waiting = list(records)
+        super().__init__(port, self._draw, pause=pause, seed=seed)
+
+    def _draw(self):
+        return self.waiting.pop(self.random.randrange(len(self.waiting))) if self.waiting else None
+
+    def sample(self, ctx, cycle):
+        record = super().sample(ctx, cycle)
+        if record is None and self.offer is not None:
+            self.waiting.append(self.offer)
+            self.offer = None
+        return record
+
+
+def _run(unit, records, *, pause, seed, dispatch=False):
+    """Offer ``records`` (in order, each held until taken; or as :class:`_Dispatch` does);
+    returns the source's accepted and the sink's taken ``(cycle, ...)`` lists once every
+    result is back."""
     pending = list(records)
-    source = Source(unit.request, lambda: pending.pop(0) if pending else None,
-                    pause=pause, seed=seed)
+    source = _Dispatch(unit.request, records, pause=pause, seed=seed) if dispatch else \
+        Source(unit.request, lambda: pending.pop(0) if pending else None, pause=pause, seed=seed)
     sink = Sink(unit.result, pause=pause, seed=seed + 1)
     # A vdiv may wait for a vrsqrt's roots; back-pressure slows both sides.
     limit = len(records) * (unit.passes + FPSqrt.LATENCY) * (4 if pause else 1) + 200
@@ -105,6 +126,19 @@ def test_results_match_the_golden_model_in_order(divide_units, pause):
     records = _instructions(unit, opcodes, seed=divide_units + 10)
     _, taken = _run(unit, records, pause=pause, seed=divide_units)
     _check_values(unit, records, taken)
+
+
+@pytest.mark.parametrize("divide_units", [1, 2, 8])
+def test_an_instruction_offered_a_cycle_at_a_time_is_taken_whole(divide_units):
+    """DISPATCH offers an instruction for one cycle and replays its µthread when the unit
+    refuses it, so the next offer may be another µthread's: a vector that passes the units
+    in several groups is taken whole with its first, never mixed with another's lanes."""
+    unit = _unit(divide_units)
+    rng = np.random.default_rng(divide_units + 20)
+    opcodes = [OPCODES[index] for index in rng.integers(0, 3, 32)]
+    records = _instructions(unit, opcodes, seed=divide_units + 30)
+    accepted, taken = _run(unit, records, pause=0.3, seed=divide_units, dispatch=True)
+    _check_values(unit, [record for _, record in accepted], taken)
 
 
 @pytest.mark.parametrize("divide_units", [1, 2, 8])
