@@ -42,7 +42,7 @@ class SoCKernel:
 # configuration's four slots) does not complete in the SoC: every main µthread ends, the
 # finalizer never starts (docs/fpga.md, "The slice in a LiteX SoC"); at 8 channels it does.
 SOC_KERNELS = (SoCKernel("bias_relu", {"rows": 4, "channels": 16}),
-               SoCKernel("bn_stats", {"rows": 8, "channels": 8}),
+               SoCKernel("bn_stats", {"rows": 8, "channels": 16}),
                SoCKernel("bn_apply", {"rows": 4, "channels": 16}))
 
 
