@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from matndp.host.tier.flash import FLASH_PRESETS, FlashConfig, FlashDevice, flash_preset
@@ -103,3 +105,35 @@ def test_bad_flash_configuration_is_refused_by_name(overrides, message):
 def test_unknown_preset_is_refused():
     with pytest.raises(ValueError, match="unknown flash preset 'qlc'"):
         flash_preset("qlc")
+
+
+def test_every_counter_counts_requests_pages_and_bus_bytes():
+    """Two reads and one program (an empty read is no request): each request counted once,
+    every page crossing the bus with its array and interface energy."""
+    device = FlashDevice(tiny(bus_energy_j_per_byte=1e-9))
+    device.read(3 * 4096, at=0.0)
+    assert device.read(0, at=5.0) == 5.0
+    assert device.program(0, at=7.0) == 7.0
+    device.program(2 * 4096 - 1, at=0.0)
+    device.read(1, at=0.0)
+    energy = 4 * (1e-6 + 4096e-9) + 2 * (5e-6 + 4096e-9)
+    assert device.stats == {"page_reads": 4, "page_programs": 2, "read_requests": 2,
+                            "program_requests": 1, "bus_bytes": 6 * 4096,
+                            "energy_j": pytest.approx(energy)}
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"dies_per_channel": 0}, "flash 'tiny': dies_per_channel must be a positive integer, got 0"),
+    ({"planes_per_die": 2.0}, "flash 'tiny': planes_per_die must be a positive integer, got 2.0"),
+    ({"devices": 0}, "flash 'tiny': devices must be a positive integer, got 0"),
+    ({"duplex": 1}, "flash 'tiny': duplex must be true or false, got 1"),
+    ({"program_latency_s": -1.0}, "flash 'tiny': program_latency_s must be positive"),
+    ({"channel_bytes_per_s": 0.0}, "flash 'tiny': channel_bytes_per_s must be positive"),
+    ({"read_energy_j_per_page": -1.0}, "flash 'tiny': read_energy_j_per_page must not be negative"),
+    ({"program_energy_j_per_page": -1.0},
+     "flash 'tiny': program_energy_j_per_page must not be negative"),
+    ({"bus_energy_j_per_byte": -1.0}, "flash 'tiny': bus_energy_j_per_byte must not be negative"),
+])
+def test_each_flash_refusal_is_one_whole_message(overrides, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        tiny(**overrides)

@@ -1,8 +1,11 @@
 """Tier setups: the presets, the TOML file, overrides, and every constructor error."""
 
+import re
+
 import pytest
 
 from matndp.host.tier import TierConfig
+from matndp.host.tier.flash import flash_preset
 from matndp.host.tier.presets import (GIB, ConfigError, TierSetup, apply_overrides, load_setup,
                                       setup_from_dict, setup_preset)
 from matndp.host.tier.run import run_tier
@@ -112,3 +115,76 @@ def test_a_setup_refuses_bad_iterations():
     with pytest.raises(ValueError, match="iterations must be an integer >= 1"):
         TierSetup("x", TierConfig(hbm_fraction=1.0), setup_preset("default").flash, iterations=0)
     assert GIB == 2**30
+
+
+@pytest.mark.parametrize("content, message", [
+    (3, "configuration: expected a table of sections"),
+    ({"memory": {}, "disk": {}},
+     "configuration: unknown section(s) disk, memory (known: preset, tier, flash, run)"),
+    ({"run": {"seed": 1}}, "configuration: unknown key run.seed (known: gpu, iterations, policy)"),
+    ({"flash": {"channels": 2.5}}, "configuration: flash.channels must be an integer, got 2.5"),
+    ({"flash": {"duplex": 1}}, "configuration: flash.duplex must be true or false, got 1"),
+    ({"tier": {"link_bytes_per_s": float("inf")}},
+     "configuration: tier.link_bytes_per_s must be a finite number, got inf"),
+    ({"tier": {"page_bytes": float("nan")}},
+     "configuration: tier.page_bytes must be a finite number, got nan"),
+    ({"run": {"gpu": "x100"}},
+     "configuration: run.gpu: unknown GPU preset 'x100'; known: v100, a100, h100, tpu-v4"),
+    ({"run": {"policy": "fifo"}}, "configuration: run.policy: unknown policy 'fifo'"),
+    ({"run": {"policy": 3}}, "configuration: run.policy: unknown policy 3"),
+])
+def test_each_configuration_refusal_names_the_source_key_and_value(content, message):
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+        setup_from_dict(content)
+
+
+def test_whole_numbers_written_as_floats_become_integers_in_every_section():
+    setup = setup_from_dict({"tier": {"host_bytes": 128e9, "fault_batch_pages": 10.0},
+                             "flash": {"channels": 16.0, "devices": 2.0}})
+    assert setup.tier.host_bytes == 128 * 10**9 and type(setup.tier.host_bytes) is int
+    assert type(setup.tier.fault_batch_pages) is int
+    assert (setup.flash.channels, setup.flash.devices) == (16, 2)
+    assert type(setup.flash.channels) is int and type(setup.flash.devices) is int
+
+
+def test_an_absolute_capacity_replaces_the_presets_fraction_and_back():
+    by_bytes = setup_from_dict({"tier": {"hbm_bytes": 8 * PAGE}})      # the default: a fraction
+    assert (by_bytes.tier.hbm_bytes, by_bytes.tier.hbm_fraction) == (8 * PAGE, None)
+    by_share = setup_from_dict({"preset": "g10", "tier": {"hbm_fraction": 0.3}})
+    assert (by_share.tier.hbm_bytes, by_share.tier.hbm_fraction) == (None, 0.3)
+
+
+def test_a_flash_preset_keeps_the_device_count_and_applies_before_other_keys():
+    setup = setup_from_dict({"flash": {"devices": 3}})
+    switched = apply_overrides(setup, ["flash.preset=tlc", "flash.channels=4"])
+    assert (switched.flash.name, switched.flash.devices, switched.flash.channels) == ("tlc", 3, 4)
+    assert switched.flash.page_bytes == flash_preset("tlc").page_bytes
+
+
+@pytest.mark.parametrize("override, message", [
+    ("disk.size=3", "override 'disk.size=3': unknown section 'disk' (known: tier, flash, run)"),
+    ("run.seed=3", "override 'run.seed=3': unknown key run.seed (known: gpu, iterations, policy)"),
+    ("tier.host_bytes=-1", "override: tier: host_bytes must be an integer >= 0, got -1"),
+])
+def test_each_override_refusal_is_one_whole_message(override, message):
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        apply_overrides(setup_preset("default"), [override])
+
+
+def test_a_file_refusal_names_the_file(tmp_path):
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe")
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(binary))}: not a UTF-8 text file$"):
+        load_setup(binary)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tier]\nhbm_gb = 4\n")
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(bad))}: unknown key tier.hbm_gb"):
+        load_setup(bad)
+
+
+def test_a_preset_given_beside_a_file_replaces_the_files_own(tmp_path):
+    path = tmp_path / "setup.toml"
+    path.write_text('preset = "default"\n[run]\npolicy = "lru"\n')
+    setup = load_setup(path, preset="g10")
+    assert (setup.name, setup.policy, setup.tier.host_demotes) == ("g10", "lru", False)
+    assert load_setup(path).name == "default"
