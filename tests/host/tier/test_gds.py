@@ -92,3 +92,25 @@ def test_flashneuron_runs_through_simulate_under_the_trace_check():
     result = simulate(split_graph(), np.full(10, 1e-3), tier, ONE_PAGE_PER_US, "flashneuron")
     assert result.metrics["stall_s"] == pytest.approx(10e-6)
     assert result.metrics["hbm_to_flash_bytes"] == result.metrics["flash_to_hbm_bytes"] == 10 * PAGE
+
+
+def test_every_counter_of_an_offload_and_its_demand_read():
+    """The offload of the first test counted whole: X's 10 pages written once (a planned
+    eviction, one program request) and read once on demand (one read request). The peak
+    is op 1's: X (its write still in flight), s0, s1 and the page reserved for y."""
+    lifetimes, run = executor(split_graph(), 13)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 10, 0, 1, 1, 9, 9, "flash"),), strict=False,
+                sync_at=(9,))
+    record = run.run_iteration(plan)
+    assert record.counters == {
+        "to_flash_pages": 10, "from_flash_pages": 10, "to_host_pages": 0, "from_host_pages": 0,
+        "demand_fetch_pages": 10, "demand_evict_pages": 0, "planned_evict_pages": 10,
+        "planned_fetch_pages": 0, "dropped_clean_pages": 0, "faults": 0, "peak_pages": 13}
+    flash = ONE_PAGE_PER_US
+    assert record.flash == {
+        "page_reads": 10, "page_programs": 10, "read_requests": 1, "program_requests": 1,
+        "bus_bytes": 20 * PAGE,
+        "energy_j": pytest.approx(10 * (flash.read_energy_j_per_page
+                                        + flash.program_energy_j_per_page)
+                                  + 20 * PAGE * flash.bus_energy_j_per_byte)}

@@ -117,3 +117,30 @@ def test_uvm_without_pressure_moves_nothing():
 def test_an_op_larger_than_hbm_is_refused():
     with pytest.raises(ValueError, match="below the largest single op's working set"):
         run(return_graph(), hbm_bytes=121 * PAGE)
+
+
+def test_every_counter_of_an_iteration_through_host_dram():
+    """The host-DRAM run above in batches of 7 faults: A's 30 host pages come back in the
+    first four batches and 2 pages of the fifth; its 41 flash pages in the fifth (5), five
+    batches of 7 and a last one of 1 — seven flash read requests. Op 1's write-out to
+    flash is one program request of 41 pages. The peak is op 1's full HBM."""
+    host_s = PAGE / min(LINK, TierConfig(hbm_bytes=1).host_bytes_per_s)
+    latency = TierConfig(hbm_bytes=1).host_latency_s
+    result = run(return_graph(), hbm_bytes=150 * PAGE, host_bytes=30 * PAGE, fault_batch_pages=7)
+    record = result.records[-1]
+    assert record.counters == {
+        "to_flash_pages": 41, "from_flash_pages": 41, "to_host_pages": 30, "from_host_pages": 30,
+        "demand_fetch_pages": 71, "demand_evict_pages": 71, "planned_evict_pages": 0,
+        "planned_fetch_pages": 0, "dropped_clean_pages": 0, "faults": 71, "fault_batches": 11,
+        "peak_pages": 150, "demoted_pages": 0}
+    assert record.flash == {"page_reads": 41, "page_programs": 41, "read_requests": 7,
+                            "program_requests": 1, "bus_bytes": 82 * PAGE,
+                            "energy_j": pytest.approx(41 * (ZSSD.read_energy_j_per_page
+                                                            + ZSSD.program_energy_j_per_page)
+                                                      + 82 * PAGE * ZSSD.bus_energy_j_per_byte)}
+    write_out = (latency + 30 * host_s) + (ZSSD.program_latency_s + 41 * PROGRAM)
+    from_host = 4 * (latency + 7 * host_s)
+    mixed = latency + 2 * host_s + ZSSD.read_latency_s + 5 * READ
+    from_flash = 6 * ZSSD.read_latency_s + 36 * READ
+    faults = 11 * 45e-6 + from_host + mixed + from_flash
+    assert record.stall_s == pytest.approx(write_out + faults, rel=1e-12)
