@@ -40,7 +40,11 @@ def test_a_planned_fetch_takes_its_pages_from_where_its_plan_put_them():
     for _ in range(2):
         record = run.run_iteration(plan)
     assert fetches(run.log, x)[-2:] == [(2, 0), (2, 2)]
-    assert (record.counters["from_flash_pages"], record.counters["from_host_pages"]) == (2, 2)
+    # The peak is ops 5 and 6: 6 pages of X, Z (6) and one chain page.
+    assert record.counters == {
+        "to_flash_pages": 2, "from_flash_pages": 2, "to_host_pages": 2, "from_host_pages": 2,
+        "demand_fetch_pages": 0, "demand_evict_pages": 0, "planned_evict_pages": 4,
+        "planned_fetch_pages": 4, "dropped_clean_pages": 0, "faults": 0, "peak_pages": 13}
     check_trace(run.log, lifetimes, 13, 64)
 
 
@@ -70,3 +74,47 @@ def test_the_executor_refuses_what_cannot_run():
                        initial_resident=lifetimes.pages)
         run._slot = 0
         run.make_space(14, set())
+
+
+def test_the_executor_names_what_it_refuses():
+    lifetimes = Lifetimes(frozen_weight_graph(), PAGE)
+    tier = TierConfig(hbm_bytes=13 * PAGE)
+    flash = FlashDevice(flash_preset("zssd"))
+    resident = lifetimes.pages.copy()
+    resident[lifetimes.index["W"]] = 11
+    with pytest.raises(ValueError, match="^initial residency of W out of range$"):
+        Executor(lifetimes, np.full(10, 1e-3), 13, tier, flash, initial_resident=resident)
+    with pytest.raises(CapacityError, match="^initial residency 10 pages exceeds HBM of 9$"):
+        Executor(lifetimes, np.full(10, 1e-3), 9, tier, flash, initial_resident=lifetimes.pages)
+    run = Executor(lifetimes, np.full(10, 1e-3), 13, tier, flash, initial_resident=lifetimes.pages)
+    run._slot = 1
+    with pytest.raises(CapacityError, match="^14 pages needed at once, HBM holds 13$"):
+        run.make_space(14, set())
+    with pytest.raises(CapacityError, match=r"^op 'idle1': 4 pages needed, 3 free and nothing "
+                                            r"evictable \(HBM 13 pages\)$"):
+        run.make_space(4, {lifetimes.index["W"]})
+
+
+def test_reconcile_brings_the_weights_to_the_residency_a_plan_starts_from():
+    """A plan whose chunk of W (4 pages) comes back only in the next iteration starts
+    with those pages out: reconciling to it drops them (W's checkpoint is valid, so
+    nothing is written). Reconciling back to a plan without chunks prefetches them: a
+    planned fetch, issued after the request overhead rather than the fault latency."""
+    lifetimes, run = executor(frozen_weight_graph(), 13, 0)
+    w = lifetimes.index["W"]
+    wrapping = Plan("hand", 10, 13, (Chunk(w, 4, 9, 10, 11, 12, 13),), strict=False)
+    run.reconcile(wrapping)
+    assert (run.resident[w], run.used, run.now) == (6, 6, 0.0)
+    assert [(e.kind, e.pages, e.dirty) for e in run.log[-2:]] == [
+        (EventKind.EVICT_BEGIN, 4, 0), (EventKind.EVICT_END, 4, 0)]
+    run.reconcile(Plan("hand", 10, 13, (), strict=False))
+    assert fetches(run.log, w) == [(4, 0)]
+    assert run.counters == {
+        "to_flash_pages": 0, "from_flash_pages": 4, "to_host_pages": 0, "from_host_pages": 0,
+        "demand_fetch_pages": 0, "demand_evict_pages": 0, "planned_evict_pages": 4,
+        "planned_fetch_pages": 4, "dropped_clean_pages": 4, "faults": 0, "peak_pages": 10}
+    tier = TierConfig(hbm_bytes=1)
+    ready = tier.request_overhead_s
+    flash_done = FlashDevice(flash_preset("zssd")).read(4 * PAGE, ready)
+    assert run.inbound_done[w] == pytest.approx(max(flash_done + PAGE / tier.link_bytes_per_s,
+                                                    ready + 4 * PAGE / tier.link_bytes_per_s))
