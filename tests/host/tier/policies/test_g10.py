@@ -6,10 +6,12 @@ is estimated at 10 µs and the prefetch at 1.5 × 10 = 15 µs."""
 
 import numpy as np
 
+from matndp.host.tier import TierConfig, flash_preset
 from matndp.host.tier.costs import TransferCosts
 from matndp.host.tier.lifetime import Lifetimes
 from matndp.host.tier.plan import Chunk
-from matndp.host.tier.policies.g10 import plan_g10
+from matndp.host.tier.policies.base import PlanningContext
+from matndp.host.tier.policies.g10 import G10Policy, plan_g10
 
 from ..graphs import PAGE, SPLIT_WITH_V_OCCUPANCY, split_graph, split_with_v_graph
 
@@ -38,6 +40,24 @@ def test_a_gap_longer_than_the_rule_moves_the_tensor_whole():
     assert g10.chunks == (Chunk(lifetimes.index["X"], 10, gap_after=0, evict_at=1, evict_due=3,
                                 fetch_at=7, fetch_due=9),)
     assert not g10.strict
+
+
+def test_flash_costs_alone_make_no_third_tier():
+    """The case above with the SSD's costs but no host DRAM: still the two-tier plan (a
+    three-tier one would send X, idle for less than the SSD rule, to host DRAM, which
+    could not hold it)."""
+    lifetimes, two_tier = plan(split_graph(), [100] + [8.75] * 7 + [12, 100], capacity=13)
+    times = np.array([100] + [8.75] * 7 + [12, 100]) * US
+    assert plan_g10(lifetimes, times, 13, COSTS, flash_costs=SSD) == two_tier
+    assert plan_g10(lifetimes, times, 13, COSTS, flash_costs=SSD, host_pages=0) == two_tier
+
+
+def test_the_policy_plans_two_tiers_without_a_tier_or_without_host_dram():
+    lifetimes, two_tier = plan(split_graph(), [100] + [8.75] * 7 + [12, 100], capacity=13)
+    times = np.array([100] + [8.75] * 7 + [12, 100]) * US
+    for tier in (None, TierConfig(hbm_bytes=13 * PAGE)):
+        context = PlanningContext(lifetimes, times, 13, COSTS, tier=tier, flash=flash_preset("zssd"))
+        assert G10Policy().plan(context) == two_tier
 
 
 def test_an_eviction_that_relieves_no_slot_over_capacity_is_not_planned():

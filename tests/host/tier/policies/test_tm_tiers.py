@@ -59,6 +59,19 @@ def test_the_ratio_splits_a_tensor_between_flash_and_host_dram():
         Chunk(x, 2, 0, 1, 2, 8, 9, destination="host")]
 
 
+@pytest.mark.parametrize("capacity, host_pages, share", [
+    (25, 0, 0.0),          # the fullest slot fits: nothing must leave
+    (30, 0, 0.0),
+    (20, 0, 1.0),          # no host DRAM: everything to flash
+    (20, 5, 0.0),          # host DRAM holds the whole excess ...
+    (20, 50, 0.0),         # ... or more than it
+    (21, 1, 0.75),         # 4 pages must leave, host DRAM holds 1
+])
+def test_the_least_flash_share_is_what_host_dram_cannot_hold(capacity, host_pages, share):
+    lifetimes = Lifetimes(split_with_v_graph(), PAGE)        # fullest slots: 25 pages
+    assert least_flash_share(lifetimes, capacity, host_pages) == pytest.approx(share)
+
+
 def test_a_transfer_is_issued_in_pieces_of_each_slots_budget():
     """Split graph, HBM 13: ops 5 and 6 need 17, so 4 pages of X leave, all to flash (no
     host DRAM). Ops 1..4 take 4 µs: each slot's flash budget programs one page, so the
