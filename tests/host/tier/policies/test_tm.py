@@ -1,10 +1,11 @@
 """TM-like static planning worked out by hand: which tensor is split, by how much, when."""
 
 import numpy as np
+import pytest
 
 from matndp.host.tier.lifetime import Lifetimes
-from matndp.host.tier.plan import Chunk
-from matndp.host.tier.policies.tm import plan_tm
+from matndp.host.tier.plan import Chunk, Plan
+from matndp.host.tier.policies.tm import TMConfig, monitor_derate, plan_tm
 
 from ..graphs import PAGE, split_with_v_graph
 from .test_g10 import COSTS
@@ -19,3 +20,57 @@ def test_the_tensor_used_furthest_ahead_gives_exactly_the_excess():
     assert plan.chunks == (Chunk(lifetimes.index["X"], 5, gap_after=0, evict_at=1, evict_due=2,
                                  fetch_at=8, fetch_due=9),)
     assert plan.strict and plan.planned_stall_s == (0.0,) * 10
+
+
+# ---- the timing monitor's derating, on a hand-made plan: ten 1 ms slots, one chunk
+# written over slots 1..2 (due at boundary 3) and read over slots 6..8 (due at 9) --------
+
+MS = 1e-3
+
+
+def monitored(stall_at, derate=None, planned_stall_s=None, chunk=None, config=TMConfig()):
+    chunk = chunk or Chunk(0, 4, gap_after=0, evict_at=1, evict_due=3, fetch_at=6, fetch_due=9)
+    plan = Plan("tm", 10, 13, (chunk,), strict=True, planned_stall_s=planned_stall_s)
+    stall = np.zeros(10)
+    for boundary, seconds in stall_at.items():
+        stall[boundary] = seconds
+    return monitor_derate(plan, np.ones(10) if derate is None else derate, stall,
+                          np.full(10, MS), config)
+
+
+def test_a_late_write_out_derates_its_own_window():
+    # 2 ms late over a 2 ms window: the window had half the bandwidth planned.
+    assert list(monitored({3: 2 * MS})) == [1, 0.5, 0.5, 1, 1, 1, 1, 1, 1, 1]
+
+
+def test_a_late_read_derates_its_window_times_the_derate_it_had():
+    derate = np.full(10, 0.5)
+    new = monitored({9: 0.6 * MS}, derate=derate)       # 3 ms window, 0.6 ms late
+    assert new == pytest.approx([0.5] * 6 + [0.5 * 3 / 3.6] * 3 + [0.5])
+    assert list(derate) == [0.5] * 10                     # the caller's array is left alone
+
+
+def test_a_window_that_wraps_around_the_iteration_is_derated_on_both_sides():
+    chunk = Chunk(0, 4, gap_after=2, evict_at=3, evict_due=4, fetch_at=8, fetch_due=11)
+    assert list(monitored({1: 3 * MS}, chunk=chunk)) == [0.5, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5]
+
+
+def test_the_derate_never_falls_below_its_floor():
+    new = monitored({9: 1000 * MS}, config=TMConfig(min_derate=0.25))
+    assert list(new) == [1] * 6 + [0.25] * 3 + [1]
+
+
+@pytest.mark.parametrize("stall_at, planned", [
+    ({9: 0.5 * MS}, None),                   # within 5 % of the 10 ms iteration
+    ({4: 5 * MS}, None),                     # late where no transfer is due
+    ({9: 3.6 * MS}, 3 * MS),                 # 0.6 ms over a plan of 13 ms: within 5 %
+])
+def test_stall_within_tolerance_or_outside_any_window_changes_nothing(stall_at, planned):
+    planned_stall_s = None if planned is None else (0.0,) * 9 + (planned,)
+    assert monitored(stall_at, planned_stall_s=planned_stall_s) is None
+
+
+def test_stall_beyond_tolerance_of_the_iteration_but_within_that_of_its_window_changes_nothing():
+    # 0.6 ms over the whole 10 ms iteration (> 5 %), but at boundary 9 only 0.1 ms (its
+    # window is 3 ms: 0.15 ms tolerance) and at boundary 5, where nothing is due, 0.5 ms.
+    assert monitored({9: 0.1 * MS, 5: 0.5 * MS}) is None
