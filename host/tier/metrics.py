@@ -119,7 +119,9 @@ def time_breakdown(log, record, op_times):
                                 0, None).sum()) if len(busy) else 0.0
         span = span_end - span_start
         overlap = covered + ideal - span
-        stall = span - ideal
+        # The stall before the op as recorded, not span - ideal: that difference of
+        # rounded times comes out a hair below zero for an op that never stalled.
+        stall = float(record.stall_by_boundary[slot])
         if overlap < 0:
             stall -= overlap
             overlap = 0.0

@@ -21,6 +21,10 @@ PUBLISHED = "ideal | lru | prefetch_lru\n" + "".join(
 TRAFFIC = "lru | deepUM | prefetch_lru\n" + "".join(
     f"{name}|table\n" + "5e5 2.5e5 1e5\n" * 4 for name, _, _ in G10_WORKLOADS)
 
+# G10's time breakdown (compute, overlap, stall; units its own): Base UVM 50 / 25 / 25 %,
+# FlashNeuron failing (an infinite stall), DeepUM 25 / 25 / 50 %, G10 75 / 25 / 0 %.
+BREAKDOWN = {"compute": "2 1 1 3", "overlap": "1 1 1 1", "stall": "1 inf 2 0"}
+
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
@@ -39,6 +43,11 @@ def checkout(tmp_path_factory):
     traffic = root / "example_results" / "overall_traffic" / "traffic.txt"
     traffic.parent.mkdir(parents=True)
     traffic.write_text(TRAFFIC)
+    breakdown = root / "example_results" / "overall_breakdown"
+    breakdown.mkdir(parents=True)
+    for part, values in BREAKDOWN.items():
+        (breakdown / f"{part}.txt").write_text("lru | FlashNeuron | deepUM | prefetch_lru\n" + "".join(
+            f"{name}|table\n{values}\n" for name, _, _ in G10_WORKLOADS))
     sizes = root / "example_results" / "overall_batchsize"
     sizes.mkdir(parents=True)
     for (name, _, batch), filename in zip(G10_WORKLOADS, ("bert", "vit", "inception", "resnet",
@@ -84,6 +93,20 @@ def test_both_tables_have_a_row_per_workload(checkout, capsys):
         assert row == [f"{name} ({batch})", "2.00 / 0.00 / -100 %", "— / 0.00",
                        "1.00 / 0.00 / -100 %", "— / 0.00", "— / 0.00",
                        "0.40 / 0.00 / -100 %", "0.00"]
+
+
+def test_the_time_breakdown_sets_g10s_shares_beside_ours(checkout):
+    """Nothing moves in our runs: all compute. G10's shares from the stand-in table."""
+    text = g10_validation(checkout)
+    lines = text.splitlines()
+    caption = lines.index("Time breakdown, compute / overlap / stall in % of the iteration, "
+                          "G10's published figure; ours:")
+    assert lines[caption + 2:caption + 4] == [
+        "| workload (batch) | Base UVM (`uvm`) | FlashNeuron (`flashneuron`) | DeepUM (`deepum`) "
+        "| G10 (`g10`) | `tm` |", "|---|---|---|---|---|---|"]
+    for (name, _, batch), line in zip(G10_WORKLOADS, lines[caption + 4:caption + 9]):
+        assert line == (f"| {name} ({batch}) | 50 / 25 / 25; 100 / 0 / 0 | fails; 100 / 0 / 0 | "
+                        "25 / 25 / 50; 100 / 0 / 0 | 75 / 25 / 0; 100 / 0 / 0 | 100 / 0 / 0 |")
 
 
 def test_the_batch_size_figure_is_read_and_run_where_traces_exist(checkout):

@@ -72,3 +72,17 @@ def test_the_time_breakdown_splits_each_op_span_as_g10_does():
                              stall_by_boundary=np.array([0.0, 0.5]), counters={}, flash={})
     assert time_breakdown(log, record, [1.0, 1.0]) == pytest.approx(
         {"compute": 1.5, "overlap": 0.5, "stall": 0.5})
+
+
+def test_an_op_that_never_waited_has_no_stall_not_a_rounding_below_zero():
+    """One op of 0.1 s starting at 0.7 s: its span, (0.7 + 0.1) - 0.7, rounds to a hair
+    below 0.1 s, which as span - op time was a negative stall (a "-0 %" in the tables)."""
+    from matndp.host.tier.events import EventKind, TraceEvent
+    from matndp.host.tier.executor import IterationRecord
+    from matndp.host.tier.metrics import time_breakdown
+    log = [TraceEvent(0.7, EventKind.OP, None, 0, slot=0)]
+    record = IterationRecord(index=1, start_s=0.7, end_s=0.8, compute_s=0.1, stall_s=0.0,
+                             stall_by_boundary=np.zeros(1), counters={}, flash={})
+    breakdown = time_breakdown(log, record, [0.1])
+    assert breakdown["stall"] == 0.0
+    assert breakdown["overlap"] >= 0.0 and breakdown["compute"] == pytest.approx(0.1)
