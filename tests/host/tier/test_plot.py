@@ -10,6 +10,12 @@ from matndp.host.units import format_seconds
 from .graphs import PAGE, split_graph
 
 
+def lru_on_the_split_graph():
+    """LRU with 13 pages of HBM: it stalls before two ops."""
+    return simulate(split_graph(), np.full(10, 1e-3), TierConfig(hbm_bytes=13 * PAGE),
+                    flash_preset("zssd"), "lru")
+
+
 def _row(model, policy, fraction, traffic, per_watt):
     return {"model": model, "policy": policy, "hbm_fraction": fraction,
             "inter_tier_bytes": traffic, "throughput_per_watt": per_watt}
@@ -42,8 +48,7 @@ def test_each_models_row_plots_every_policy_against_the_hbm_fraction(drawn_figur
 def test_the_run_figure_shows_occupancy_in_milliseconds_of_the_last_iteration(drawn_figures,
                                                                               tmp_path):
     figures = drawn_figures(plot)
-    run = simulate(split_graph(), np.full(10, 1e-3), TierConfig(hbm_bytes=13 * PAGE),
-                   flash_preset("zssd"), "lru")
+    run = lru_on_the_split_graph()
     plot.plot_run(run, {"lru": run.metrics}, tmp_path / "run.png")
     occupancy, traffic = figures[0].axes
     record = run.records[-1]
@@ -61,8 +66,7 @@ def test_the_run_figure_names_its_lines_stalls_and_setup(drawn_figures, tmp_path
     figure shows each stall as a band ending where its op starts, and names the run's
     iteration and stall time, its lines and its machine."""
     figures = drawn_figures(plot)
-    run = simulate(split_graph(), np.full(10, 1e-3), TierConfig(hbm_bytes=13 * PAGE),
-                   flash_preset("zssd"), "lru")
+    run = lru_on_the_split_graph()
     record = run.records[-1]
     waits = [wait for wait in record.stall_by_boundary if wait > 0]
     assert len(waits) == 2
@@ -90,3 +94,44 @@ def test_the_run_figure_names_its_lines_stalls_and_setup(drawn_figures, tmp_path
     assert [text.get_text() for text in traffic.get_legend().get_texts()] == \
         ["HBM → flash", "flash → HBM"]
     assert [tick.get_text() for tick in traffic.get_xticklabels()] == ["lru", "ideal"]
+
+
+def test_the_run_figure_draws_its_marks_as_described(drawn_figures, tmp_path):
+    """The occupancy is a step held until the next sample; each stall band spans the
+    axes' full height and ends where its op starts; capacity dashed, footprint dotted;
+    the traffic bars stacked (back on top of out); titles at 10 points, legends at 8."""
+    figures = drawn_figures(plot)
+    run = lru_on_the_split_graph()
+    run.metrics.update({"gpu": "a100", "batch": 8, "flash": "zssd", "link_gbs": 32.0})
+    plot.plot_run(run, {"lru": run.metrics}, tmp_path / "run")
+    figure = figures[0]
+    occupancy, traffic = figure.axes
+    record = run.records[-1]
+    step, capacity, footprint = occupancy.get_lines()
+    assert step.get_drawstyle() == "steps-post" and step.get_linewidth() == 1
+    assert (capacity.get_linestyle(), footprint.get_linestyle()) == ("--", ":")
+    ends = [record.occupancy[2 * slot + 1].time_s - record.start_s
+            for slot, wait in enumerate(record.stall_by_boundary) if wait > 0]
+    for band, end in zip(occupancy.collections[0].get_paths(), ends):
+        assert (band.vertices[:, 1].min(), band.vertices[:, 1].max()) == (0, 1)
+        assert band.vertices[:, 0].max() == pytest.approx(end * 1e3)
+    out, back = traffic.patches
+    assert (out.get_y(), back.get_y()) == pytest.approx((0, 4 * PAGE / 1e9))
+    assert figure._suptitle.get_fontsize() == 10 and occupancy.title.get_fontsize() == 10
+    assert {text.get_fontsize() for axes in (occupancy, traffic)
+            for text in axes.get_legend().get_texts()} == {8}
+
+
+def test_the_sweep_figure_has_log_axes_ticked_at_each_fraction(drawn_figures, tmp_path):
+    figures = drawn_figures(plot)
+    rows = [_row("mlp", "lru", 0.5, 4e9, 2.0), _row("mlp", "lru", 0.125, 6e9, 1.0)]
+    plot.plot_sweep(rows, tmp_path / "sweep.png")
+    traffic, per_watt = figures[0].axes
+    assert figures[0].get_suptitle() == ""                 # rows without a setup
+    for axes in (traffic, per_watt):
+        assert axes.get_xscale() == "log" and axes.get_xlabel() == "HBM capacity (% of footprint)"
+        assert [tick.get_text() for tick in axes.get_xticklabels()] == ["12.5", "50"]
+        assert list(axes.get_xticks()) == [12.5, 50]
+        assert [text.get_text() for text in axes.get_legend().get_texts()] == ["lru"]
+        assert axes.get_legend().get_texts()[0].get_fontsize() == 8
+    assert (traffic.get_yscale(), per_watt.get_yscale()) == ("linear", "log")
