@@ -2,6 +2,7 @@
 packet size and lanes of the RTL configuration."""
 
 import json
+import re
 
 import pytest
 
@@ -126,3 +127,74 @@ def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_p
     same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(NDPConfig()),
                                 "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
     assert load_calibration(same).cost("relu_fwd").cycles_per_packet == 3
+
+
+def _kernels(**entries):
+    return {"schema": SCHEMA, "kernels": entries}
+
+
+@pytest.mark.parametrize("document, message", [
+    ([1], f'expected a JSON object with "schema": "{SCHEMA}"'),
+    ({"kernels": {}}, f'expected a JSON object with "schema": "{SCHEMA}"'),
+    ({"schema": SCHEMA}, '"kernels" must be an object of kernel name -> costs'),
+    ({"schema": SCHEMA, "ndp_config": 3, "kernels": {}},
+     "\"ndp_config\" must be an object (the slice's configuration)"),
+    ({"schema": SCHEMA, "clock_hz": 0, "kernels": {}}, "clock_hz must be positive"),
+    ({"schema": SCHEMA, "clock_hz": "fast", "kernels": {}},
+     "clock_hz: expected a finite, non-negative number, got 'fast'"),
+    (_kernels(relu_fwd=3), 'kernels.relu_fwd: needs "cycles_per_packet"'),
+    (_kernels(relu_fwd={"fixed_cycles": 3}), 'kernels.relu_fwd: needs "cycles_per_packet"'),
+    (_kernels(relu_fwd={"cycles_per_packet": -1}),
+     "kernels.relu_fwd.cycles_per_packet: expected a finite, non-negative number, got -1"),
+    (_kernels(relu_fwd={"cycles_per_packet": True}),
+     "kernels.relu_fwd.cycles_per_packet: expected a finite, non-negative number, got True"),
+    (_kernels(relu_fwd={"cycles_per_packet": 0}), "kernels.relu_fwd.cycles_per_packet must be positive"),
+    (_kernels(relu_fwd={"cycles_per_packet": 3, "fixed_cycles": -2}),
+     "kernels.relu_fwd.fixed_cycles: expected a finite, non-negative number, got -2"),
+    (_kernels(adam={"cycles_per_packet": 3, "after_cycles_per_packet": "1"}),
+     "kernels.adam.after_cycles_per_packet: expected a finite, non-negative number, got '1'"),
+    (_kernels(adam={"cycles_per_packet": 3, "after_cycles_per_packet": 4.5}),
+     "kernels.adam.after_cycles_per_packet (4.5) must be less than cycles_per_packet (3)"),
+])
+def test_each_calibration_refusal_names_the_file_and_the_field(tmp_path, document, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: {message}')}$"):
+        load_calibration(path)
+
+
+def test_a_file_that_is_not_text_is_named(tmp_path):
+    path = tmp_path / "binary.json"
+    path.write_bytes(b"\xff\xfe{")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}: not a UTF-8 text file$"):
+        load_calibration(path)
+
+
+def test_hardware_and_kernel_refusals_are_whole_messages(calibration):
+    with pytest.raises(ValueError, match=r"^bad NDP hardware configuration NDPHardware\("
+                                         r"slices_per_controller=0, clock_hz=1200000000\.0, slice=NDPConfig\("):
+        NDPHardware(slices_per_controller=0)
+    with pytest.raises(TypeError, match="^NDPHardware.slice must be an NDPConfig, not 32$"):
+        NDPHardware(slice=32)
+    with pytest.raises(KeyError, match="no NDP kernel 'softmax_9' in the calibration"):
+        calibration.cost("softmax_9")
+
+
+def test_many_differences_of_configuration_are_counted_beyond_the_first_four(tmp_path):
+    from matndp.host.calibration import configuration_record
+    record = configuration_record(NDPConfig())
+    record.update(sector_bytes=64, extra_a=1, extra_b=2, extra_c=3, extra_d=4)
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": record, "kernels": {}}))
+    with pytest.raises(ValueError, match=r": measured on another slice configuration: extra_a 1 "
+                                         r"\(here None\), extra_b 2 \(here None\), extra_c 3 "
+                                         r"\(here None\), extra_d 4 \(here None\) and 1 more$"):
+        load_calibration(path)
+
+
+def test_the_description_names_the_hardware_of_the_file(tmp_path):
+    path = tmp_path / "ndp_kernels.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "clock_hz": 2e9, "kernels": {}}))
+    described = load_calibration(path, NDPHardware(slices_per_controller=4)).describe()
+    assert (described["slices_per_controller"], described["clock_hz"]) == (4, 2e9)
+    assert described["measured_kernels"] == [] and described["ignored_unknown_kernels"] == []

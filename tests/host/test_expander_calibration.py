@@ -2,6 +2,7 @@
 calibration file, its errors, and the cost at a port count the file did not measure."""
 
 import json
+import re
 
 import pytest
 
@@ -99,3 +100,44 @@ def test_a_missing_explicit_file_is_an_error_and_a_missing_default_is_none(tmp_p
         load_expander_calibration(tmp_path / "absent.json")
     monkeypatch.chdir(tmp_path)
     assert load_expander_calibration() is None
+
+
+@pytest.mark.parametrize("reduction, message", [
+    ({}, '"reduction" must be an object of optimizer kernel -> port count -> costs'),
+    ({"nonsense": {"4": _point(1)}}, "reduction.nonsense: not an NDP kernel of the host model (known: "),
+    ({"adam": {}}, "reduction.adam must be an object of port count -> costs"),
+    ({"adam": [1]}, "reduction.adam must be an object of port count -> costs"),
+    ({"adam": {"x2": _point(1)}}, "reduction.adam.x2: the port count must be an integer of at least 2"),
+    ({"adam": {"4": 3}}, 'reduction.adam.4: expected an object with "cycles_per_reduced_sector"'),
+    ({"adam": {"4": {"memory_accesses_per_reduced_sector": 3}}},
+     'reduction.adam.4: needs "cycles_per_reduced_sector"'),
+    ({"adam": {"4": _point(-1)}},
+     "reduction.adam.4.cycles_per_reduced_sector: expected a finite, non-negative number, got -1"),
+    ({"adam": {"4": _point(1, accesses="x")}},
+     "reduction.adam.4.memory_accesses_per_reduced_sector: expected a finite, non-negative "
+     "number, got 'x'"),
+    ({"adam": {"4": _point(5, accesses=0)}}, "reduction.adam.4: costs must be positive"),
+])
+def test_each_refusal_names_the_file_and_the_entry(tmp_path, reduction, message):
+    path = _write(tmp_path / "bad.json", reduction)
+    with pytest.raises(ValueError, match="^" + re.escape(f"{path}: {message}")):
+        load_expander_calibration(path)
+
+
+def test_a_non_object_configuration_is_refused_by_name(tmp_path):
+    path = _write(tmp_path / "bad.json", {"adam": {"4": _point(3)}}, ndp_config=[1])
+    with pytest.raises(ValueError, match="^" + re.escape(
+            f"{path}: \"ndp_config\" must be an object (the slice's configuration)") + "$"):
+        load_expander_calibration(path)
+
+
+def test_a_line_that_falls_to_zero_is_refused_and_says_where(tmp_path):
+    """Measured at K = 2 and 4: 100 and 50 cycles, a line falling 25 per port: zero at 6."""
+    calibration = load_expander_calibration(_write(tmp_path / "e.json", {
+        "adam": {"2": _point(100), "4": _point(50)}}))
+    assert calibration.cycles_per_reduced_sector("adam", 5) == (pytest.approx(25),
+                                                                "line through K = 2, 4")
+    with pytest.raises(ValueError, match=r"e\.json: the line through K = \[2, 4\] gives no positive "
+                                         r"cost at K = 6$"):
+        calibration.cycles_per_reduced_sector("adam", 6)
+    assert calibration.cycles_per_reduced_sector("sgd", 4) is None
