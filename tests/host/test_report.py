@@ -116,3 +116,70 @@ def test_the_report_counts_the_ops_of_each_placement(gpus):
         where = plan.placements[op.name].where
         counts[where] = counts.get(where, 0) + 1
     assert report["placements"] == counts and "on_the_fly" in counts
+
+
+def test_every_energy_part_of_a_data_parallel_run():
+    """Two GPUs: each part from its definition, in the documented constants: K times one
+    GPU's iteration (its optimizer step added back on the baseline, at FP32 and through
+    DRAM), NVLink for the all-reduce, and on the matNDP side the expanders' link, DRAM
+    traffic, optimizer instructions and their slices' static power."""
+    from matndp.host.energy import baseline_energy, matndp_energy
+    from matndp.host.ndpxnet import NDPXNetConfig
+    gpus, pj = 2, 1e-12
+    dram, transport, nvlink, cxl = 3.97 * pj, (13.11 - 3.97) * pj, 1.3 * pj, 8.0 * pj
+    fp32, instruction, slice_w = (0.38 + 1.31) / 2 * pj, (53.8 + 3 * 17.6) * pj, 0.272 / 4
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 4, "bf16", gpus=gpus), with_plan=True)
+    graph = build_model("resnet50", batch=4, dtype="bf16")
+    step = [op for op in graph.ops if op.phase == "optimizer"]
+    step_bytes = sum(graph.op_bytes(op) for op in step)
+    static_w = PRESETS["a100"].tdp_w * 0.30
+    one, ndp = baseline_energy(plan), matndp_energy(plan)
+    baseline_s, matndp_s = report["baseline_s"], report["matndp_s"]
+    assert report["energy_baseline"] == pytest.approx({
+        "gpu_compute_j": gpus * (one.gpu_compute_j + sum(op.flops for op in step) * fp32),
+        "ndp_compute_j": 0.0,
+        "dram_j": gpus * (one.dram_j + step_bytes * 8 * dram),
+        "gpu_transport_j": gpus * (one.gpu_transport_j + step_bytes * 8 * transport),
+        "gpu_static_j": gpus * static_w * baseline_s, "ndp_static_j": 0.0,
+        "link_j": report["ndpxnet"]["baseline"]["nvlink_bytes"] * 8 * nvlink,
+        "total_j": report["energy_j_baseline"]}, rel=1e-9)
+    expander_slices = NDPXNetConfig(gpus).expander_channels * 16
+    cycles = report["ndpxnet"]["expander_optimizer_compute_s"] * 1.2e9 * expander_slices
+    expander_bytes = report["dram_bytes_matndp"] - gpus * plan.dram_bytes_matndp
+    assert report["energy_matndp"] == pytest.approx({
+        "gpu_compute_j": gpus * ndp.gpu_compute_j,
+        "ndp_compute_j": gpus * ndp.ndp_compute_j + cycles * instruction,
+        "dram_j": gpus * ndp.dram_j + expander_bytes * 8 * dram,
+        "gpu_transport_j": gpus * ndp.gpu_transport_j,
+        "gpu_static_j": gpus * static_w * matndp_s,
+        "ndp_static_j": (gpus * plan.meta["ndp_slices"] + gpus * expander_slices) * slice_w * matndp_s,
+        "link_j": report["ndpxnet"]["matndp"]["expander_link_bytes"] * 8 * cxl,
+        "total_j": report["energy_j_matndp"]}, rel=1e-6)
+    assert report["energy_j_baseline"] == pytest.approx(
+        sum(v for k, v in report["energy_baseline"].items() if k != "total_j"), rel=1e-12)
+    assert report["energy_j_matndp"] == pytest.approx(
+        sum(v for k, v in report["energy_matndp"].items() if k != "total_j"), rel=1e-12)
+
+
+def test_the_ndpxnet_timeline_splits_the_matndp_iteration_where_the_forward_pass_ends():
+    """NDPXNet overlaps the weights' read-back with the forward pass and the gradients'
+    streaming with the backward pass: the matNDP timeline splits at the end of its last
+    forward op (well before the iteration ends), and the last backward op's weight
+    gradients are the tail that cannot overlap. One memory expander per GPU by default."""
+    from matndp.host.ndpxnet import NDPXNetConfig, simulate_ndpxnet
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 4, "bf16", gpus=2), with_plan=True)
+    graph = build_model("resnet50", batch=4, dtype="bf16")
+    forward = {op.name for op in graph.ops if op.phase == "forward"}
+    forward_end = max(entry.end_s for entry in plan.schedule if entry.op in forward)
+    assert 0 < forward_end < 0.6 * plan.matndp_s
+    last = [op for op in graph.ops if op.phase == "backward"][-1]
+    tail_bytes = sum(graph.tensor_bytes(t) for t in last.outputs
+                     if graph.tensors[t].kind == "weight_gradient")
+    expected = simulate_ndpxnet(
+        graph, PRESETS["a100"], NDPXNetConfig(2, expanders=2), forward_s=forward_end,
+        backward_s=plan.matndp_s - forward_end,
+        optimizer_gpu_s=report["ndpxnet"]["baseline"]["optimizer_gpu_s"],
+        expander_optimizer_s=report["ndpxnet"]["expander_optimizer_compute_s"],
+        last_gradient_bytes=tail_bytes)
+    assert report["ndpxnet"]["matndp"] == pytest.approx(expected.as_dict())
+    assert report["matndp_s"] == pytest.approx(expected.ndpxnet_s)
