@@ -261,6 +261,36 @@ def test_the_sequence_length_and_dtype_are_recorded(name):
     assert graph.meta["seq_len"] == 64
     summary = summarize(graph)
     assert (summary["model"], summary["batch"], summary["dtype"]) == (graph.name, 1, "bf16")
+    assert (summary["seq_len"], summary["optimizer"]) == (64, "adamw")
+
+
+def test_the_summary_names_the_optimizer_of_the_iteration():
+    graph = build_model("vgg16_bn", batch=1, optimizer="sgd_momentum")
+    summary = summarize(graph)
+    assert (summary["optimizer"], summary["seq_len"]) == ("sgd_momentum", None)
+
+
+# Suffixes of the backward ops of a layer whose backward pass is two GEMMs (or convolutions):
+# the gradient of the data and of the weights, or of a product's two operands.
+_GRADIENT_SUFFIXES = {"dgrad", "wgrad", "dgrad_a", "dgrad_b"}
+
+
+def test_every_backward_op_is_named_after_its_forward_op(graph):
+    """``<forward op>.backward``, then for a GEMM or convolution which gradient it computes,
+    then for a gradient summed into one already written ``.accumulate:<tensor>``."""
+    forward = {op.name: op.kind for op in graph.ops if op.phase == "forward"}
+    for op in graph.ops:
+        if op.phase != "backward":
+            continue
+        layer, marker, rest = op.name.partition(".backward")
+        assert marker and layer in forward, op.name
+        rest, _, accumulated = rest.partition(".accumulate:")
+        assert not accumulated or accumulated in graph.tensors, op.name
+        suffix = rest.removeprefix(".")
+        if forward[layer] in ("gemm", "conv"):
+            assert suffix in _GRADIENT_SUFFIXES, op.name
+        else:
+            assert suffix == "", op.name
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
