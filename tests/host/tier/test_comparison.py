@@ -29,3 +29,25 @@ def test_a_policy_that_cannot_run_a_point_is_shown_failing_and_left_out_of_the_s
     lines = [line for line in tm_against(rows).splitlines() if line.startswith("| ")]
     assert lines[1] == "| m | 25 % | -50 % / +100 % | `flashneuron` fails |"
     assert "| `flashneuron` | — | — |" in lines
+
+
+def test_the_tables_are_framed_and_mark_what_cannot_be_compared():
+    """A workload of its own (no HBM fraction: G10's setup); a policy that moved nothing
+    (no traffic change to give); a point where tm itself cannot run."""
+    rows = [{**row("tm", 50, 1.0, model=None, fraction=None), "workload": "bert"},
+            {**row("lru", 0, 0.5, model=None, fraction=None), "workload": "bert"},
+            {"model": "m", "hbm_fraction": 0.5, "policy": "tm", "infeasible": "no room"},
+            row("lru", 10, 1.0, fraction=0.5)]
+    assert tm_against(rows).splitlines() == [
+        "| workload | HBM | vs `lru` |",
+        "|---|---|---|",
+        "| bert | G10's | — / +100 % |",
+        "| m | 50 % | — |",
+        "",
+        "Each cell: inter-tier traffic / throughput per watt of `tm`, change over the policy. "
+        "Over all points:",
+        "",
+        "| against | traffic change (median; range) | throughput per watt change (median; range) |",
+        "|---|---|---|",
+        "| `lru` | — | +100 % (+100 % … +100 %) |",
+        "| TM-Training, published | -64 % | +55 % |"]
