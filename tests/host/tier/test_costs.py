@@ -25,3 +25,17 @@ def test_a_slow_link_bounds_both_directions():
                              flash_preset("zssd", devices=8))
     assert costs.read_s_per_byte == pytest.approx(1e-9)
     assert costs.write_s_per_byte == pytest.approx(1e-9)
+
+
+def test_with_host_dram_the_costs_are_those_of_the_move_to_host_memory():
+    """Host DRAM at 20 GB/s behind a 31.5 GB/s link: 20 GB/s each way; a planned move
+    costs the request overhead and host latency (2 + 3 us), flash has no part in it, and
+    the system latency is the fault's."""
+    tier = TierConfig(hbm_fraction=0.5, host_bytes=4096, host_bytes_per_s=20e9,
+                      request_overhead_s=2e-6, host_latency_s=3e-6, fault_latency_s=7e-6)
+    assert TransferCosts.of(tier, flash_preset("zssd")) == TransferCosts(
+        read_s_per_byte=pytest.approx(1 / 20e9), write_s_per_byte=pytest.approx(1 / 20e9),
+        read_latency_s=pytest.approx(5e-6), write_latency_s=pytest.approx(5e-6),
+        flash_latency_s=0.0, system_latency_s=7e-6)
+    fast_host = TransferCosts.of(TierConfig(hbm_fraction=0.5, host_bytes=4096), flash_preset("zssd"))
+    assert fast_host.read_s_per_byte == pytest.approx(1 / 31.5e9)      # the link is slower
