@@ -47,6 +47,16 @@ def test_uvm_keeps_dead_tensors_and_moves_them_at_link_bandwidth():
     assert metrics["flash_to_hbm_bytes"] == metrics["hbm_to_flash_bytes"] == 0
     assert metrics["stall_s"] == pytest.approx(42 * PAGE / LINK, rel=1e-9)
     assert metrics["iteration_s"] == pytest.approx(4 * OP_S + 42 * PAGE / LINK, rel=1e-9)
+    # Every page that moves is a demand fault or a demand eviction, HBM is full at each
+    # faulting op, and flash sees nothing.
+    record = result.records[-1]
+    assert record.counters == {
+        "to_flash_pages": 0, "from_flash_pages": 0, "to_host_pages": 42, "from_host_pages": 42,
+        "demand_fetch_pages": 42, "demand_evict_pages": 42, "planned_evict_pages": 0,
+        "planned_fetch_pages": 0, "dropped_clean_pages": 0, "faults": 42, "fault_batches": 0,
+        "peak_pages": 60, "demoted_pages": 0}
+    assert record.flash == {"page_reads": 0, "page_programs": 0, "read_requests": 0,
+                            "program_requests": 0, "bus_bytes": 0, "energy_j": 0.0}
 
 
 def test_deepum_drops_dead_pages_instead_of_writing_them():
