@@ -4,7 +4,7 @@ from matndp.host.tier.lifetime import Gap, Lifetimes
 
 from matndp.host.graph import IterationGraph, Op
 
-from .graphs import PAGE, SPLIT_OCCUPANCY, mlp_graph, pages, split_graph
+from .graphs import PAGE, SPLIT_OCCUPANCY, frozen_weight_graph, mlp_graph, pages, split_graph
 
 
 def test_split_graph_occupancy_footprint_and_gaps():
@@ -50,3 +50,35 @@ def test_a_graph_without_ops_is_refused():
     from matndp.host.graph import IterationGraph
     with pytest.raises(ValueError, match="no ops"):
         Lifetimes(IterationGraph("empty", [], [], batch=1, dtype="fp32"), 4096)
+
+
+def test_gap_arrays_give_each_gaps_idle_slots_size_and_whether_it_was_written():
+    lifetimes = Lifetimes(split_graph(), PAGE)
+    arrays = lifetimes.gap_arrays()
+    assert [list(a) for a in arrays] == [[1], [9], [10], [True]]     # X: slots 1..8 idle
+    frozen = Lifetimes(frozen_weight_graph(), PAGE).gap_arrays()
+    assert list(frozen.dirty) == [False]                             # W is never written
+
+
+def test_a_graph_without_gaps_has_empty_gap_arrays_of_the_right_kinds():
+    tensors = [pages(2, "a"), pages(1, "b"), pages(3, "unused")]
+    ops = [Op("make", "gemm", "forward", 1, (), ("a",)),
+           Op("use", "gemm", "forward", 1, ("a",), ("b", "b"))]
+    lifetimes = Lifetimes(IterationGraph("tight", tensors, ops, batch=1, dtype="fp32"), PAGE)
+    arrays = lifetimes.gap_arrays()
+    assert [len(a) for a in arrays] == [0, 0, 0, 0]
+    assert [a.dtype.kind for a in arrays] == ["i", "i", "i", "b"]
+    # Births, deaths, reads and writes per op; the unused tensor is nowhere.
+    a, b, unused = (lifetimes.index[name] for name in ("a", "b", "unused"))
+    assert lifetimes.born_at == [[a], [b]] and lifetimes.dies_after == [[], [a, b]]
+    assert lifetimes.working_set == [(a,), (a, b)] and lifetimes.writes == [(a,), (b,)]
+    assert list(lifetimes.used) == [True, True, False]
+    assert list(lifetimes.written_ever) == [True, True, False]
+    assert list(lifetimes.working_set_pages) == [2, 3] and list(lifetimes.base_occupancy) == [2, 3]
+    assert lifetimes.footprint_bytes == 3 * PAGE
+    assert lifetimes.largest_working_set() == (3, "use")
+
+
+def test_the_empty_iteration_is_refused_by_name():
+    with pytest.raises(ValueError, match="^empty: the iteration has no ops$"):
+        Lifetimes(IterationGraph("empty", [], [], batch=1, dtype="fp32"), PAGE)
