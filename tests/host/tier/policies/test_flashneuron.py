@@ -6,6 +6,7 @@ no gap to hide in)."""
 
 import pytest
 
+from matndp.host.graph import IterationGraph
 from matndp.host.tier.lifetime import Lifetimes
 from matndp.host.tier.plan import Chunk, InfeasibleError
 from matndp.host.tier.policies.flashneuron import flashneuron_offloads, plan_flashneuron
@@ -43,3 +44,42 @@ def test_a_pinned_set_as_large_as_the_gpu_makes_it_fail(lifetimes):
     with pytest.raises(InfeasibleError, match=r"weights \(24 pages\) and room for the largest "
                                               r"op's tensors \(56 pages, 'bwd2'\)"):
         flashneuron_offloads(lifetimes, 80)
+
+
+@pytest.mark.parametrize("capacity, offloaded", [
+    (145, []),                  # 65 pages of room: all 64 fit
+    (144, ["x"]),               # 64: the rest must be less than the room
+    (112, ["x", "a0"]),         # 32: a1 and a2 (32) stay, exactly the room
+])
+def test_offloading_stops_once_the_rest_is_less_than_the_room(lifetimes, capacity, offloaded):
+    gaps = flashneuron_offloads(lifetimes, capacity)
+    assert [lifetimes.tensor_ids[g.tensor] for g in gaps] == offloaded
+
+
+def test_the_refusals_are_whole_messages(lifetimes):
+    with pytest.raises(InfeasibleError, match=r"^FlashNeuron: 32 pages of forward activations it "
+                                              r"cannot offload stay in GPU memory, which has 31 "
+                                              r"pages for them beside the weights and the largest "
+                                              r"op's tensors$"):
+        flashneuron_offloads(lifetimes, 111)
+    with pytest.raises(InfeasibleError, match=r"^FlashNeuron keeps the weights \(24 pages\) and "
+                                              r"room for the largest op's tensors \(56 pages, "
+                                              r"'bwd2'\) in GPU memory: not less than its 80 pages$"):
+        flashneuron_offloads(lifetimes, 80)
+
+
+def test_the_plan_leaves_the_rest_to_run_time(lifetimes):
+    plan = plan_flashneuron(lifetimes, 120)
+    assert (plan.policy, plan.n_slots, plan.capacity_pages, plan.strict) == (
+        "flashneuron", lifetimes.n_ops, 120, False)
+
+
+def test_an_iteration_without_a_backward_pass_offloads_nothing():
+    forward = mlp_graph(layers=3, activation_pages=16, weight_pages=4)
+    only = IterationGraph("forward", forward.tensors.values(),
+                          [op for op in forward.ops if op.phase == "forward"], batch=1,
+                          dtype="fp32")
+    lifetimes = Lifetimes(only, PAGE)
+    assert flashneuron_offloads(lifetimes, 200) == []
+    plan = plan_flashneuron(lifetimes, 200)
+    assert (plan.chunks, plan.sync_at) == ((), ())
