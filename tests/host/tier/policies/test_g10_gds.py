@@ -40,3 +40,17 @@ def test_gds_ssd_uses_no_host_memory_and_gds_full_does():
         assert run.plans[-1].chunks == chunks, policy
         assert (run.metrics["hbm_to_host_bytes"] > 0) == (policy == "g10_gds_full")
         assert run.metrics["faults"] == 0
+
+
+def test_the_final_pass_goes_on_at_exactly_nine_tenths_and_stops_below():
+    """HBM 20 (nine tenths: 18 pages), G10's plan already keeping part of X out over
+    slots 2..8: 7 pages leave op 5 at 18, so V (spanning op 5) goes too; 8 pages leave it
+    at 17, and nothing is added."""
+    lifetimes = Lifetimes(split_with_v_graph(), PAGE)
+    x, v = lifetimes.index["X"], lifetimes.index["V"]
+    for pages, added in ((7, (Chunk(v, 8, 2, 3, 3, 8, 8, "flash"),)), (8, ())):
+        planned = Chunk(x, pages, 0, 1, 2, 9, 9)
+        plan = gds_final_pass(Plan("g10", 10, 20, (planned,), strict=False), lifetimes,
+                              np.full(10, 1e-3))
+        assert plan.chunks == (planned, *added)
+        assert (plan.policy, plan.strict) == ("g10", False)
