@@ -49,3 +49,16 @@ def test_the_trace_bench_reports_each_policy_on_the_trace(tmp_path, monkeypatch)
         assert (run["workload"], run["kernels"], run["tensors"]) == \
             ("small", 4 * layers + 3, 7 * layers + skips + 2)
         assert run["iteration_s"] == pytest.approx(0.25, rel=1e-6)    # it fits: no stalls
+
+
+def test_the_trace_bench_takes_g10s_senet_trace_from_a_checkout_that_has_it(tmp_path, monkeypatch):
+    results = tmp_path / "G10" / "results" / "SENet154"
+    statistics = results / "1024-run" / "statistics"
+    statistics.mkdir(parents=True)
+    (statistics / "kernels.config").write_text("")
+    (results / "1024-other").mkdir()                   # a run without statistics
+    (results / "cudnn1024.txt").write_text("")
+    monkeypatch.setenv("MATNDP_G10", str(tmp_path / "G10"))
+    assert bench._senet_trace(tmp_path / "scratch") == (
+        {"kernels": statistics / "kernels.config", "times": results / "cudnn1024.txt",
+         "batch": 1024}, "G10 SENet154 1024")
