@@ -1,5 +1,7 @@
 """TM-like static planning worked out by hand: which tensor is split, by how much, when."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -74,3 +76,82 @@ def test_stall_beyond_tolerance_of_the_iteration_but_within_that_of_its_window_c
     # 0.6 ms over the whole 10 ms iteration (> 5 %), but at boundary 9 only 0.1 ms (its
     # window is 3 ms: 0.15 ms tolerance) and at boundary 5, where nothing is due, 0.5 ms.
     assert monitored({9: 0.1 * MS, 5: 0.5 * MS}) is None
+
+
+# ---- the timing monitor's trials, with a stand-in planner --------------------------------
+
+class _Planner:
+    """Returns ``plans`` in turn, noting the derate it was asked for."""
+
+    def __init__(self, *plans):
+        self.plans, self.asked = list(plans), []
+
+    def __call__(self, derate):
+        self.asked.append(list(derate))
+        return self.plans.pop(0)
+
+
+def _plans():
+    first = Plan("tm", 10, 13, (Chunk(0, 4, 0, 1, 3, 6, 9),), strict=True,
+                 planned_stall_s=(0.0,) * 10)
+    return first, replace(first, chunks=(Chunk(0, 4, 0, 1, 3, 5, 9),))
+
+
+def _record(iteration_ms, late_ms=0.0):
+    from matndp.host.tier.executor import IterationRecord
+    stall = np.zeros(10)
+    stall[9] = late_ms * MS
+    return IterationRecord(index=0, start_s=1.0, end_s=1.0 + iteration_ms * MS, compute_s=10 * MS,
+                           stall_s=late_ms * MS, stall_by_boundary=stall, counters={}, flash={})
+
+
+def _monitor(planner, **config):
+    from matndp.host.tier.policies.base import PlanningContext
+    from matndp.host.tier.policies.tm import TimingMonitor
+    context = PlanningContext(None, np.full(10, MS), 13, COSTS, check=False)
+    return TimingMonitor(context, TMConfig(**config), planner)
+
+
+def test_an_adjusted_plan_that_is_not_faster_is_undone_and_the_monitor_stops():
+    first, adjusted = _plans()
+    planner = _Planner(adjusted)
+    monitor = _monitor(planner)
+    assert monitor.after_iteration(first, _record(13, 3), warm_up=True) is first   # warming up
+    assert monitor.after_iteration(first, _record(13, 3), warm_up=False) is adjusted
+    assert planner.asked == [[1] * 6 + [0.5] * 3 + [1]]
+    # The adjusted plan's iteration takes as long: the first plan comes back, for good.
+    assert monitor.after_iteration(adjusted, _record(13), warm_up=False) is first
+    assert list(monitor.derate) == [1] * 10
+    assert monitor.after_iteration(first, _record(13, 3), warm_up=False) is first
+    assert len(planner.asked) == 1
+
+
+def test_a_faster_adjusted_plan_is_kept_and_adjusted_again_up_to_the_limit():
+    first, adjusted = _plans()
+    again = replace(adjusted, chunks=(Chunk(0, 4, 0, 1, 3, 4, 9),))
+    planner = _Planner(adjusted, again)
+    monitor = _monitor(planner, max_adjustments=2)
+    assert monitor.after_iteration(first, _record(13, 3), warm_up=False) is adjusted
+    # Faster (12 ms < 13 ms) but still 3 ms late at boundary 9: the adjusted plan's read
+    # window (slots 5..8, 4 ms) is derated by 4 / 7, on top of the derate it had.
+    assert monitor.after_iteration(adjusted, _record(12, 3), warm_up=False) is again
+    assert planner.asked[1] == pytest.approx([1] * 5 + [4 / 7] + [0.5 * 4 / 7] * 3 + [1])
+    assert monitor.after_iteration(again, _record(11, 3), warm_up=False) is again   # limit
+    assert monitor.adjustments == 2
+
+
+def test_a_replan_that_changes_nothing_starts_no_trial():
+    first, _ = _plans()
+    planner = _Planner(first)
+    monitor = _monitor(planner)
+    assert monitor.after_iteration(first, _record(13, 3), warm_up=False) is first
+    assert (monitor.adjustments, monitor.trial) == (0, None)
+    assert list(monitor.derate) == [1] * 10
+
+
+def test_without_the_monitor_nothing_is_ever_replanned():
+    first, adjusted = _plans()
+    planner = _Planner(adjusted)
+    assert _monitor(planner, monitor=False).after_iteration(first, _record(13, 3),
+                                                            warm_up=False) is first
+    assert planner.asked == []
