@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from matndp.host.tier.lifetime import Lifetimes
-from matndp.host.tier.plan import Chunk, Plan
+from matndp.host.tier.plan import Chunk, Plan, PlanError
 from matndp.host.tier.policies.tm import TMConfig, monitor_derate, plan_tm
 
-from ..graphs import PAGE, split_with_v_graph
-from .test_g10 import COSTS
+from ..graphs import PAGE, split_graph, split_with_v_graph
+from .test_g10 import COSTS, US
 
 
 def test_the_tensor_used_furthest_ahead_gives_exactly_the_excess():
@@ -155,3 +155,49 @@ def test_without_the_monitor_nothing_is_ever_replanned():
     assert _monitor(planner, monitor=False).after_iteration(first, _record(13, 3),
                                                             warm_up=False) is first
     assert planner.asked == []
+
+
+# ---- pressure from pages in transit, on the split graph's planner state ------------------
+
+def _planner_with(*chunks):
+    """The planner of the split graph (HBM 13, 1 ms slots, a page 1 µs each way) with
+    ``chunks`` already planned and their pages taken off the occupancy."""
+    from matndp.host.tier.plan import ring_add
+    from matndp.host.tier.policies.tm import _Planner
+    lifetimes = Lifetimes(split_graph(), PAGE)
+    planner = _Planner(lifetimes, np.full(10, MS), 13, COSTS, np.ones(10))
+    for chunk in chunks:
+        planner.chunks.append(chunk)
+        ring_add(planner.occupancy, chunk.evict_due, chunk.fetch_at, -chunk.pages)
+    return lifetimes, planner
+
+
+def test_pressure_from_a_prefetch_in_flight_delays_the_largest_one():
+    """Two parts of X are planned back at boundary 6, where op 6 then holds all 17 pages:
+    the larger (4 pages) is fetched a slot later instead, and its read (4 µs) becomes
+    planned stall at boundary 9, where X is used."""
+    x = 0                                   # X is the split graph's first tensor
+    large, small = Chunk(x, 4, 0, 1, 2, 6, 9), Chunk(x, 2, 0, 1, 2, 6, 9)
+    lifetimes, planner = _planner_with(small, large)
+    assert (lifetimes.index["X"], planner.occupancy[6]) == (x, 17)
+    planner.reshape_in_transit(6)
+    assert planner.chunks == [small, replace(large, fetch_at=7)]
+    assert planner.occupancy[6] == 13 and list(planner.stall) == [0] * 9 + [pytest.approx(4 * US)]
+
+
+def test_pressure_from_a_write_out_in_flight_brings_its_deadline_forward():
+    """3 pages of X written over slots 1..6 (due at 7) are still in HBM at op 5: they are
+    taken as written by it, their write (3 µs) planned stall at boundary 5."""
+    chunk = Chunk(0, 3, 0, 1, 7, 8, 9)
+    _, planner = _planner_with(chunk)
+    planner.reshape_in_transit(5)
+    assert planner.chunks == [replace(chunk, evict_due=5)]
+    assert list(planner.occupancy[5:7]) == [14, 14]
+    assert planner.stall[5] == pytest.approx(3 * US) and planner.stall.sum() == pytest.approx(3 * US)
+
+
+def test_pressure_with_nothing_in_transit_has_no_plan():
+    _, planner = _planner_with()
+    with pytest.raises(PlanError, match=r"^no static plan fits HBM of 13 pages at op 'big' "
+                                        r"\(17 pages needed\)$"):
+        planner.reshape_in_transit(5)
