@@ -13,7 +13,7 @@ import pytest
 from matndp.host.tier import TierConfig, simulate
 from matndp.host.tier.flash import flash_preset
 from matndp.host.tier.lifetime import Lifetimes
-from matndp.host.tier.plan import Chunk
+from matndp.host.tier.plan import Chunk, PlanError
 from matndp.host.tier.plan_check import check_plan
 from matndp.host.tier.policies.tm_tiers import (TierPaths, choose_flash_share,
                                                 least_flash_share, plan_tm_tiers)
@@ -150,3 +150,57 @@ def test_bad_tier_paths_are_refused_by_name(field, value, message):
 def test_a_flash_share_outside_zero_to_one_is_refused(share):
     with pytest.raises(ValueError, match="flash share must be within"):
         plan(split_graph(), [1000] * 10, 13, share=share)
+
+
+# ---- pressure from pages in transit, on the split graph's planner state ------------------
+
+def _planner_with(*chunks):
+    """The three-tier planner of the split graph (HBM 13, 1 ms slots) with ``chunks``
+    already planned and their pages taken off the occupancy."""
+    from matndp.host.tier.plan import ring_add
+    from matndp.host.tier.policies.tm_tiers import _TieredPlanner
+    lifetimes = Lifetimes(split_graph(), PAGE)
+    planner = _TieredPlanner(lifetimes, np.full(10, 1e-3), 13, PATHS, np.ones(10), 1.0)
+    for chunk in chunks:
+        planner.chunks.append(chunk)
+        ring_add(planner.occupancy, chunk.evict_due, chunk.fetch_at, -chunk.pages)
+    return planner
+
+
+X = 0                       # the split graph's first tensor
+
+
+@pytest.mark.parametrize("over, flash_fetch_at, host_fetch_at, stall_us", [
+    (4, 9, 6, 4 * 4),               # the larger part, from flash (4 µs a page), is enough
+    (5, 9, 9, 4 * 4 + 2 * 1),       # then the host part too (1 µs a page)
+])
+def test_pressure_from_prefetches_in_flight_reads_the_largest_parts_just_in_time(
+        over, flash_fetch_at, host_fetch_at, stall_us):
+    flash, host = Chunk(X, 4, 0, 1, 2, 6, 9, "flash"), Chunk(X, 2, 0, 1, 2, 6, 9, "host")
+    planner = _planner_with(host, flash)
+    assert planner.occupancy[6] == 17
+    planner.reshape_in_transit(6, over)
+    assert planner.chunks == [replace(host, fetch_at=host_fetch_at),
+                              replace(flash, fetch_at=flash_fetch_at)]
+    assert planner.stall[9] == pytest.approx(stall_us * US) and planner.stall.sum() == \
+        pytest.approx(stall_us * US)
+    # Host DRAM keeps the host part until it is read.
+    assert list(planner.host_occupancy) == [0] * 6 + [2 * (host_fetch_at == 9)] * 3 + [0]
+    assert planner.occupancy[6] == 17 - 4 - 2 * (host_fetch_at == 9)
+
+
+def test_pressure_from_a_write_out_in_flight_takes_it_as_written():
+    chunk = Chunk(X, 3, 0, 1, 7, 8, 9, "flash")
+    planner = _planner_with(chunk)
+    planner.reshape_in_transit(5, 3)
+    assert planner.chunks == [replace(chunk, evict_due=5)]
+    assert list(planner.occupancy[5:7]) == [14, 14]
+    assert planner.stall[5] == pytest.approx(3 * 4 * US)
+
+
+def test_pressure_that_parts_in_transit_cannot_relieve_has_no_plan():
+    # A part back before op 5 is not in transit there.
+    planner = _planner_with(Chunk(X, 4, 0, 1, 2, 3, 4, "flash"))
+    with pytest.raises(PlanError, match=r"^no static plan fits HBM of 13 pages at op 'big' "
+                                        r"\(17 pages needed\)$"):
+        planner.reshape_in_transit(5, 4)
