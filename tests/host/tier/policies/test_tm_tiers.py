@@ -204,3 +204,17 @@ def test_pressure_that_parts_in_transit_cannot_relieve_has_no_plan():
     with pytest.raises(PlanError, match=r"^no static plan fits HBM of 13 pages at op 'big' "
                                         r"\(17 pages needed\)$"):
         planner.reshape_in_transit(5, 4)
+
+
+@pytest.mark.parametrize("capacity, pages, allowed", [
+    ([3, 3, 3], 8, [3, 3, 2]),              # the budgets, latest first, until all are read
+    ([10, 10, 10], 20, [10, 1, 0]),         # op 8 could give up 11 pages, op 6 only 6
+    ([2.5, 2.9999999999, 0], 9, [2, 3, 0]),  # whole pages; a hair below one counts as one
+])
+def test_reads_land_no_earlier_than_the_slots_they_pass_can_give_up(capacity, pages, allowed):
+    """Reading X (gap after op 0, used by op 9) back over slots 8, 7, 6 with nothing yet
+    planned: each slot could still give up X's 10 pages, so slots 7 and 8 (12 pages of 13)
+    have room for 11 early pages, slot 6 (17 pages) for 6; pages read in a slot stay
+    in HBM in every later slot."""
+    planner = _planner_with()
+    assert list(planner.landing(np.array(capacity, dtype=float), 5, 9, pages)) == allowed
