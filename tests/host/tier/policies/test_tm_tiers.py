@@ -154,13 +154,15 @@ def test_a_flash_share_outside_zero_to_one_is_refused(share):
 
 # ---- pressure from pages in transit, on the split graph's planner state ------------------
 
-def _planner_with(*chunks):
-    """The three-tier planner of the split graph (HBM 13, 1 ms slots) with ``chunks``
-    already planned and their pages taken off the occupancy."""
+def _planner_with(*chunks, slot_us=(1000,) * 10, **paths):
+    """The three-tier planner of the split graph (HBM 13, 1 ms slots unless ``slot_us``
+    says otherwise) with ``chunks`` already planned and their pages taken off the
+    occupancy."""
     from matndp.host.tier.plan import ring_add
     from matndp.host.tier.policies.tm_tiers import _TieredPlanner
     lifetimes = Lifetimes(split_graph(), PAGE)
-    planner = _TieredPlanner(lifetimes, np.full(10, 1e-3), 13, PATHS, np.ones(10), 1.0)
+    planner = _TieredPlanner(lifetimes, np.array(slot_us) * US, 13, replace(PATHS, **paths),
+                             np.ones(10), 1.0)
     for chunk in chunks:
         planner.chunks.append(chunk)
         ring_add(planner.occupancy, chunk.evict_due, chunk.fetch_at, -chunk.pages)
@@ -218,3 +220,21 @@ def test_reads_land_no_earlier_than_the_slots_they_pass_can_give_up(capacity, pa
     in HBM in every later slot."""
     planner = _planner_with()
     assert list(planner.landing(np.array(capacity, dtype=float), 5, 9, pages)) == allowed
+
+
+@pytest.mark.parametrize("slot_us, paths, flash, host", [
+    # 1 ms slots carry 250 flash pages or 1000 host pages: all of X's 10 pages fit.
+    ((1000,) * 10, {}, 10, 10),
+    # Ops 1..4 of 4 µs write one flash page each: 4 pages (host DRAM: 16, X has 10).
+    ((1000, 4, 4, 4, 4, 1000, 1000, 1000, 1000, 1000), {}, 4, 10),
+    # Ops 6..8 of 4 µs read one flash page each after op 5: 3 pages.
+    ((1000,) * 6 + (4, 4, 4, 1000), {}, 3, 10),
+    # Host DRAM of 3 pages.
+    ((1000,) * 10, {"host_pages": 3}, 10, 3),
+    # Reads from flash take 20 µs to start: the 12 µs of ops 6..8 are too late.
+    ((1000,) * 6 + (4, 4, 4, 1000), {"flash_read_latency_s": 20 * US}, 0, 10),
+])
+def test_how_much_of_x_fits_each_path_at_op_5(slot_us, paths, flash, host):
+    planner = _planner_with(slot_us=slot_us, **paths)
+    fits = {path: planner.fits(path, np.array([0]), np.array([5]))[0] for path in ("flash", "host")}
+    assert fits == {"flash": flash, "host": host}
