@@ -238,3 +238,17 @@ def test_how_much_of_x_fits_each_path_at_op_5(slot_us, paths, flash, host):
     planner = _planner_with(slot_us=slot_us, **paths)
     fits = {path: planner.fits(path, np.array([0]), np.array([5]))[0] for path in ("flash", "host")}
     assert fits == {"flash": flash, "host": host}
+
+
+@pytest.mark.parametrize("host_pages, path, page_us", [(64, "host", 1), (0, "flash", 4)])
+def test_with_no_budget_anywhere_the_cheapest_path_goes_as_planned_stall(host_pages, path, page_us):
+    """Ops of no time carry nothing: relieving op 5 by 4 pages of X, the part is written
+    out in op 5's boundary and read just in time for op 9, each way as planned stall:
+    host DRAM (1 µs a page) when it has room, else flash (4 µs)."""
+    planner = _planner_with(slot_us=(0,) * 10, host_pages=host_pages)
+    planner.fallback(np.array([0]), np.array([5]), 4, 5)
+    assert planner.chunks == [Chunk(X, 4, 0, 1, 5, 9, 9, path)]
+    assert (planner.stall[5], planner.stall[9]) == pytest.approx((4 * page_us * US, 4 * page_us * US))
+    assert list(planner.occupancy) == [11, 12, 12, 12, 12, 13, 13, 8, 8, 12]
+    in_host = 4 if path == "host" else 0
+    assert list(planner.host_occupancy) == [0] + [in_host] * 8 + [0]
