@@ -86,3 +86,32 @@ def test_an_op_that_never_waited_has_no_stall_not_a_rounding_below_zero():
     breakdown = time_breakdown(log, record, [0.1])
     assert breakdown["stall"] == 0.0
     assert breakdown["overlap"] >= 0.0 and breakdown["compute"] == pytest.approx(0.1)
+
+
+def test_every_traffic_and_capacity_figure_of_a_run_through_host_dram():
+    """LRU with 2 pages of host DRAM: op 5 (big) evicts 4 pages of X, 2 to host DRAM and 2
+    to flash; op 9 faults all 4 back in one batch, the host pages first."""
+    tier = TierConfig(hbm_bytes=13 * PAGE, host_bytes=2 * PAGE)
+    metrics = simulate(split_graph(), np.full(10, OP_S), tier, flash_preset("zssd"), "lru").metrics
+    two = 2 * PAGE
+    assert {key: metrics[key] for key in (
+        "inter_tier_bytes", "hbm_to_host_bytes", "host_to_hbm_bytes", "hbm_to_flash_bytes",
+        "flash_to_hbm_bytes", "flash_read_bytes", "flash_write_bytes", "flash_page_reads",
+        "flash_page_programs", "demand_fetch_bytes", "demand_evict_bytes", "faults",
+        "fault_batches", "host_capacity_bytes", "hbm_capacity_bytes", "hbm_peak_bytes",
+        "footprint_bytes", "compute_s")} == {
+        "inter_tier_bytes": 4 * two, "hbm_to_host_bytes": two, "host_to_hbm_bytes": two,
+        "hbm_to_flash_bytes": two, "flash_to_hbm_bytes": two, "flash_read_bytes": two,
+        "flash_write_bytes": two, "flash_page_reads": 2, "flash_page_programs": 2,
+        "demand_fetch_bytes": 2 * two, "demand_evict_bytes": 2 * two, "faults": 4,
+        "fault_batches": 1, "host_capacity_bytes": two, "hbm_capacity_bytes": 13 * PAGE,
+        "hbm_peak_bytes": 13 * PAGE, "footprint_bytes": 17 * PAGE,
+        "compute_s": pytest.approx(10 * OP_S)}
+    iteration_s, energy_j = metrics["iteration_s"], metrics["energy_j"]
+    assert metrics["stall_s"] == pytest.approx(iteration_s - 10 * OP_S)
+    assert metrics["samples_per_s"] == pytest.approx(1 / iteration_s)        # batch 1
+    assert metrics["average_power_w"] == pytest.approx(energy_j / iteration_s)
+    assert energy_j == pytest.approx(sum(metrics["energy_breakdown_j"].values()))
+    # 13 pages of HBM, the 17-page footprint in Z-NAND, 2 pages of host DRAM at $3/GB.
+    assert metrics["memory_cost_usd"] == pytest.approx(
+        13 * PAGE / 1e9 * 9.0 + 17 * PAGE / 1e9 * 0.50 + two / 1e9 * 3.0)
