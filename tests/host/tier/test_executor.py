@@ -118,3 +118,30 @@ def test_reconcile_brings_the_weights_to_the_residency_a_plan_starts_from():
     flash_done = FlashDevice(flash_preset("zssd")).read(4 * PAGE, ready)
     assert run.inbound_done[w] == pytest.approx(max(flash_done + PAGE / tier.link_bytes_per_s,
                                                     ready + 4 * PAGE / tier.link_bytes_per_s))
+
+
+def test_demand_paging_with_host_dram_fills_it_first_and_counts_one_fault_per_fetch():
+    """No plan, HBM 13 and 2 pages of host DRAM: op 5 (big) needs Z's 6 pages and finds 2
+    free; the least recently used tensor, X, gives 4 dirty pages, 2 to host DRAM and 2
+    to flash. Op 9 fetches all 4 at once, host DRAM's first: one fault."""
+    lifetimes, run = executor(split_graph(), 13, 2)
+    x = lifetimes.index["X"]
+    record = run.run_iteration(None)
+    assert [(e.pages, e.dirty, e.host) for e in run.log
+            if e.kind is EventKind.EVICT_BEGIN] == [(4, 4, 2)]
+    assert fetches(run.log, x) == [(4, 2)]
+    assert record.counters == {
+        "to_flash_pages": 2, "from_flash_pages": 2, "to_host_pages": 2, "from_host_pages": 2,
+        "demand_fetch_pages": 4, "demand_evict_pages": 4, "planned_evict_pages": 0,
+        "planned_fetch_pages": 0, "dropped_clean_pages": 0, "faults": 1, "peak_pages": 13}
+    check_trace(run.log, lifetimes, 13, 2)
+
+
+def test_evicting_no_pages_or_fetching_none_changes_nothing():
+    lifetimes, run = executor(frozen_weight_graph(), 13, 0)
+    w = lifetimes.index["W"]
+    before = (list(run.resident), dict(run.counters), len(run.log))
+    run._slot = 0
+    assert run.evict(w, 0, demand=True) == run.now
+    assert run.fetch(w, 3, demand=True, protect=set()) == run.now       # all of W is in HBM
+    assert (list(run.resident), dict(run.counters), len(run.log)) == before
