@@ -101,6 +101,19 @@ def test_a_full_host_dram_demotes_its_oldest_pages_to_flash():
         to_host = sum(e.host for e in last if e.kind is EventKind.EVICT_BEGIN)
         demoted = [e for e in last if e.kind is EventKind.DEMOTE]
         share[demotes] = to_host / evicted
+        # The counters and the flash's requests agree with the log: demoted pages are
+        # written to flash like evictions that go there directly.
+        counters, flash = result.records[-1].counters, result.records[-1].flash
+        fetched = [e for e in last if e.kind is EventKind.FETCH_BEGIN]
+        from_host = sum(e.host for e in fetched)
+        moved_on = sum(e.pages for e in demoted)
+        assert (counters["demoted_pages"], counters["to_host_pages"]) == (moved_on, to_host)
+        assert counters["to_flash_pages"] == evicted - to_host + moved_on == flash["page_programs"]
+        assert counters["demand_evict_pages"] == evicted
+        assert counters["demand_fetch_pages"] == sum(e.pages for e in fetched) == counters["faults"]
+        assert counters["from_host_pages"] == from_host
+        assert counters["from_flash_pages"] == counters["demand_fetch_pages"] - from_host \
+            == flash["page_reads"]
         if demotes:
             assert demoted
             ops = [e for e in last if e.kind is EventKind.OP]
