@@ -114,3 +114,29 @@ def test_every_counter_of_an_offload_and_its_demand_read():
         "energy_j": pytest.approx(10 * (flash.read_energy_j_per_page
                                         + flash.program_energy_j_per_page)
                                   + 20 * PAGE * flash.bus_energy_j_per_byte)}
+
+
+def test_contiguous_memory_keeps_its_free_runs_sorted_and_merged():
+    memory = ContiguousMemory(12)
+    starts = [memory.take_low(2) for _ in range(5)]          # 0 2 4 6 8; free: [10, 12)
+    assert starts == [0, 2, 4, 6, 8] and memory.free == [(10, 12)]
+    memory.give_back(2, 2)
+    memory.give_back(6, 2)
+    assert memory.free == [(2, 4), (6, 8), (10, 12)]
+    assert memory.take_high(2) == 10 and memory.take_high(3) is None
+    memory.give_back(4, 2)                                     # joins both neighbours
+    assert memory.free == [(2, 8)] and (memory.longest(), memory.in_use()) == (6, 6)
+    assert memory.take_low(6) == 2 and memory.free == [] and memory.longest() == 0
+    memory.give_back(0, 2)
+    memory.give_back(10, 2)
+    assert memory.free == [(0, 2), (10, 12)]
+    assert memory.take_high(1) == 11 and memory.take_low(1) == 0
+
+
+def test_no_contiguous_run_is_reported_with_the_memory_it_found():
+    _, run = executor(split_graph(), 12)
+    with pytest.raises(OutOfMemory, match=r"^op 'idle1': no contiguous run of 1 pages for s1 "
+                                          r"\(12 of 12 pages in use, the longest free run 0\)$"):
+        run.run_iteration(None)
+    with pytest.raises(ValueError, match="^GPU memory of -1 pages$"):
+        ContiguousMemory(-1)
