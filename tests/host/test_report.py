@@ -2,6 +2,8 @@
 baseline made of one GPU's op times, the expander's optimizer compute spread over its
 NDP slices, and the single-GPU options (memory placement, optimizer kept on the GPU)."""
 
+import re
+
 import pytest
 
 from matndp.host.gpu import PRESETS, baseline_timeline
@@ -183,3 +185,32 @@ def test_the_ndpxnet_timeline_splits_the_matndp_iteration_where_the_forward_pass
         last_gradient_bytes=tail_bytes)
     assert report["ndpxnet"]["matndp"] == pytest.approx(expected.as_dict())
     assert report["matndp_s"] == pytest.approx(expected.ndpxnet_s)
+
+
+@pytest.mark.parametrize("gpus, tail", [(1, ""), (2, " (it is per GPU)")])
+def test_a_model_larger_than_the_gpu_is_refused_with_both_sizes(gpus, tail):
+    from matndp.host.zoo.summary import footprint_bytes
+    need = footprint_bytes(build_model("vgg16_bn", batch=256)) / 1e9
+    assert 32 < need                                    # the V100 preset's 32 GB
+    with pytest.raises(ValueError, match=re.escape(
+            f"vgg16_bn at batch 256 (fp32) needs at least {need:.1f} GB per GPU (weights, "
+            f"gradients, optimizer state, activations) but a v100 has 32 GB; lower --batch{tail}")
+            + "$"):
+        run_gpu(RunConfig("vgg16_bn", "v100", 256, gpus=gpus))
+
+
+def test_tensors_in_the_expander_are_not_held_to_the_gpus_capacity():
+    report = run_gpu(RunConfig("vgg16_bn", "v100", 256, placement="expander"))
+    assert report["memory_placement"]["name"] == "expander" and report["batch"] == 256
+
+
+def test_a_graph_of_ones_own_runs_at_its_own_batch_and_dtype(calibration, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                 # where no calibration file was measured
+    graph = build_model("resnet50", batch=2, dtype="bf16")
+    report = run_gpu(RunConfig("not-a-zoo-model", "a100", 64, "fp32", policy="all"), graph=graph)
+    assert {key: report[key] for key in ("model", "gpu", "batch", "dtype", "seq_len", "gpus",
+                                         "policy", "offload_optimizer")} == {
+        "model": "resnet50", "gpu": "a100", "batch": 2, "dtype": "bf16", "seq_len": None,
+        "gpus": 1, "policy": "all", "offload_optimizer": True}
+    assert report["calibration"] == calibration.describe()
+    assert report["speedup"] == pytest.approx(report["baseline_s"] / report["matndp_s"])
