@@ -1,6 +1,8 @@
 """NDPXNet: ring all-reduce and expander offload worked out by hand, on BERT and on a
 model of round sizes where every term of the model's definition can be checked alone."""
 
+import re
+
 import pytest
 
 from matndp.host.gpu import PRESETS
@@ -181,3 +183,24 @@ def test_the_baseline_exposes_the_all_reduce_the_backward_pass_does_not_hide(
     assert result.baseline_s == pytest.approx(1e-3 + backward_s + exposed_s + 0.003)
     assert result.nvlink_bytes == k * ring * 40_000_000
     assert result.speedup == pytest.approx(result.baseline_s / result.ndpxnet_s)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"gpus": 0}, "--gpus must be an integer in 1..1024, not 0"),
+    ({"gpus": 1025}, "--gpus must be an integer in 1..1024, not 1025"),
+    ({"gpus": 2.0}, "--gpus must be an integer in 1..1024, not 2.0"),
+    ({"gpus": 2, "expanders": 0}, "NDPXNet: expanders, link and memory bandwidth must be positive"),
+    ({"gpus": 2, "link_gbs": 0.0}, "NDPXNet: expanders, link and memory bandwidth must be positive"),
+    ({"gpus": 2, "expander_memory_gbs": -1.0},
+     "NDPXNet: expanders, link and memory bandwidth must be positive"),
+    ({"gpus": 2, "link_efficiency": 0.0}, "NDPXNet: link_efficiency must be in (0, 1]"),
+    ({"gpus": 2, "link_efficiency": 1.01}, "NDPXNet: link_efficiency must be in (0, 1]"),
+])
+def test_each_configuration_refusal_is_one_whole_message(fields, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        NDPXNetConfig(**fields)
+
+
+@pytest.mark.parametrize("fields", [{"gpus": 1}, {"gpus": 1024}, {"gpus": 2, "link_efficiency": 1.0}])
+def test_the_bounds_themselves_are_accepted(fields):
+    NDPXNetConfig(**fields)
