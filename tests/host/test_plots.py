@@ -56,3 +56,25 @@ def test_the_timeline_rows_are_the_plans_busy_intervals_in_milliseconds(drawn_fi
         assert flat(drawn[row]) == pytest.approx(flat(intervals), rel=1e-9, abs=1e-15), row
     legend = [text.get_text() for text in timeline.get_legend().get_texts()]
     assert legend == sorted({op.kind for op in plan.graph.ops})
+
+
+def test_the_timeline_rows_are_bands_top_down_coloured_by_op_kind(drawn_figures, tmp_path):
+    """Row 0 (the baseline GPU) at the top, each band 0.8 of a row high around its row;
+    a band's colour is its op kind's in the legend; both axes in milliseconds."""
+    figures = drawn_figures(plots)
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 2, "bf16", policy="all"), with_plan=True)
+    plots.plot_run(plan, report, tmp_path / "run.png")
+    timeline, bars = figures[0].axes
+    assert timeline.yaxis_inverted()
+    assert (timeline.get_xlabel(), bars.get_ylabel()) == ("time (ms)", "time (ms)")
+    assert timeline.title.get_fontsize() == 9
+    legend = timeline.get_legend()
+    colour_of = {text.get_text(): tuple(handle.get_facecolor())
+                 for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+    assert len(set(colour_of.values())) == len(colour_of)          # one colour per kind
+    for collection in timeline.collections:
+        assert tuple(collection.get_facecolor()[0]) in colour_of.values()
+        for path in collection.get_paths():
+            ys = path.vertices[:, 1]
+            row = round((ys.min() + ys.max()) / 2)
+            assert (ys.min(), ys.max()) == pytest.approx((row - 0.4, row + 0.4))
