@@ -1,6 +1,8 @@
 """Model zoo: exact parameter counts and output shapes of the reference implementations,
 GEMM/convolution FLOPs from the shape formulas, the structure of the iteration."""
 
+import re
+
 import pytest
 
 from matndp.host.kernels.library import KERNELS, OPS
@@ -372,3 +374,33 @@ def test_gpt2_takes_its_token_and_position_ids():
 def test_the_inputs_have_the_reference_implementations_types_and_shapes(name, inputs):
     graph = build_model(name, batch=B, dtype="bf16", seq_len=40 if name in ("bert-base", "gpt2") else None)
     assert {t.id: (t.dtype, t.shape) for t in graph.tensors.values() if t.kind == "input"} == inputs
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"name": "resnet18", "batch": 1}, "unknown model 'resnet18'; known: resnet50, vgg16_bn, "
+                                       "bert-base, gpt2"),
+    ({"name": "resnet50", "batch": 0}, "batch must be a positive integer, not 0"),
+    ({"name": "vgg16_bn", "batch": True}, "batch must be a positive integer, not True"),
+    ({"name": "resnet50", "batch": 1, "dtype": "int8"},
+     "unknown dtype 'int8'; known: fp32, bf16, fp16 (the 16-bit ones mean mixed precision with "
+     "FP32 master weights)"),
+    ({"name": "vgg16_bn", "batch": 1, "seq_len": 128}, "vgg16_bn takes no seq_len (it is an image model)"),
+    ({"name": "bert-base", "batch": 1, "seq_len": 513}, "bert-base: seq_len must be an integer in "
+                                                        "1..512, not 513"),
+    ({"name": "gpt2", "batch": 1, "seq_len": 1025}, "gpt2: seq_len must be an integer in 1..1024, "
+                                                    "not 1025"),
+    ({"name": "gpt2", "batch": 1, "optimizer": "lion"}, "unknown optimizer 'lion'; known: adamw, "
+                                                        "sgd_momentum"),
+])
+def test_each_refusal_is_one_whole_message(kwargs, message):
+    rest = {key: value for key, value in kwargs.items() if key != "name"}
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        build_model(kwargs["name"], **rest)
+
+
+@pytest.mark.parametrize("name, optimizer, seq_len", [
+    ("resnet50", "sgd_momentum", None), ("vgg16_bn", "sgd_momentum", None),
+    ("bert-base", "adamw", 128), ("gpt2", "adamw", 1024)])
+def test_each_model_trains_with_its_reference_recipes_defaults(name, optimizer, seq_len):
+    meta = build_model(name, batch=1).meta
+    assert (meta["optimizer"], meta.get("seq_len")) == (optimizer, seq_len)
