@@ -404,3 +404,33 @@ def test_each_refusal_is_one_whole_message(kwargs, message):
 def test_each_model_trains_with_its_reference_recipes_defaults(name, optimizer, seq_len):
     meta = build_model(name, batch=1).meta
     assert (meta["optimizer"], meta.get("seq_len")) == (optimizer, seq_len)
+
+
+def test_each_layers_flops_and_kernels_both_ways_on_a_tiny_network():
+    """x (2 × 4) through a linear layer of 8 outputs and five element-wise or row-wise
+    layers to a loss: 16 elements each. FLOPs per element, forward / backward: GELU 8 / 14,
+    layer norm 7 / 10, dropout 4 / 2, softmax 5 / 3, the loss 5 / 3; the linear layer
+    2 × 64 multiply-adds and its 16 bias additions (no data gradient: x is an input)."""
+    b = GraphBuilder("tiny", batch=2, dtype="fp32", optimizer="adamw")
+    y = b.linear("fc", b.input("x", (2, 4)), 8)
+    for layer, method in (("act", b.gelu), ("ln", b.layernorm), ("drop", b.dropout),
+                          ("sm", b.softmax)):
+        y = method(layer, y)
+    graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (2,), "int64")), {"y": y})
+    flops = {op.name: op.flops for op in graph.ops if op.phase != "optimizer"}
+    assert flops == {
+        "fc": 144, "act": 128, "ln": 112, "drop": 64, "sm": 80, "loss": 80,
+        "loss.backward": 48, "sm.backward": 48, "drop.backward": 32, "ln.backward": 160,
+        "act.backward": 224, "fc.backward.wgrad": 144}
+    kernels = {op.name: op.attrs.get("ndp_kernel") for op in graph.ops if op.phase != "optimizer"}
+    assert (kernels["act"], kernels["act.backward"]) == ("gelu_fwd", "gelu_bwd")
+    assert (kernels["ln"], kernels["ln.backward"]) == ("layernorm_fwd", "layernorm_bwd")
+    # GELU's derivative needs its input; layer norm's its input, scale and statistics.
+    assert graph.op("act.backward").inputs == ("grad:act.out", "fc.out")
+    assert set(graph.op("ln.backward").inputs) == {
+        "grad:ln.out", "act.out", "ln.weight", "ln.save_mean", "ln.save_rstd"}
+    assert set(graph.op("ln.backward").outputs) >= {"grad:act.out"}
+    # One optimizer step per parameter: fc's weight and bias, ln's scale and shift.
+    steps = [op for op in graph.ops if op.phase == "optimizer"]
+    assert sorted(op.attrs["parameter"] for op in steps) == ["fc.bias", "fc.weight", "ln.bias",
+                                                             "ln.weight"]
