@@ -434,3 +434,56 @@ def test_each_layers_flops_and_kernels_both_ways_on_a_tiny_network():
     steps = [op for op in graph.ops if op.phase == "optimizer"]
     assert sorted(op.attrs["parameter"] for op in steps) == ["fc.bias", "fc.weight", "ln.bias",
                                                              "ln.weight"]
+
+
+def test_each_layers_flops_both_ways_on_a_tiny_convolutional_network():
+    """x (2 × 3 × 8 × 8) through a 3 × 3 convolution to 4 channels with bias (2 × 4 × 8 × 8
+    outputs of 27 multiply-adds each, 512 elements), batch norm (7 / 10 per element), ReLU
+    (1 / 1), 2 × 2 max-pooling (4 reads per output / 1 per output, 128 outputs), global
+    average pooling (1 per input element, both ways), a linear layer to 3 classes."""
+    b = GraphBuilder("tiny-cnn", batch=2, dtype="fp32", optimizer="sgd_momentum")
+    y = b.conv2d("conv", b.input("x", (2, 3, 8, 8)), 4, 3, stride=1, padding=1, bias=True)
+    y = b.maxpool("pool", b.relu("relu", b.batchnorm("bn", y)), 2, 2, 0)
+    y = b.linear("fc", b.adaptive_avgpool("gap", y, 1, 1), 3, flatten=True)
+    graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (2,), "int64")), {"y": y})
+    conv = 2 * 13824 + 512
+    flops = {op.name: op.flops for op in graph.ops if op.phase != "optimizer"}
+    assert flops == {
+        "conv": conv, "bn": 7 * 512, "relu": 512, "pool": 4 * 128, "gap": 128, "fc": 2 * 24 + 6,
+        "loss": 5 * 6, "loss.backward": 3 * 6, "fc.backward.dgrad": 2 * 24,
+        "fc.backward.wgrad": 2 * 24 + 6, "gap.backward": 128, "pool.backward": 128,
+        "relu.backward": 512, "bn.backward": 10 * 512, "conv.backward.wgrad": conv}
+    assert graph.tensors["fc.out"].shape == (2, 3) and graph.tensors["pool.out"].shape == (2, 4, 4, 4)
+    assert {key: graph.op("conv").attrs[key] for key in ("kernel", "stride", "padding", "macs")} == \
+        {"kernel": 3, "stride": 1, "padding": 1, "macs": 13824}
+    assert graph.op("bn.backward").attrs["ndp_kernel"] == "batchnorm_bwd"
+    # Max-pooling's backward reads the indices it kept; ReLU's its own output.
+    assert graph.op("pool.backward").inputs == ("grad:pool.out", "pool.indices")
+    assert graph.op("relu.backward").inputs == ("grad:relu.out", "relu.out")
+
+
+def test_each_layers_flops_both_ways_on_a_tiny_attention_block():
+    """Token ids (2 × 5) looked up in two tables of width 4 and added (40 elements), scaled,
+    multiplied by themselves into 2 × 5 × 5 scores (200 multiply-adds), masked, offset by a
+    constant, 3 rows picked for the loss. Lookups, the pick and the additions cost nothing
+    backward but the gradient's scatter; the residual and constant additions have no
+    backward op at all. The sum is read twice (scaled, and as the product's right operand),
+    so its two gradients are added: one addition per element."""
+    b = GraphBuilder("tiny-attention", batch=2, dtype="fp32", optimizer="adamw")
+    ids = b.input("ids", (2, 5), "int64")
+    h = b.add("add", b.embedding("wte", ids, 10, 4), b.embedding("tok", ids, 3, 4))
+    s = b.scale("scale", h)
+    scores = b.matmul("qk", s, h, (2, 5, 5), batch=2, m=5, n=5, k=4)
+    masked = b.where("mask", scores, b.input("causal", (5, 5), "bool"))
+    offset = b.add_constant("bias", masked, b.input("attention", (2, 1, 5)))
+    picked = b.gather_rows("pick", offset, b.input("positions", (3,), "int64"), 3)
+    graph = b.finish(b.cross_entropy("loss", picked, b.input("labels", (3,), "int64")),
+                     {"y": picked})
+    flops = {op.name: op.flops for op in graph.ops if op.phase != "optimizer"}
+    assert flops == {
+        "wte": 0, "tok": 0, "add": 40, "scale": 40, "qk": 400, "mask": 50, "bias": 50,
+        "pick": 0, "loss": 75, "loss.backward": 45, "pick.backward": 15, "mask.backward": 50,
+        "qk.backward.dgrad_a": 400, "qk.backward.dgrad_b": 400, "scale.backward": 40,
+        "scale.backward.accumulate:add.out": 40, "tok.backward": 40, "wte.backward": 40}
+    assert graph.op("mask.backward").attrs["ndp_kernel"] == "where_bwd"
+    assert graph.op("wte.backward").outputs == ("grad:wte.weight",)
