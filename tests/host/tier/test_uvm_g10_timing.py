@@ -125,3 +125,15 @@ def test_a_full_host_dram_demotes_its_oldest_pages_to_flash():
         else:
             assert not demoted
     assert share[True] > share[False]
+
+
+def test_uvm_with_fault_laden_kernel_times_charges_each_page_its_fault_service_time():
+    """As above, timed by G10's model over the modelled fault-laden times: a faulting page
+    of a kernel's output costs its share of UVM's fault service rate, 50 pages per 45 µs
+    (0.9 µs a page), well below the link's 16 GB/s. The 21 pages of A at op 0 and of B at
+    op 2: 2 × 21 × 0.9 µs of stall."""
+    from matndp.host.tier.policies.uvm import UVMPolicy
+    config = TierConfig(hbm_bytes=60 * PAGE, link_bytes_per_s=LINK, host_bytes=1000 * PAGE)
+    result = simulate(chain(), np.full(4, OP_S), config, ZSSD, UVMPolicy(fault_laden=True))
+    assert result.metrics["host_to_hbm_bytes"] == 42 * PAGE
+    assert result.metrics["stall_s"] == pytest.approx(2 * 21 * 0.9e-6, rel=1e-9)
