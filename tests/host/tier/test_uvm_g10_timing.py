@@ -71,6 +71,15 @@ def test_deepum_drops_dead_pages_instead_of_writing_them():
     last = [e for e in result.log if e.time_s >= result.records[-1].start_s]
     assert {e.kind for e in last} >= {EventKind.DROP, EventKind.ALLOC}
     assert not [e for e in last if e.kind is EventKind.EVICT_BEGIN]
+    # 60 pages hold x and 59 of A and B: 21 pages of the dead one make room for the other,
+    # and come back as allocations; no counter moves but the full HBM's peak.
+    names = result.lifetimes.tensor_ids
+    assert [(e.kind, names[e.tensor], e.pages) for e in last
+            if e.kind in (EventKind.DROP, EventKind.ALLOC)] == [
+        (EventKind.DROP, "B", 21), (EventKind.ALLOC, "A", 21),
+        (EventKind.DROP, "A", 21), (EventKind.ALLOC, "B", 21)]
+    counters = result.records[-1].counters
+    assert counters["peak_pages"] == 60 and set(counters.values()) == {0, 60}
 
 
 def three():
