@@ -1,6 +1,7 @@
 """``matndp tier validate-g10`` on a stand-in G10 checkout: each of the five workloads a
 small synthetic trace in G10's layout, and a published table of hand-picked cycle counts."""
 
+import re
 import shutil
 
 import pytest
@@ -138,3 +139,44 @@ def test_the_tables_are_framed_as_in_the_validation_document(checkout):
     framing = [line for line in _framing(g10_validation(checkout))
                if not line.startswith(("| `", "| TM-"))]
     assert len(framing) >= 12 and [line for line in framing if line not in document] == []
+
+
+def test_what_is_not_a_g10_checkout_is_named(tmp_path):
+    with pytest.raises(ValueError, match=f"^G10 checkout not found at {re.escape(str(tmp_path / 'none'))}: "
+                                         "clone https://github.com/platformxlab/G10 and give the "
+                                         "path of the clone$"):
+        g10_validation(tmp_path / "none")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{tmp_path / 'example_results/overall_performance/all.base.txt'}: missing; is "
+            f"{tmp_path} a G10 checkout?")):
+        g10_validation(tmp_path)
+    assert published_g10_traffic(tmp_path) is None and published_g10_batch_sizes(tmp_path) is None
+    with pytest.raises(ValueError, match=re.escape(
+            f"{tmp_path / 'example_results/overall_batchsize'}: missing; is {tmp_path} a G10 "
+            "checkout?")):
+        g10_batch_sizes(tmp_path)
+
+
+def test_a_workload_without_its_front_end_output_is_named_with_the_steps(checkout, tmp_path):
+    partial = tmp_path / "G10"
+    shutil.copytree(checkout, partial)
+    shutil.rmtree(partial / "results" / "VIT" / "1280-run")
+    with pytest.raises(ValueError, match=re.escape(
+            f"no kernels.config for VIT at batch 1280 under {partial}/results/VIT/1280-*/"
+            "statistics/: run G10's front end on that workload first (docs/validation.md, "
+            "'G10's workloads', lists the steps)")):
+        g10_validation(partial)
+
+
+def test_malformed_published_tables_name_the_block(checkout, tmp_path):
+    partial = tmp_path / "G10"
+    shutil.copytree(checkout, partial)
+    table = partial / "example_results" / "overall_performance" / "all.base.txt"
+    table.write_text("ideal | lru | prefetch_lru\nBERT|table\n6e8 2.4e9\n")
+    with pytest.raises(ValueError, match=re.escape(f"{table}: BERT: expected 1 lines of 3 values")):
+        published_g10_times(partial)
+    sizes = partial / "example_results" / "overall_batchsize" / "vit.txt"
+    sizes.write_text("lru | ideal\n\nlarge\n2.4e9 6e8\n")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{sizes}: block 1: expected a batch size and 2 values")):
+        published_g10_batch_sizes(partial)
