@@ -5,6 +5,7 @@ constructor refuses what cannot run."""
 import numpy as np
 import pytest
 
+from matndp.host.graph import IterationGraph, Op
 from matndp.host.tier import TierConfig
 from matndp.host.tier.events import EventKind
 from matndp.host.tier.executor import CapacityError, Executor
@@ -13,7 +14,7 @@ from matndp.host.tier.lifetime import Lifetimes
 from matndp.host.tier.plan import Chunk, Plan
 from matndp.host.tier.trace_check import check_trace
 
-from .graphs import PAGE, frozen_weight_graph, split_graph
+from .graphs import PAGE, frozen_weight_graph, pages, split_graph
 
 
 def executor(graph, capacity, host_pages, **kwargs):
@@ -149,3 +150,23 @@ def test_evicting_no_pages_or_fetching_none_changes_nothing():
     assert run.evict(w, 0, demand=True) == run.now
     assert run.fetch(w, 3, demand=True, protect=set()) == run.now       # all of W is in HBM
     assert (list(run.resident), dict(run.counters), len(run.log)) == before
+
+
+def test_demand_eviction_takes_the_tensor_touched_first_among_those_touched_together():
+    """Op 0 writes B then A (A is the graph's first tensor); op 1 makes C (6 pages) in HBM
+    of 10 holding both: of the two, last touched at the same instant, B was touched first
+    and its 4 pages leave; op 3 reads it back."""
+    tensors = [pages(4, "A"), pages(4, "B"), pages(6, "C")]
+    ops = [Op("make", "gemm", "forward", 1, (), ("B", "A")),
+           Op("big", "gemm", "forward", 1, (), ("C",)),
+           Op("eat", "gemm", "forward", 1, ("C",), ()),
+           Op("use", "gemm", "backward", 1, ("A", "B"), ())]
+    lifetimes = Lifetimes(IterationGraph("tie", tensors, ops, batch=1, dtype="fp32"), PAGE)
+    run = Executor(lifetimes, np.full(4, 1e-3), 10, TierConfig(hbm_bytes=10 * PAGE),
+                   FlashDevice(flash_preset("zssd")), initial_resident=lifetimes.pages)
+    run.run_iteration(None)
+    names = lifetimes.tensor_ids
+    moved = [(e.kind, names[e.tensor], e.pages) for e in run.log
+             if e.kind in (EventKind.EVICT_BEGIN, EventKind.FETCH_BEGIN)]
+    assert moved == [(EventKind.EVICT_BEGIN, "B", 4), (EventKind.FETCH_BEGIN, "B", 4)]
+    check_trace(run.log, lifetimes, 10)
