@@ -62,3 +62,12 @@ def test_two_chunks_of_one_tensor_add_up(split_lifetimes):
     occupancy = check(split_lifetimes, x_out(split_lifetimes, pages=4),
                       x_out(split_lifetimes, pages=2, evict_at=3, evict_due=4, fetch_at=7))
     assert list(occupancy) == [11, 12, 8, 8, 6, 11, 11, 8, 12, 12]
+
+
+def test_a_tensor_of_one_iteration_cannot_be_planned_out_into_the_next(split_lifetimes):
+    # Z is made by op 5 and last read by op 6; its next "use" would be op 5 of the next
+    # iteration, but Z does not live that long.
+    z = split_lifetimes.index["Z"]
+    with pytest.raises(PlanError, match=r"^chunk 0 \(Z\): a non-persistent tensor cannot wrap "
+                                        r"into the next iteration$"):
+        check(split_lifetimes, Chunk(z, 2, 6, 7, 8, 9, 15))
