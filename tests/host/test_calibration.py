@@ -198,3 +198,13 @@ def test_the_description_names_the_hardware_of_the_file(tmp_path):
     described = load_calibration(path, NDPHardware(slices_per_controller=4)).describe()
     assert (described["slices_per_controller"], described["clock_hz"]) == (4, 2e9)
     assert described["measured_kernels"] == [] and described["ignored_unknown_kernels"] == []
+
+
+def test_an_integer_past_the_largest_float_is_refused_not_overflowed(tmp_path):
+    path = tmp_path / "huge.json"
+    path.write_text('{"schema": "%s", "kernels": {"relu_fwd": {"cycles_per_packet": 1%s}}}'
+                    % (SCHEMA, "0" * 400))
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: kernels.relu_fwd.cycles_per_packet: expected a finite, non-negative number, "
+            f"got 1{'0' * 400}")):
+        load_calibration(path)
