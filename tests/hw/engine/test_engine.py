@@ -68,16 +68,17 @@ def assert_same_bits(got, expected, what):
 # ends in two finalizer µthreads, which divide at once: with one divider their vectors take
 # eight passes each, and must not mix.
 # Each case takes 10-20 s in Amaranth's simulator. In the slow suite: relu_fwd on one
-# sub-core, which the two sub-cores' case covers, and bias_relu and adam, which the default
-# suite runs on the exported slice (tests/sim/flows/test_kernel_run.py).
+# sub-core, which the two sub-cores' case covers, and the kernels the default suite runs on
+# the exported slice (tests/sim/flows/test_kernel_run.py): bias_relu, bn_stats with a
+# divider per lane, layernorm_stats and adam.
 CASES = [
     pytest.param("relu_fwd", {"elements": 128}, 1, None, marks=pytest.mark.slow),
     ("relu_fwd", {"elements": 128}, 2, None),
     pytest.param("bias_relu", {"rows": 4, "channels": 16}, 1, None, marks=pytest.mark.slow),
     ("softmax_scale", {"rows": 2, "columns": 32}, 1, None),
-    ("bn_stats", {"rows": 8, "channels": 16}, 1, None),
+    pytest.param("bn_stats", {"rows": 8, "channels": 16}, 1, None, marks=pytest.mark.slow),
     ("bn_stats", {"rows": 8, "channels": 16}, 1, 1),
-    ("layernorm_stats", {"rows": 3, "columns": 32}, 1, None),
+    pytest.param("layernorm_stats", {"rows": 3, "columns": 32}, 1, None, marks=pytest.mark.slow),
     pytest.param("adam", {"elements": 32}, 1, None, marks=pytest.mark.slow),
 ]
 
