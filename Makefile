@@ -39,6 +39,11 @@ soc-setup: $(STAMP)
 soc-sim: $(SOC_STAMP)
 	$(MATNDP) soc-sim $(if $(WAVEFORM),--waveform)
 
+# The suite's processes (its workers, simulators and commands) reuse the compiled modules
+# one of them writes (git ignores them), where PYTHONDONTWRITEBYTECODE, set in some
+# environments, would have every process compile the project and rewrite the tests anew.
+test test-slow: export PYTHONDONTWRITEBYTECODE :=
+
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup
 

@@ -75,9 +75,12 @@ def _exported(build, build_design, name, parameters, transform):
     key = _export_key(build_design, name, parameters, transform)
     if path.exists() and key_file.exists() and key_file.read_text() == key:
         return path
-    text = _export(build_design, name, parameters)
-    if transform is not None:
-        text = transform(text)
+    if transform is None:
+        text = _export(build_design, name, parameters)
+    else:
+        # From the design's own file, which another process may have written: a design
+        # wanted by both simulators is exported once, whichever worker asks first.
+        text = transform(_exported(build, build_design, name, parameters, None).read_text())
     write_if_changed(path, text)
     write_if_changed(key_file, key)
     return path

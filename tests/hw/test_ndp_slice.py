@@ -46,8 +46,12 @@ def test_slice_behaviour(config, simulator, testcase):
     _run(config, simulator, testcase)
 
 
-@pytest.mark.parametrize("config, simulator", RUNS)
-@pytest.mark.parametrize("pressure", ["none", "random"])
+# Under Icarus, a stream of one tile takes ten seconds: random back-pressure only, the
+# stream without pauses in the slow suite.
+@pytest.mark.parametrize("config, simulator, pressure", [
+    (config, simulator, pressure) if (simulator, pressure) != ("icarus", "none")
+    else pytest.param(config, simulator, pressure, marks=pytest.mark.slow)
+    for pressure in ("none", "random") for config, simulator in RUNS])
 def test_dnn_stream(config, simulator, pressure):
     tiles = 2 if simulator == "verilator" else 1
     _run(config, simulator, "dnn_stream", MATNDP_PRESSURE=pressure, MATNDP_TILES=tiles,

@@ -67,20 +67,29 @@ def assert_same_bits(got, expected, what):
 # (kernel, problem, sub-cores, divide units: None is one per lane). bn_stats at 16 channels
 # ends in two finalizer µthreads, which divide at once: with one divider their vectors take
 # eight passes each, and must not mix.
+# Each case takes 10-20 s in Amaranth's simulator. In the slow suite: relu_fwd on one
+# sub-core, which the two sub-cores' case covers, and the kernels the default suite runs on
+# the exported slice (tests/sim/flows/test_kernel_run.py): bias_relu, bn_stats with a
+# divider per lane, layernorm_stats and adam.
 CASES = [
-    ("relu_fwd", {"elements": 128}, 1, None),
+    pytest.param("relu_fwd", {"elements": 128}, 1, None, marks=pytest.mark.slow),
     ("relu_fwd", {"elements": 128}, 2, None),
-    ("bias_relu", {"rows": 4, "channels": 16}, 1, None),
+    pytest.param("bias_relu", {"rows": 4, "channels": 16}, 1, None, marks=pytest.mark.slow),
     ("softmax_scale", {"rows": 2, "columns": 32}, 1, None),
-    ("bn_stats", {"rows": 8, "channels": 16}, 1, None),
+    pytest.param("bn_stats", {"rows": 8, "channels": 16}, 1, None, marks=pytest.mark.slow),
     ("bn_stats", {"rows": 8, "channels": 16}, 1, 1),
-    ("layernorm_stats", {"rows": 3, "columns": 32}, 1, None),
-    ("adam", {"elements": 32}, 1, None),
+    pytest.param("layernorm_stats", {"rows": 3, "columns": 32}, 1, None, marks=pytest.mark.slow),
+    pytest.param("adam", {"elements": 32}, 1, None, marks=pytest.mark.slow),
 ]
 
 
-@pytest.mark.parametrize("name, problem, sub_cores, divide_units", CASES, ids=[
-    f"{name}-{sub_cores}sub" + (f"-{units}div" if units else "") for name, _, sub_cores, units in CASES])
+def _case_id(case):
+    name, _, sub_cores, units = case.values if hasattr(case, "values") else case
+    return f"{name}-{sub_cores}sub" + (f"-{units}div" if units else "")
+
+
+@pytest.mark.parametrize("name, problem, sub_cores, divide_units", CASES,
+                         ids=[_case_id(case) for case in CASES])
 def test_library_kernel_matches_the_iss(name, problem, sub_cores, divide_units):
     (outputs, run), (iss_outputs, iss_result) = run_library_kernel(
         name, problem, seed=len(name), sub_cores=sub_cores, divide_units=divide_units)
@@ -202,9 +211,11 @@ def run_random_program(seed, config, length=40, pause=0.3):
     return run, engine_memory, iss_memory, result
 
 
-# A third program in the slow suite: each takes half a minute in Amaranth's simulator.
+# One program in the default suite, on the default engine's depth of instructions in flight;
+# two more in the slow suite: each takes half a minute in Amaranth's simulator.
 @pytest.mark.parametrize("seed, in_flight, sub_cores", [
-    (1, 4, 1), (3, 2, 2), pytest.param(2, 4, 1, marks=pytest.mark.slow)])
+    (1, 4, 1), pytest.param(3, 2, 2, marks=pytest.mark.slow),
+    pytest.param(2, 4, 1, marks=pytest.mark.slow)])
 def test_random_programs_match_the_iss(seed, in_flight, sub_cores):
     """With several instructions of a µthread in flight, no instruction may read a register
     before the instruction that writes it has written it, nor write it before an earlier

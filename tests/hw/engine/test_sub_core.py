@@ -271,7 +271,7 @@ RELU = [
 ]
 
 
-@pytest.mark.parametrize("pressure", [0.0, 0.3])
+@pytest.mark.parametrize("pressure", [pytest.param(0.0, marks=pytest.mark.slow), 0.3])
 def test_relu_on_triggering_data(pressure):
     rng = np.random.default_rng(1)
     data = _random_data(rng, 40)

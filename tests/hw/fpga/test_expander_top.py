@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The expander's FPGA top: every constructor error, its ports (K GPU-side AXI4 slaves,
 the memory master, the register slave), and `matndp export --design expander-axi`:
-lint-clean Verilog with AXI's port names, the same across processes (slow). Its behaviour
+lint-clean Verilog with AXI's port names (a small top's in the default suite, the full one's
+in the slow suite), the same across processes (slow). Its behaviour
 under cocotbext-axi is tests/hw/fpga/test_axi_expander.py's."""
 
 import subprocess
@@ -18,8 +19,10 @@ from matndp.sim.designs import AXI_EXPANDER_MODULE, EXPANDER_CONFIG, EXPANDER_PO
 from matndp.sim.fpga_flow.lint import lint
 
 
+# An engine as small as the top allows, so that its export takes seconds, not a minute.
 SMALL = NDPConfig(id_width=6, engine=EngineConfig(slots=2, instruction_words=64,
-                                                  argument_blocks=1, scratchpad_bytes=256))
+                                                  argument_blocks=1, scratchpad_bytes=256,
+                                                  divide_units=1, in_flight=1))
 
 
 @pytest.mark.parametrize("arguments, keywords, error, message", [
@@ -65,22 +68,38 @@ def test_ports_and_widths(ports):
     assert len(top.s_axil_araddr) == top.register_map.addr_width
 
 
+def _check_exported_top(output, ports):
+    """The exported top in ``output`` names its ports as AXI does, has ``ports`` GPU-side
+    ports, no source paths, and is lint-clean."""
+    text = output.read_text()
+    assert "/work" not in text and ".py:" not in text
+    last = ports - 1
+    for port in ("s_axi0_awaddr", f"s_axi{last}_rdata", f"s_axi{last - 1}_bid", "m_axi_wstrb",
+                 "m_axi_bresp", "s_axil_araddr", "irq"):
+        assert f" {port};" in text, port
+    assert f" s_axi{ports}_awaddr;" not in text
+    assert lint(output, top=AXI_EXPANDER_MODULE) == 0
+
+
+def test_a_small_tops_export_is_lint_clean_and_uses_axi_names(tmp_path):
+    output = tmp_path / "expander_axi.v"
+    output.write_text(export_verilog(AXIExpander(SMALL, 3), AXI_EXPANDER_MODULE))
+    _check_exported_top(output, 3)
+
+
+# The export of the expander's full top takes more than a minute: the default suite lints a
+# small one (above), the slow suite the command line's.
+@pytest.mark.slow
 def test_the_command_lines_export_is_lint_clean_and_uses_axi_names(tmp_path):
     output = tmp_path / "expander_axi.v"
     result = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "export", "--design",
                              "expander-axi", "--output", str(output)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    text = output.read_text()
-    assert "/work" not in text and ".py:" not in text
-    for port in ("s_axi0_awaddr", "s_axi3_rdata", "s_axi2_bid", "m_axi_wstrb", "m_axi_bresp",
-                 "s_axil_araddr", "irq"):
-        assert f" {port};" in text, port
-    assert " s_axi4_awaddr;" not in text
-    assert lint(output, top=AXI_EXPANDER_MODULE) == 0
+    _check_exported_top(output, EXPANDER_PORTS)
 
 
-# A second export of the expander's top costs minutes; that exports are the same across
-# processes is checked in the default suite on the slice and its AXI top.
+# That exports are the same across processes is checked in the default suite on the
+# slice's AXI top.
 @pytest.mark.slow
 def test_the_export_is_the_same_in_another_process(tmp_path):
     output = tmp_path / "expander_axi.v"

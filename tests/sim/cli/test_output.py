@@ -93,7 +93,6 @@ def test_builds_report_through_the_command_while_it_runs(tmp_path, monkeypatch, 
     (["tier", "export", "--model", "resnet50", "--batch", "2", "--output", "{}/w.json"], "w.json"),
     (["model", "summary", "resnet50", "--output", "{}/s.json"], "s.json"),
     (["csr", "doc", "--output", "{}/csr.md"], "csr.md"),
-    (["export", "--design", "axi", "--output", "{}/axi.v"], "axi.v"),
 ])
 def test_every_wrote_line_goes_to_standard_error(capsys, tmp_path, argv, written):
     assert main([word.format(tmp_path) for word in argv]) == 0
@@ -104,6 +103,7 @@ def test_every_wrote_line_goes_to_standard_error(capsys, tmp_path, argv, written
 
 def test_an_export_says_what_it_elaborates_before_it_does(capsys, tmp_path):
     assert main(["export", "--design", "axi", "--output", str(tmp_path / "axi.v")]) == 0
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["export: elaborating the axi design and writing its Verilog",
-                   f"wrote {tmp_path / 'axi.v'} (module ndp_slice_axi)"]
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == ["export: elaborating the axi design and writing its Verilog",
+                                         f"wrote {tmp_path / 'axi.v'} (module ndp_slice_axi)"]
+    assert captured.out == ""

@@ -54,8 +54,19 @@ def test_other_parameters_or_a_transform_are_another_file(exports):
     design, made = exports
     first = design(4)
     assert design(5) != first
-    assert design(4, transform=files.evaluate_at_time_zero) not in (first, design(5))
-    assert made == ["passing"] * 3
+    transformed = design(4, transform=files.evaluate_at_time_zero)
+    assert transformed not in (first, design(5))
+    assert transformed.read_text() == files.evaluate_at_time_zero(first.read_text())
+    # The transformed file is made from the design's own file, in a process of its own.
+    assert made == ["passing"] * 2
+
+
+def test_a_transformed_file_first_leaves_the_design_s_own_file_for_later_processes(exports):
+    design, made = exports
+    transformed = design(6, transform=files.evaluate_at_time_zero)
+    plain = design(6)
+    assert made == ["passing"]
+    assert transformed.read_text() == files.evaluate_at_time_zero(plain.read_text())
 
 
 def test_a_change_of_the_code_exports_again(exports, monkeypatch):
