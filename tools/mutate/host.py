@@ -93,6 +93,22 @@ EQUIVALENT_MUTANTS = {
         'threads.active[going] = None',
         "Threads.active is a bool array (np.ones(n, dtype=bool)), and numpy stores None in a "
         "bool array as False: the same assignment"),
+    "matndp.host.kernels.semantics.x__splat__mutmut_24": (
+        '_broadcast_lanes((a & _MASK32).astype(None), threads.lanes))',
+        "a & _MASK32 is a uint64 below 2^32, which float64 holds exactly; set_vector stores it "
+        "into the uint32 vector registers (Threads.v), converting it back to the same word"),
+    "matndp.host.kernels.semantics.x__word_store__mutmut_49": (
+        'machine.memory_words[words] = (value[good] & _MASK32).astype(None)',
+        "value & _MASK32 is a uint64 below 2^32, which float64 holds exactly; memory_words is "
+        "a uint32 view of the memory, so the assignment stores the same word"),
+    # The assembler.
+    "matndp.host.kernels.assembler.x_assemble__mutmut_64": (
+        'line = parsed[error.index] if error.index is not None and error.index <= len(parsed) '
+        'else parsed[-1]',
+        "the image has one word per parsed line, and every index validate_image names is below "
+        "the word count (a word, a pc, a section's last pc, a hazard) except that of 'do not "
+        "fit', which assemble refuses first (kernel too large): the index never equals "
+        "len(parsed)"),
     # The GPU model and the files it writes.
     "matndp.host.gpu.x__op_dtype__mutmut_3": (
         'return "XXfp32XX"',
@@ -125,6 +141,10 @@ EQUIVALENT_MUTANTS = {
         'self.counters = None',
         "run_iteration sets the counters anew before anything reads them; nothing between the "
         "constructor and the first iteration does"),
+    "matndp.host.tier.lifetime.xǁLifetimesǁgap_arrays__mutmut_26": (
+        'self.pages[tensors].astype(np.int64) if (len(gaps)) or True else np.zeros(0, np.int64),',
+        "with no gaps, tensors is an empty int64 array, and indexing the int64 pages array with "
+        "it gives an empty int64 array: the same as np.zeros(0, np.int64)"),
     "matndp.host.tier.policies.g10.x_plan_g10__mutmut_195": (
         'if fetch_at <= due or due >= gap.before:',
         "fetch_at is at most gap.before (its search runs over the boundaries start … "
