@@ -101,7 +101,7 @@ EQUIVALENT_MUTANTS = {
         'machine.memory_words[words] = (value[good] & _MASK32).astype(None)',
         "value & _MASK32 is a uint64 below 2^32, which float64 holds exactly; memory_words is "
         "a uint32 view of the memory, so the assignment stores the same word"),
-    # The assembler.
+    # The assembler and the divisor descriptors.
     "matndp.host.kernels.assembler.x_assemble__mutmut_64": (
         'line = parsed[error.index] if error.index is not None and error.index <= len(parsed) '
         'else parsed[-1]',
@@ -109,6 +109,11 @@ EQUIVALENT_MUTANTS = {
         "the word count (a word, a pc, a section's last pc, a hazard) except that of 'do not "
         "fit', which assemble refuses first (kernel too large): the index never equals "
         "len(parsed)"),
+    "matndp.host.kernels.divisor.x_divisor_descriptor__mutmut_28": (
+        'for shift in range(_MAX_SHIFT - 1):',
+        "a divisor fits 24 bits, so ceil(2^56 / d) exceeds the largest 32-bit multiplier for "
+        "every divisor: the loop returns or breaks at shift 56 at the latest, before either "
+        "range ends at 61 or 63"),
     # The GPU model and the files it writes.
     "matndp.host.gpu.x__op_dtype__mutmut_3": (
         'return "XXfp32XX"',
