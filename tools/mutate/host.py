@@ -76,6 +76,11 @@ EQUIVALENT_MUTANTS = {
         'entries = np.concatenate(self._trigger_entry) if self._trigger_entry else np.zeros(int)',
         "the empty case is reached only before any run since the last reset, when no race can "
         "name a trigger: describing one fails either way"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁdescribe_race__mutmut_5": (
+        'entries = np.concatenate(self._trigger_entry) if self._trigger_entry else np.zeros(None, int)',
+        "as for describe_race__mutmut_7: _trigger_entry is empty only before the simulator's "
+        "first run (nothing clears it), when no race of its own can name a trigger: describing "
+        "one fails either way (an IndexError into the empty array, a TypeError here)"),
     "matndp.host.kernels.semantics.x__atomic__mutmut_77": (
         'words = (sectors[:, None] * lanes + np.arange(lanes)).reshape(-2)',
         "numpy reads any negative size in reshape as the one unknown dimension: reshape(-2) is "
