@@ -142,6 +142,10 @@ EQUIVALENT_MUTANTS = {
         "numpy's Generator.choice takes replace as a C boolean: None converts to False, so the "
         "same positions are drawn from the same generator state"),
     # The tier models.
+    "matndp.host.tier.bench.x_bench_tiering__mutmut_26": (
+        'graph, times = model_graph_and_times(model, batch, "A100")',
+        "model_graph_and_times reads the GPU's name only through gpu.get_preset, which looks "
+        "presets up in any letter case: A100 is the a100 preset"),
     "matndp.host.tier.executor.xǁExecutorǁ_zero_counters__mutmut_24": (
         '"demand_evict_pages": 0, "planned_evict_pages": 0, "planned_fetch_pages": 1,',
         "the executor reports an iteration's counters as their differences from the values "
