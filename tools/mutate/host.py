@@ -164,6 +164,10 @@ EQUIVALENT_MUTANTS = {
         'self.pages[tensors].astype(np.int64) if (len(gaps)) or True else np.zeros(0, np.int64),',
         "with no gaps, tensors is an empty int64 array, and indexing the int64 pages array with "
         "it gives an empty int64 array: the same as np.zeros(0, np.int64)"),
+    "matndp.host.tier.policies.tm.x__consume__mutmut_21": (
+        'if amount < 0:',
+        "with amount exactly 0 the loop goes on, but take = min(budget, 0) is never above 0, so "
+        "no slot's budget changes and amount stays 0: the same budget and the same return"),
     "matndp.host.tier.policies.g10.x_plan_g10__mutmut_195": (
         'if fetch_at <= due or due >= gap.before:',
         "fetch_at is at most gap.before (its search runs over the boundaries start … "
