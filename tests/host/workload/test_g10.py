@@ -275,7 +275,7 @@ def test_every_refusal_of_kernels_config_names_file_and_line(trace_dir):
         read_g10(trace_dir)
 
 
-def test_a_tensor_named_like_a_workspace_isrefused(trace_dir):
+def test_a_tensor_line_naming_a_workspace_is_malformed(trace_dir):
     kernels = trace_dir / "kernels.config"
     kernels.write_text(kernels.read_text().replace("tensor2", "workspace1"))
     _fault_files(trace_dir)
