@@ -68,13 +68,13 @@ def test_an_unexpected_line_names_file_and_line(trace_dir):
         read_g10(trace_dir)
 
 
-def test_kernels_out_of_order_arerefused(trace_dir):
+def test_kernels_out_of_order_are_refused(trace_dir):
     _edit(trace_dir / "kernels.config", "Kernel ID: 2,", "Kernel ID: 3,")
     with pytest.raises(WorkloadError, match=r"kernels.config:19: kernel 3 where kernel 2 was expected"):
         read_g10(trace_dir)
 
 
-def test_a_tensor_with_two_sizes_isrefused(trace_dir):
+def test_a_tensor_with_two_sizes_is_refused(trace_dir):
     _edit(trace_dir / "kernels.config",
           "Input Tensors:\ntensor2 Is weight (global)?: 0, Size in byte: 12288",
           "Input Tensors:\ntensor2 Is weight (global)?: 0, Size in byte: 12289")
@@ -83,7 +83,7 @@ def test_a_tensor_with_two_sizes_isrefused(trace_dir):
         read_g10(trace_dir)
 
 
-def test_a_tensor_referenced_before_its_definition_isrefused(trace_dir):
+def test_a_tensor_referenced_before_its_definition_is_refused(trace_dir):
     # tensors.config defines every tensor but tensor3
     (trace_dir / "tensors.config").write_text(
         "tensor0 Is weight (global)?: 0, Size in byte: 16384, Range:0--16384\n"
@@ -101,7 +101,7 @@ def test_a_malformed_time_line_names_file_and_line(trace_dir):
         read_g10(trace_dir)
 
 
-def test_times_for_another_kernel_count_arerefused(trace_dir):
+def test_times_for_another_kernel_count_are_refused(trace_dir):
     (trace_dir / "cudnn4.txt").write_text("0000 0.5 ms\n0001 1.25 ms\n")
     with pytest.raises(WorkloadError, match=r"cudnn4.txt: 2 kernel times for the 5 kernels"):
         read_g10(trace_dir)
@@ -153,7 +153,7 @@ def test_the_workload_format_keeps_the_fault_laden_times(trace_dir, tmp_path):
         [(op.fault_duration_s, op.output_fault_duration_s) for op in graph.ops]
 
 
-def test_one_fault_file_without_the_other_isrefused(trace_dir):
+def test_one_fault_file_without_the_other_is_refused(trace_dir):
     _fault_files(trace_dir)
     (trace_dir / "cudnn4InputPF.txt").unlink()
     with pytest.raises(WorkloadError, match=r"cudnn4InputPF.txt: missing: cudnn4PF.txt is there"):

@@ -82,7 +82,7 @@ def test_an_allocation_never_freed_lives_to_the_end(tmp_path):
     assert kept in graph.ops[2].outputs and kept not in graph.ops[1].outputs
 
 
-def test_an_address_allocated_twice_isrefused(tmp_path):
+def test_an_address_allocated_twice_is_refused(tmp_path):
     content = _trace()
     content["traceEvents"].append(_memory(9, 0x1000, 64))
     with pytest.raises(WorkloadError, match=r"traceEvents\[15\]: address 0x1000 allocated again "
