@@ -15,17 +15,19 @@ from matndp.host.zoo import build_model
 
 # The batch each model is benchmarked at (docs/benchmarks.md).
 BATCHES = {"resnet50": 64, "vgg16_bn": 32, "bert-base": 32, "gpt2": 8}
+READING_S = 1.234567
 
 
 @pytest.fixture
 def result(tmp_path, monkeypatch):
     # Where no calibration file exists, so the documented defaults are used; per test, not
     # shared, so that the mutation run records each test as reaching the bench. The
-    # bench's clock advances one second per reading: every time it reports is a whole
-    # number of readings apart.
+    # bench's clock advances 1.234567 s per reading: every time it reports is a whole
+    # number of readings apart, with more places than the report keeps.
     monkeypatch.chdir(tmp_path)
     seconds = itertools.count()
-    monkeypatch.setattr(bench_host, "time", SimpleNamespace(perf_counter=lambda: float(next(seconds))))
+    monkeypatch.setattr(bench_host, "time",
+                        SimpleNamespace(perf_counter=lambda: next(seconds) * READING_S))
     return bench_host_models(quick=True)
 
 
@@ -41,12 +43,14 @@ def test_each_model_reports_its_bf16_iteration_on_the_a100(result, calibration):
         assert row["speedup_a100_bf16"] == round(plan.speedup, 4)
         assert row["speedup_a100_bf16"] != round(plan_offload(
             build_model(name, batch=batch, dtype="fp32"), PRESETS["a100"], calibration).speedup, 4)
-        # Three readings per model: before building, after building, after planning.
-        assert (row["build_s"], row["time_and_plan_s"], row["total_s"]) == (1.0, 1.0, 2.0)
+        # Three readings per model: before building, after building, after planning;
+        # rounded to four places.
+        assert (row["build_s"], row["time_and_plan_s"], row["total_s"]) == (1.2346, 1.2346, 2.4691)
 
 
 def test_the_quick_sweep_runs_25_configurations_spread_over_the_grid(result):
     sweep = result["sweep"]
     assert sweep["configurations"] == 25
-    # One reading before the sweep and one after it.
-    assert (sweep["wall_s"], sweep["per_configuration_s"]) == (1.0, 0.04)
+    # One reading before the sweep and one after it: 1.234567 s, to three places, and
+    # 1.234567 / 25 = 0.04938 s, to four.
+    assert (sweep["wall_s"], sweep["per_configuration_s"]) == (1.235, 0.0494)

@@ -76,6 +76,11 @@ EQUIVALENT_MUTANTS = {
         'entries = np.concatenate(self._trigger_entry) if self._trigger_entry else np.zeros(int)',
         "the empty case is reached only before any run since the last reset, when no race can "
         "name a trigger: describing one fails either way"),
+    "matndp.host.kernels.iss.xǁInstructionSetSimulatorǁdescribe_race__mutmut_5": (
+        'entries = np.concatenate(self._trigger_entry) if self._trigger_entry else np.zeros(None, int)',
+        "as for describe_race__mutmut_7: _trigger_entry is empty only before the simulator's "
+        "first run (nothing clears it), when no race of its own can name a trigger: describing "
+        "one fails either way (an IndexError into the empty array, a TypeError here)"),
     "matndp.host.kernels.semantics.x__atomic__mutmut_77": (
         'words = (sectors[:, None] * lanes + np.arange(lanes)).reshape(-2)',
         "numpy reads any negative size in reshape as the one unknown dimension: reshape(-2) is "
@@ -93,6 +98,27 @@ EQUIVALENT_MUTANTS = {
         'threads.active[going] = None',
         "Threads.active is a bool array (np.ones(n, dtype=bool)), and numpy stores None in a "
         "bool array as False: the same assignment"),
+    "matndp.host.kernels.semantics.x__splat__mutmut_24": (
+        '_broadcast_lanes((a & _MASK32).astype(None), threads.lanes))',
+        "a & _MASK32 is a uint64 below 2^32, which float64 holds exactly; set_vector stores it "
+        "into the uint32 vector registers (Threads.v), converting it back to the same word"),
+    "matndp.host.kernels.semantics.x__word_store__mutmut_49": (
+        'machine.memory_words[words] = (value[good] & _MASK32).astype(None)',
+        "value & _MASK32 is a uint64 below 2^32, which float64 holds exactly; memory_words is "
+        "a uint32 view of the memory, so the assignment stores the same word"),
+    # The assembler and the divisor descriptors.
+    "matndp.host.kernels.assembler.x_assemble__mutmut_64": (
+        'line = parsed[error.index] if error.index is not None and error.index <= len(parsed) '
+        'else parsed[-1]',
+        "the image has one word per parsed line, and every index validate_image names is below "
+        "the word count (a word, a pc, a section's last pc, a hazard) except that of 'do not "
+        "fit', which assemble refuses first (kernel too large): the index never equals "
+        "len(parsed)"),
+    "matndp.host.kernels.divisor.x_divisor_descriptor__mutmut_28": (
+        'for shift in range(_MAX_SHIFT - 1):',
+        "a divisor fits 24 bits, so ceil(2^56 / d) exceeds the largest 32-bit multiplier for "
+        "every divisor: the loop returns or breaks at shift 56 at the latest, before either "
+        "range ends at 61 or 63"),
     # The GPU model and the files it writes.
     "matndp.host.gpu.x__op_dtype__mutmut_3": (
         'return "XXfp32XX"',
@@ -102,6 +128,11 @@ EQUIVALENT_MUTANTS = {
         'figure.savefig(temporary, dpi=dpi, )',
         "the temporary file keeps the destination's suffix last (atomic_path), and matplotlib "
         "picks the format from a file name's suffix, lower-cased, when none is given"),
+    "matndp.host.validation.x_validation_tables__mutmut_556": (
+        'pf, pt = published.get(group, ("XX-XX", "-"))',
+        "the BERT layers' ops (the fixed bert-base graph the table is built from) are of kinds "
+        "gemm, softmax, normalization and elementwise, which _CLASSES maps to the three "
+        "published classes: the default pair is never read"),
     # The zoo.
     "matndp.host.zoo.builder.xǁGraphBuilderǁgather_rows__mutmut_25": (
         '_BackwardOp(None, "gather", rows * shape[-1], (y,), (positions,), (x,))])',
@@ -116,6 +147,10 @@ EQUIVALENT_MUTANTS = {
         "numpy's Generator.choice takes replace as a C boolean: None converts to False, so the "
         "same positions are drawn from the same generator state"),
     # The tier models.
+    "matndp.host.tier.bench.x_bench_tiering__mutmut_26": (
+        'graph, times = model_graph_and_times(model, batch, "A100")',
+        "model_graph_and_times reads the GPU's name only through gpu.get_preset, which looks "
+        "presets up in any letter case: A100 is the a100 preset"),
     "matndp.host.tier.executor.xǁExecutorǁ_zero_counters__mutmut_24": (
         '"demand_evict_pages": 0, "planned_evict_pages": 0, "planned_fetch_pages": 1,',
         "the executor reports an iteration's counters as their differences from the values "
@@ -125,6 +160,14 @@ EQUIVALENT_MUTANTS = {
         'self.counters = None',
         "run_iteration sets the counters anew before anything reads them; nothing between the "
         "constructor and the first iteration does"),
+    "matndp.host.tier.lifetime.xǁLifetimesǁgap_arrays__mutmut_26": (
+        'self.pages[tensors].astype(np.int64) if (len(gaps)) or True else np.zeros(0, np.int64),',
+        "with no gaps, tensors is an empty int64 array, and indexing the int64 pages array with "
+        "it gives an empty int64 array: the same as np.zeros(0, np.int64)"),
+    "matndp.host.tier.policies.tm.x__consume__mutmut_21": (
+        'if amount < 0:',
+        "with amount exactly 0 the loop goes on, but take = min(budget, 0) is never above 0, so "
+        "no slot's budget changes and amount stays 0: the same budget and the same return"),
     "matndp.host.tier.policies.g10.x_plan_g10__mutmut_195": (
         'if fetch_at <= due or due >= gap.before:',
         "fetch_at is at most gap.before (its search runs over the boundaries start … "

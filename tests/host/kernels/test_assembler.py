@@ -129,6 +129,10 @@ ERRORS = [
     (".main\n    samoadd.r [0], v1\n    samoadd.x [32], v1", 6, 5,
      "samoadd: an atomic after the ordering ticket was released (.r) on some path; release on "
      "the last atomic only"),
+    # reached only by falling through the branch: the error points at that atomic
+    (".main\n    samoadd.r [0], v1\n    beq x1, x0, done\n    samoadd [32], v1\ndone:\n    exit",
+     7, 5, "samoadd: an atomic after the ordering ticket was released (.r) on some path; release "
+     "on the last atomic only"),
     (".main\n    nop", 5, 5, "does not end its µthread"),
     (".main\n    exit\n.final\n    beq x1, x2, .+5", 7, 5, "branches to 6, outside .final"),
     (".main\nhere: exit\n.final\n    jump here", 7, 10, "label 'here' is in .main; a branch stays in its section"),

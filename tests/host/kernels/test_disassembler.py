@@ -35,3 +35,9 @@ def test_relative_targets_carry_their_sign():
         "beq        x1, a3, .+3"
     assert disassemble_instruction(assemble_instruction("jump .+0"), 5, {5: "here"}) == \
         "jump       here"
+
+
+def test_arguments_are_declared_in_word_order_whatever_their_names():
+    image = assemble(".kernel k\n.arg ZETA 1\n.arg ALPHA 5\n.arg MID 2\n.main\n    exit\n")
+    assert disassemble(image).splitlines()[:4] == [".kernel k", ".arg ZETA 1", ".arg MID 2",
+                                                   ".arg ALPHA 5"]

@@ -4,9 +4,11 @@ import json
 
 import pytest
 
-from matndp.host.kernels.assembler import assemble
+from matndp.hw.engine.isa import Instruction
+from matndp.host.kernels.assembler import assemble, assemble_instruction
 from matndp.host.kernels.image import (KernelFileError, KernelImage, InvalidImage, Section,
-                                       isa_fingerprint, load_image, save_image, validate_image)
+                                       isa_fingerprint, load_image, release_hazards, save_image,
+                                       validate_image)
 
 
 SOURCE = """.kernel sum
@@ -92,3 +94,57 @@ def test_validation_of_images():
     jump_far = 0x26 | (5 << 32)
     with pytest.raises(InvalidImage, match="branches to 5, outside .main"):
         validate_image(KernelImage("k", (jump_far,), {Section.MAIN: 0}))
+
+
+def _words(*lines):
+    return tuple(assemble_instruction(line) for line in lines)
+
+
+_FALL_THROUGH_HAZARD = _words("samoadd.r [0], v1", "beq x1, x0, .+2", "samoadd [32], v1", "exit")
+
+
+@pytest.mark.parametrize("image, message, index", [
+    (KernelImage("k", (0x2, 0xFFFF_FFFF_FFFF_FFFF), {Section.MAIN: 0}),
+     r"word 1 \(0xffffffffffffffff\): .+", 1),
+    (KernelImage("k", _words("nop", "beq x1, x0, .+2", "exit"), {Section.MAIN: 0}),
+     r"instruction 1 branches to 3, outside \.main \(0 … 2\)", 1),
+    (KernelImage("k", _words("exit", "exit", "samoadd.r [0], v1", "exit"),
+                 {Section.MAIN: 0, Section.FINAL: 2}, uses_atomics=False),
+     r"instruction 2: release in \.final, which holds no ordering ticket", 2),
+    (KernelImage("k", _words("exit", "nop", "nop"), {Section.MAIN: 0, Section.FINAL: 1}),
+     r"\.final does not end with exit \(its last instruction, 2, would run into what follows\)", 2),
+    # the atomic after the release is reached only by falling through the branch
+    (KernelImage("k", _FALL_THROUGH_HAZARD, {Section.MAIN: 0}, uses_atomics=True),
+     r"instruction 2: an atomic after the ordering ticket was released", 2),
+    (KernelImage("k", _words("samoadd [0], v1", "exit"), {Section.MAIN: 0}),
+     r"uses_atomics is False, but \.main holds scratchpad atomics", None),
+    (KernelImage("k", _words("exit"), {Section.MAIN: 0}, uses_atomics=True),
+     r"uses_atomics is True, but \.main holds no scratchpad atomics", None),
+    (KernelImage("k", _words("exit"), {Section.MAIN: 0}, {"A": 16}),
+     r"argument 'A' has index 16, not 0 … 15", None),
+    (KernelImage("k", _words("exit"), {Section.MAIN: 0}, {"A": 1, "B": 1}),
+     r"two argument names share one index", None),
+    (KernelImage("k", _words("exit", "exit"), {Section.MAIN: 0, Section.FINAL: 2}),
+     r"section starts \[0, 2\] do not divide 2 instructions into non-empty sections from 0",
+     None),
+    (KernelImage("k", _words("exit"), {Section.INIT: 0}), r"a kernel needs a main section", None),
+])
+def test_each_refusal_names_the_instruction_at_fault(image, message, index):
+    with pytest.raises(InvalidImage, match=f"^{message}$") as caught:
+        validate_image(image)
+    assert caught.value.index == index
+
+
+def test_a_release_hazard_is_found_on_every_path():
+    """release_hazards walks both ways out of a branch and around a loop: the atomic after
+    the release is a hazard whichever way reaches it; a branch out of the range is not
+    followed."""
+    decoded = [Instruction.decode(word) for word in _FALL_THROUGH_HAZARD]
+    assert release_hazards(decoded, 0, 4) == [2]
+    taken = [Instruction.decode(word) for word in _words(
+        "samoadd.r [0], v1", "bne x1, x0, .+3", "exit", "exit", "samoadd [32], v1", "exit")]
+    assert release_hazards(taken, 0, 6) == [4]
+    loop = [Instruction.decode(word) for word in _words(
+        "samoadd [32], v1", "samoadd.r [0], v1", "bne x1, x0, .-2", "exit")]
+    assert release_hazards(loop, 0, 4) == [0, 1]
+    assert release_hazards(loop, 1, 4) == []       # the branch back leaves the range

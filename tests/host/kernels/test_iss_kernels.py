@@ -539,3 +539,96 @@ def test_an_initializer_runs_as_its_entry_s_init_threads(init_threads, runs):
     assert got[:runs].tolist() == [[index] * 8 for index in range(runs)]
     assert (got[runs:] == 0xEEEEEEEE).all()
     assert result.instructions == 3 * runs + 3 * 8
+
+
+def test_gpu_writes_to_one_sector_in_one_batch_land_in_trigger_order_byte_by_byte():
+    """Two masked writes to sector 0 and a full one to sector 1; a GPU read of sector 0
+    changes nothing. Bytes 0-7 and 16-23 are the second write's, 8-15 the first's, 24-31
+    keep what memory held."""
+    memory = Memory(4096)
+    memory.data[:64] = 0xEE
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 64, assemble(".kernel k\n.main\n    exit\n"))])
+    simulator.run(TriggerEvents.of([
+        TriggerEvent(0, 0, bytes(range(32)), mask=0x0000_FFFF),
+        TriggerEvent(0, 32, bytes([7] * 32)),
+        TriggerEvent(0, 0, bytes(range(100, 132)), mask=0x00FF_00FF),
+        TriggerEvent(0, 0, bytes([1] * 32), write=False)]), allow_races=True)
+    assert memory.data[:32].tolist() == [*range(100, 108), *range(8, 16), *range(116, 124),
+                                         *[0xEE] * 8]
+    assert memory.data[32:64].tolist() == [7] * 32
+
+
+_ORDERED_THEN_FAULT = """.kernel ordered
+.main
+    samoadd   [0], DATA
+    samoadd.r [0], DATA
+    add x9, x0, 1
+    beq SEQ, x9, bad            ; the second trigger faults after its atomics
+    exit
+bad:
+    sst [OFFSET + 8], v1
+    exit
+"""
+
+
+def test_an_entry_stopped_one_thread_at_a_time_leaves_the_other_entries_to_run():
+    """Two atomics of one µthread on one sector force the batch to run one µthread at a
+    time. Entry 0's second µthread faults: its third is drained, and entry 1's two µthreads,
+    later in the batch, still run."""
+    memory = Memory(4096)
+    ordered = memory.reserve("a", 96)
+    other = memory.reserve("b", 64)
+    out = memory.reserve("out", 64)
+    simulator = InstructionSetSimulator(memory, {
+        0: FilterEntry(ordered, 96, assemble(_ORDERED_THEN_FAULT)),
+        1: FilterEntry(other, 64, assemble(RELU), (out,))})
+    x = np.arange(24, dtype=np.float32) + 1
+    y = np.arange(16, dtype=np.float32) - 8
+    result = simulator.run(TriggerEvents.concatenate([TriggerEvents.sectors(0, ordered, x),
+                                                      TriggerEvents.sectors(1, other, y)]))
+    assert result.sequential_batches == 1
+    stopped = result.entries[0]
+    assert (stopped.completed, stopped.drained, stopped.error.seq, stopped.error.pc) == (1, 1, 1, 5)
+    assert stopped.error.cause is ErrorCause.MISALIGNED
+    assert (result.entries[1].completed, result.entries[1].drained) == (2, 0)
+    assert (memory.read(out, np.float32, 16) == np.maximum(y, 0)).all()
+    rows = x.reshape(3, 8)
+    expected = np.zeros(8, np.float32)
+    for row in rows[:2]:                   # the faulting µthread's atomics ran before it faulted
+        expected = (expected + row + row).astype(np.float32)
+    assert (simulator.scratchpad_words[:8] == expected.view(np.uint32)).all()
+
+
+_FAULT_AT_SEQ_1 = """.kernel second_faults
+.arg OUT 0
+.main
+    add x9, x0, 1
+    beq SEQ, x9, bad
+    vst.x [OFFSET + OUT], DATA
+bad:
+    sst [OFFSET + 8], v1
+    exit
+"""
+
+
+def test_a_batch_rerun_stops_every_faulting_entry_at_its_fault_and_runs_no_stopped_entry():
+    """Entries 0 and 1 each fault at their second µthread, with a third in the same batch:
+    the batch runs again up to each entry's fault, so the third is drained. Entry 2 stopped
+    in an earlier run: none of its µthreads run again, even in the rerun."""
+    memory = Memory(4096)
+    bases = [memory.reserve(f"t{k}", 96) for k in range(3)]
+    outs = [memory.reserve(f"out{k}", 128, dtype=np.uint32) for k in range(3)]
+    image = assemble(_FAULT_AT_SEQ_1)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(base, 96, image, (out,))
+                                                 for base, out in zip(bases, outs)])
+    values = np.arange(24, dtype=np.float32) + 1
+    first = simulator.run(TriggerEvents.sectors(2, bases[2], values[:16]))
+    assert (first.entries[2].completed, first.entries[2].error.seq) == (1, 1)
+    result = simulator.run(TriggerEvents.concatenate(
+        [TriggerEvents.sectors(k, bases[k], values[:24 if k < 2 else 16]) for k in range(3)]))
+    for k in (0, 1):
+        status = result.entries[k]
+        assert (status.completed, status.drained, status.error.seq) == (1, 1, 1)
+        assert memory.read(outs[k], np.float32, 32).tolist() == [*values[:8], *[0] * 24]
+    assert (result.entries[2].completed, result.entries[2].drained) == (1, 2)
+    assert memory.read(outs[2], np.float32, 32).tolist() == [*values[:8], *[0] * 24]

@@ -1,9 +1,12 @@
 """NDP kernel costs: packets per tensor and their compute time."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from matndp.host.graph import IterationGraph, Op, Tensor
 from matndp.host.offload import OffloadCosts
+from matndp.host.offload.costs import fused_duration
 
 from .graphs import GPU, calibration_of
 
@@ -40,3 +43,17 @@ def test_a_triggered_kernel_reads_its_trigger_only_when_it_does_not_ride_the_wri
     riding, _ = costs.phases(op, "x", on_the_fly=True)
     assert standalone.bytes == 4_000_000 + 4_000_000      # reads x, writes y
     assert riding.bytes == 4_000_000                      # x arrives with the producer's writes
+
+
+@pytest.mark.parametrize("producer_s, compute_s, extra_bytes, expected_s", [
+    (1e-6, 0.0, 0, 1e-6),                    # nothing rides: the kernel's own time, however short
+    (1e-3, 0.0, 2_000_000, 1e-6 + 10e-3),    # (8 + 2) MB at 1 GB/s after the 1 us launch
+    (1e-3, 50e-3, 0, 1e-6 + 50e-3),          # the NDP compute is the slowest
+    (20e-3, 1e-3, 1_000, 20e-3),             # the GPU kernel is the slowest
+])
+def test_a_fused_kernel_ends_with_the_slowest_of_gpu_ndp_and_combined_traffic(
+        producer_s, compute_s, extra_bytes, expected_s):
+    costs, op = _costs(1_000_000, "fp32")           # the ReLU moves 8 MB
+    memory = SimpleNamespace(usable_bps=1e9, launch_overhead_s=1e-6)
+    assert fused_duration(costs.graph, memory, op, producer_s, compute_s, extra_bytes) == \
+        pytest.approx(expected_s, rel=1e-12)

@@ -339,3 +339,23 @@ def test_a_kernel_joins_ndp_work_only_if_nothing_it_waits_for_comes_after_the_wo
     assert entry["shift"].start_s == pytest.approx(gemm_s)
     assert entry["shift"].end_s == pytest.approx(gemm_s + 8e6 / 90e9)
     assert plan.dram_bytes_ndp == 16 * N
+
+
+def test_the_kernels_riding_on_one_gpu_kernel_add_up_their_traffic():
+    """mm1 (805 us: 5 us launch, 800 us of compute; 14 MB) writes y; sixteen ReLUs of y,
+    whose outputs nothing reads, ride on its writes, each adding 4 MB of writes and 7.8 us
+    of NDP compute. The k-th rider makes mm1's traffic (14 + 4k) MB: 5 us + 70 MB / 90 GB/s
+    = 783 us at k = 14, 5 us + 74 MB / 90 GB/s = 827 us at k = 15, so from the 15th on
+    riding would stretch mm1 and the rest are deferred to run standalone on the NDP."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (3 * N // 2,), "fp32", "weight"),
+               Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("mm1", "gemm", "forward", 4 * 10 ** 9, ("x", "w"), ("y",))]
+    for k in range(16):
+        tensors.append(Tensor(f"r{k}", (N,), "fp32", "activation"))
+        ops.append(Op(f"relu{k}", "elementwise", "forward", N, ("y",), (f"r{k}",), ("mm1",),
+                      {"ndp_kernel": "relu_fwd"}))
+    graph = IterationGraph("fan-out", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"relu_fwd": (1,)}))
+    where = [plan.placements[f"relu{k}"].where for k in range(16)]
+    assert where == ["on_the_fly"] * 14 + ["ndp"] * 2
+    assert plan.placements["relu14"].reason == "deferred: riding would stretch mm1"

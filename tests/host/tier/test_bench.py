@@ -62,3 +62,13 @@ def test_the_trace_bench_takes_g10s_senet_trace_from_a_checkout_that_has_it(tmp_
     assert bench._senet_trace(tmp_path / "scratch") == (
         {"kernels": statistics / "kernels.config", "times": results / "cudnn1024.txt",
          "batch": 1024}, "G10 SENet154 1024")
+
+
+def test_the_trace_bench_writes_a_senet_sized_trace_without_a_checkout(tmp_path, monkeypatch):
+    monkeypatch.delenv("MATNDP_G10", raising=False)
+    files, label = bench._senet_trace(tmp_path)
+    written = tmp_path / "senet154-sized"
+    assert (files, label) == ({"kernels": written / "kernels.config",
+                               "times": written / "cudnn1024.txt"}, "synthetic, SENet154-sized")
+    assert len(files["times"].read_text().splitlines()) == 2319
+    assert files["kernels"].is_file()

@@ -140,3 +140,20 @@ def test_no_contiguous_run_is_reported_with_the_memory_it_found():
         run.run_iteration(None)
     with pytest.raises(ValueError, match="^GPU memory of -1 pages$"):
         ContiguousMemory(-1)
+
+
+def test_occupancy_is_sampled_before_the_iteration_and_twice_per_op():
+    """The samples of the iteration above: one at its start, one as each op starts and one
+    after it ends; times never go back, pages never exceed the 13 of GPU memory, and the
+    op-start samples reach the peak of 13 pages at op 1."""
+    lifetimes, run = executor(split_graph(), 13)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 10, 0, 1, 1, 9, 9, "flash"),), strict=False,
+                sync_at=(9,))
+    record = run.run_iteration(plan)
+    samples = record.occupancy
+    assert len(samples) == 1 + 2 * 10 and samples[0].time_s == record.start_s
+    assert all(isinstance(s.pages, int) and 0 <= s.pages <= 13 for s in samples)
+    assert all(a.time_s <= b.time_s for a, b in zip(samples, samples[1:]))
+    op_starts = [s.pages for s in samples[1::2]]
+    assert max(op_starts) == op_starts[1] == record.counters["peak_pages"] == 13

@@ -13,6 +13,8 @@ from matndp.host.workload import (FORMAT, VERSION, WorkloadError, dump_workload,
                                   read_g10, read_workload, write_workload)
 from matndp.host.zoo import build_model
 
+from .refusal import check_json_file_refusals, refused
+
 
 FIXTURE = Path(__file__).parent / "fixtures" / "g10"
 
@@ -107,3 +109,86 @@ def test_sized_tensors_and_durations_are_checked_where_made():
     with pytest.raises(GraphError, match="bad duration"):
         Op("a", "gemm", "forward", 0, (), (), duration_s=float("nan"))
     assert Tensor("t", (), "fp32", "activation", size_bytes=12000).bytes == 12000
+
+
+def _tiny(**changes):
+    """A one-tensor, one-op workload, with top-level fields replaced by ``changes``."""
+    content = {"format": FORMAT, "version": VERSION, "name": "tiny", "batch": 1,
+               "tensors": [{"id": "x", "kind": "activation", "bytes": 4}],
+               "ops": [{"name": "a", "kind": "gemm", "phase": "forward", "outputs": ["x"]}]}
+    content.update(changes)
+    return content
+
+
+def _op(**fields):
+    return {"name": "b", "kind": "gemm", "phase": "forward", **fields}
+
+
+_KNOWN_TOP = "batch, dtype, format, meta, name, ops, tensors, version"
+
+
+@pytest.mark.parametrize("content, message", [
+    ([], "the workload must be an object, got list"),
+    (_tiny(colour="red"), f"the workload: unknown field(s) colour (known: {_KNOWN_TOP})"),
+    ({**_tiny(), "\n": 1}, f"the workload: unknown field(s) '\\n' (known: {_KNOWN_TOP})"),
+    (_tiny(format=None), "not a workload file (format None, expected 'matndp-workload')"),
+    (_tiny(version="1"),
+     "workload format version '1' is not supported (this reader knows version 1)"),
+    ({key: value for key, value in _tiny().items() if key != "batch"},
+     "the workload: missing field 'batch'"),
+    (_tiny(batch=True), "batch must be an integer >= 1, got True"),
+    (_tiny(batch=1.0), "batch must be an integer >= 1, got 1.0"),
+    (_tiny(tensors={}), "the workload: tensors must be a list, got {}"),
+    (_tiny(ops=None), "the workload: ops must be a list, got None"),
+    (_tiny(name=7), "the workload: name must be a string, got 7"),
+    (_tiny(dtype=32), "the workload: dtype must be a string, got 32"),
+    (_tiny(meta=[1]), "the workload: meta must be an object, got [1]"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "bytes": 4}, 5]),
+     "tensors[1] must be an object, got int"),
+    (_tiny(tensors=[{"kind": "activation", "bytes": 4}]), "tensors[0]: missing field 'id'"),
+    (_tiny(tensors=[{"id": 3, "kind": "activation", "bytes": 4}]),
+     "tensors[0]: id must be a string, got 3"),
+    (_tiny(tensors=[{"id": "x", "bytes": 4}]), "tensor 'x': missing field 'kind'"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "bytes": 4.0}]),
+     "tensor 'x': bytes must be an integer >= 0, got 4.0"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "bytes": 4, "dtype": 2}]),
+     "tensor 'x': dtype must be a string, got 2"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation"}]), "tensor 'x': missing field 'shape'"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "shape": 4}]),
+     "tensor 'x': shape must be a list, got 4"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "shape": [2, -1]}]),
+     "tensor 'x': shape must be a list of integers >= 0, got [2, -1]"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "shape": [2]}]),
+     "tensor 'x': missing field 'dtype'"),
+    (_tiny(tensors=[{"id": "x", "kind": "activation", "shape": [2], "dtype": "fp7"}]),
+     "tensor 'x': unknown dtype 'fp7'"),
+    (_tiny(ops=[_tiny()["ops"][0], "op"]), "ops[1] must be an object, got str"),
+    (_tiny(ops=[_op(colour=1)]),
+     "ops[0]: unknown field(s) colour (known: attrs, deps, duration_s, fault_duration_s, "
+     "flops, inputs, kind, name, output_fault_duration_s, outputs, phase)"),
+    (_tiny(ops=[{"kind": "gemm"}]), "ops[0]: missing field 'name'"),
+    (_tiny(ops=[_op(name=None)]), "ops[0]: name must be a string, got None"),
+    (_tiny(ops=[_op(fault_duration_s=True)]), "op 'b': fault_duration_s must be a number, got True"),
+    (_tiny(ops=[_op(output_fault_duration_s=10 ** 400)]),
+     "op 'b': output_fault_duration_s 1" + "0" * 400 + " s is beyond any float"),
+    (_tiny(ops=[_op(fault_duration_s=-0.5)]), "op 'b': bad fault_duration_s -0.5 s"),
+    (_tiny(ops=[_op(flops=-1)]), "op 'b': flops must be an integer >= 0, got -1"),
+    (_tiny(ops=[_op(flops=False)]), "op 'b': flops must be an integer >= 0, got False"),
+    (_tiny(ops=[_op(outputs=["x", 1])]), "op 'b': outputs must be a list of names, got ['x', 1]"),
+    (_tiny(ops=[_op(deps="a")]), "op 'b': deps must be a list of names, got 'a'"),
+    (_tiny(ops=[_op(attrs=[])]), "op 'b': attrs must be an object, got []"),
+    (_tiny(ops=[_op(kind=1)]), "op 'b': kind must be a string, got 1"),
+    (_tiny(ops=[_op(phase="sideways")]), "op 'b': unknown phase 'sideways'"),
+    (_tiny(ops=[_op(deps=["z"])]), "tiny: op 'b' depends on 'z', which does not come before it"),
+])
+def test_every_refusal_of_the_workload_reader_says_what_and_where(content, message):
+    with refused("w.json", message) as caught:
+        load_workload(content, "w.json")
+    assert (caught.value.path, caught.value.line) == ("w.json", None)
+
+
+def test_an_unreadable_or_undecodable_file_is_refused_by_name(tmp_path):
+    path = tmp_path / "w.json"
+    check_json_file_refusals(read_workload, path)
+    path.write_text(json.dumps(_tiny(name="from-file")))
+    assert read_workload(path).name == "from-file"

@@ -8,6 +8,8 @@ import pytest
 
 from matndp.host.workload import WorkloadError, read_g10, read_trace
 
+from .refusal import refused
+
 
 FIXTURE = Path(__file__).parent / "fixtures" / "g10"
 
@@ -170,3 +172,134 @@ def test_malformed_fault_and_workspace_files_name_file_and_line(trace_dir):
     _fault_files(trace_dir, workspace=(0, 0, 0, 0))
     with pytest.raises(WorkloadError, match=r"cudnn4Workspace.txt: 4 workspace sizes for the 5 "):
         read_g10(trace_dir)
+
+
+
+def _times(values):
+    return "".join(f"{k:04d} {t} ms\n" for k, t in enumerate(values))
+
+
+def test_every_refusal_of_a_times_file_names_file_line_and_what(trace_dir):
+    times = trace_dir / "cudnn4.txt"
+    times.write_text("0000 0.5 ms\n\n0002 1.0 ms\n")
+    with refused(times, "kernel 0002 where kernel 1 was expected", line=3):
+        read_g10(trace_dir)
+    times.write_text("0000 0.5 ms\n0001 1.2.3 ms\n")
+    with refused(times, "expected '<kernel id> <time> ms', got '0001 1.2.3 ms'", line=2):
+        read_g10(trace_dir)
+    times.write_text("0000 1e999 ms\n")
+    with refused(times, "expected '<kernel id> <time> ms', got '0000 1e999 ms'", line=1):
+        read_g10(trace_dir)
+    times.write_text("\n  \n")
+    with refused(times, "no kernel times"):
+        read_g10(trace_dir)
+    times.write_bytes(b"0000 0.5 ms\n\xfe\n")
+    with refused(times, "not a UTF-8 text file"):
+        read_g10(trace_dir)
+    absent = trace_dir / "cudnn9.txt"
+    with refused(absent, "cannot read: No such file or directory"):
+        read_g10(trace_dir, times=absent, batch=9)
+    with refused(trace_dir / "times.txt", "name the batch (the file is not cudnn<B>.txt)"):
+        read_g10(trace_dir, times=trace_dir / "times.txt")
+
+
+def test_times_given_by_path_take_the_batch_from_the_name(trace_dir, tmp_path):
+    times = tmp_path / "cudnn32.txt"
+    times.write_text(_times([1, 2, 3, 4, 5]))
+    graph = read_g10(trace_dir, times=times)
+    assert graph.batch == 32
+    assert [op.duration_s for op in graph.ops] == [1e-3, 2e-3, 3e-3, 4e-3, 5e-3]
+    assert read_g10(trace_dir, times=times, batch=7).batch == 7
+
+
+def test_every_refusal_of_the_fault_and_workspace_files_names_the_file(trace_dir):
+    kernels = trace_dir / "kernels.config"
+    _fault_files(trace_dir, every=(1, 2, 3, 4))
+    with refused(trace_dir / "cudnn4PF.txt",
+                  f"4 fault-laden kernel times for the 5 kernels of {kernels}"):
+        read_g10(trace_dir)
+    _fault_files(trace_dir, outputs=(1, 2, 3, 4, 5, 6))
+    with refused(trace_dir / "cudnn4InputPF.txt",
+                  f"6 fault-laden kernel times for the 5 kernels of {kernels}"):
+        read_g10(trace_dir)
+    _fault_files(trace_dir)
+    (trace_dir / "cudnn4PF.txt").unlink()
+    with refused(trace_dir / "cudnn4PF.txt", "missing: cudnn4InputPF.txt is there, and G10's "
+                                              "fault model needs both fault-laden kernel times"):
+        read_g10(trace_dir)
+    _fault_files(trace_dir)
+    (trace_dir / "cudnn4Workspace.txt").write_text("")
+    with refused(trace_dir / "cudnn4Workspace.txt", "no workspace sizes"):
+        read_g10(trace_dir)
+    _fault_files(trace_dir, workspace=(0, 0, 0, 0, 0, 0))
+    with refused(trace_dir / "cudnn4Workspace.txt",
+                  f"6 workspace sizes for the 5 kernels of {kernels}"):
+        read_g10(trace_dir)
+
+
+def test_every_refusal_of_kernels_config_names_file_and_line(trace_dir):
+    kernels = trace_dir / "kernels.config"
+    text = kernels.read_text()
+    kernels.write_text("\nParent Layer ID:0; Name:Linear\n" + text)
+    with refused(kernels, "expected 'Kernel ID: <n>, Name: <name>', got "
+                           "'Parent Layer ID:0; Name:Linear'", line=2):
+        read_g10(trace_dir)
+    kernels.write_text("\n" + "_" * 20 + "\n")
+    with refused(kernels, "no kernels"):
+        read_g10(trace_dir)
+    kernels.write_text(text.replace("Kernel ID: 0,", "Kernel ID: 1,", 1))
+    with refused(kernels, "kernel 1 where kernel 0 was expected", line=1):
+        read_g10(trace_dir)
+    # a separator ends the kernel: the next tensor line belongs to no section
+    kernels.write_text(text.replace("Output Tensors:\ntensor2", "Output Tensors:\n" + "_" * 12
+                                    + "\ntensor2", 1))
+    with refused(kernels, "expected 'Kernel ID: <n>, Name: <name>', got "
+                           "'tensor2 Is weight (global)?: 0, Size in byte: 12288, "
+                           "Range:16384--28672'", line=18):
+        read_g10(trace_dir)
+    kernels.write_text(text.replace("tensor1 Is weight (global)?: 1, Size in byte: 8192",
+                                    "tensor1 Is weight (global)?: 0, Size in byte: 8192", 1))
+    with refused(kernels, "tensor1 is given as global=1, 8192 bytes; it was defined as "
+                           "global=0, 8192 bytes", line=44):
+        read_g10(trace_dir)
+    kernels.write_text(text)
+    (trace_dir / "tensors.config").write_text("tensor0 Is weight (global)?: 0, Size in byte: "
+                                              "16384, Range:0--16384\n\ntensor1 is a weight\n")
+    with refused(trace_dir / "tensors.config", "malformed tensor line 'tensor1 is a weight'",
+                  line=3):
+        read_g10(trace_dir)
+    (trace_dir / "tensors.config").write_text("tensor0 Is weight (global)?: 0, Size in byte: "
+                                              "16384, Range:0--16384\n")
+    with refused(kernels, "tensor1 is referenced before its definition (tensors.config does "
+                           "not define it)", line=14):
+        read_g10(trace_dir)
+
+
+def test_a_tensor_line_naming_a_workspace_is_malformed(trace_dir):
+    kernels = trace_dir / "kernels.config"
+    kernels.write_text(kernels.read_text().replace("tensor2", "workspace1"))
+    _fault_files(trace_dir)
+    # the pattern of a tensor line only knows tensor<n>: the renamed line is malformed
+    with refused(kernels, "malformed tensor line 'workspace1 Is weight (global)?: 0, Size in "
+                           "byte: 12288, Range:16384--28672'", line=17):
+        read_g10(trace_dir)
+
+
+def test_missing_directories_and_files_are_refused_by_their_whole_message(trace_dir, tmp_path):
+    with refused(tmp_path / "absent", "no such G10 trace directory"):
+        read_g10(tmp_path / "absent")
+    with refused(trace_dir, "no cudnn16.txt (kernel times of batch 16)"):
+        read_g10(trace_dir, batch=16)
+    (trace_dir / "cudnn4.txt").rename(trace_dir / "times4.txt")
+    with refused(trace_dir, "need exactly one cudnn<B>.txt with the kernel times (found: none); "
+                             "name the batch to choose one"):
+        read_g10(trace_dir)
+    (trace_dir / "kernels.config").unlink()
+    with refused(trace_dir / "kernels.config", "missing: G10's front end writes it to "
+                                                "results/<Model>/<run>/statistics/kernels.config"):
+        read_g10(trace_dir, batch=4)
+    with refused(trace_dir / "cudnn4.txt",
+                  f"2 kernel times for the 5 kernels of {FIXTURE / 'kernels.config'}"):
+        (trace_dir / "cudnn4.txt").write_text(_times([1, 2]))
+        read_g10(tmp_path / "absent", kernels=FIXTURE / "kernels.config",
+                 times=trace_dir / "cudnn4.txt")

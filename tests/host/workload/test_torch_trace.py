@@ -7,6 +7,8 @@ import pytest
 
 from matndp.host.workload import WorkloadError, read_torch_trace
 
+from .refusal import check_json_file_refusals, refused
+
 
 def _kernel(name, ts, dur, correlation):
     return {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur,
@@ -132,3 +134,72 @@ def test_a_trace_recorded_from_a_small_model(tmp_path):
     assert len(graph.ops) >= 6 and all(op.duration_s > 0 for op in graph.ops)
     assert {op.phase for op in graph.ops} >= {"forward", "backward"}
     assert graph.tensors
+
+
+
+@pytest.mark.parametrize("event, message", [
+    ({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": None},
+     "traceEvents[15] ('k'): dur must be a number, got None"),
+    ({"ph": "X", "cat": "gpu_memcpy", "name": "copy", "ts": True, "dur": 1},
+     "traceEvents[15] ('copy'): ts must be a number, got True"),
+    ({"ph": "X", "cat": "gpu_memset", "ts": 10 ** 400, "dur": 1},
+     f"traceEvents[15] (None): ts must be finite, got {10 ** 400}"),
+    ({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": "long"},
+     "traceEvents[15] ('aten::add'): dur must be a number, got 'long'"),
+    ({"ph": "X", "cat": "cpu_op", "name": "aten::add", "dur": 1},
+     "traceEvents[15] ('aten::add'): ts must be a number, got None"),
+    ({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": float("nan"),
+      "args": {"correlation": 9}},
+     "traceEvents[15] ('cudaLaunchKernel'): ts must be finite, got nan"),
+    ({"ph": "i", "name": "[memory]", "ts": "t", "args": {"Addr": 1, "Bytes": 4, "Device Type": 1}},
+     "traceEvents[15] ('[memory]'): ts must be a number, got 't'"),
+    ({"ph": "i", "name": "[memory]", "ts": 1, "args": {"Addr": 1, "Bytes": 4.0, "Device Type": 1}},
+     "traceEvents[15] ([memory]): args.Bytes must be an integer, got 4.0"),
+    ({"ph": "i", "name": "[memory]", "ts": 1, "args": {"Addr": False, "Bytes": 4, "Device Type": 1}},
+     "traceEvents[15] ([memory]): args.Addr must be an integer, got False"),
+    ({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": [1]},
+     "traceEvents[15]: args must be an object, got [1]"),
+    ({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"correlation": 1.5}},
+     "traceEvents[15]: args.correlation must be an integer, got 1.5"),
+    ("kernel", "traceEvents[15] is not an object"),
+    (_memory(40, 0x1000, -4096), "traceEvents[15]: frees address 0x1000, which the trace never "
+                                 "allocated (a tensor referenced before its definition: start "
+                                 "recording before it is allocated)"),
+    (_memory(34, 0x1000, -4095), "traceEvents[15]: frees 4095 bytes at 0x1000, 4096 were "
+                                 "allocated there"),
+    (_memory(9, 0x1000, 64), "traceEvents[15]: address 0x1000 allocated again before it was freed"),
+    ({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}, "op '0.k': bad duration "
+                                                                    "-2e-06 s"),
+])
+def test_every_refusal_of_an_event_names_its_index_and_field(tmp_path, event, message):
+    content = _trace()
+    content["traceEvents"].append(event)
+    path = _write(tmp_path, content)
+    with refused(path, message):
+        read_torch_trace(path)
+
+
+def test_every_refusal_of_a_file_that_is_no_trace_names_the_file(tmp_path):
+    path = tmp_path / "trace.json"
+    check_json_file_refusals(read_torch_trace, path)
+    for content in ({"traceEvents": {}}, "trace", 3):
+        with refused(path, "no traceEvents list: not a Chrome trace"):
+            read_torch_trace(_write(tmp_path, content))
+    events = [_launch(1, 1), {"ph": "i", "cat": "kernel", "name": "k", "ts": 2}]
+    with refused(path, "no GPU kernels in the trace (was it recorded with CUDA activities?)"):
+        read_torch_trace(_write(tmp_path, events))
+
+
+def test_a_bare_event_list_is_a_trace_and_the_optimizer_step_its_last_phase(tmp_path):
+    """Kernels launched inside Optimizer.step are the optimizer's even where a backward op
+    encloses them too; a kernel without a launch event is launched at its own start."""
+    events = [{"ph": "X", "cat": "cpu_op", "name": "MulBackward0", "ts": 0, "dur": 100},
+              {"ph": "X", "cat": "cpu_op", "name": "Optimizer.step#SGD.step", "ts": 50, "dur": 10},
+              _launch(55, 7), _kernel("update", 300, 2, 7),
+              {"ph": "X", "cat": "gpu_memcpy", "name": "copy", "ts": 200, "dur": 4},
+              _kernel("late", 99, 3, 8)]
+    graph = read_torch_trace(_write(tmp_path, events), name="step")
+    assert [(op.name, op.kind, op.phase) for op in graph.ops] == [
+        ("0.late", "kernel", "backward"), ("1.copy", "gpu_memcpy", "forward"),
+        ("2.update", "kernel", "optimizer")]
+    assert graph.name == "step" and graph.meta["trace"] == str(tmp_path / "trace.json")

@@ -487,3 +487,56 @@ def test_each_layers_flops_both_ways_on_a_tiny_attention_block():
         "scale.backward.accumulate:add.out": 40, "tok.backward": 40, "wte.backward": 40}
     assert graph.op("mask.backward").attrs["ndp_kernel"] == "where_bwd"
     assert graph.op("wte.backward").outputs == ("grad:wte.weight",)
+
+
+def test_three_gradients_of_one_tensor_are_summed_pairwise_under_numbered_names():
+    """x feeds three linear layers. Backward runs them last first: the third's data
+    gradient is grad:x; the second's (grad:x#1) is added to it into grad:x#2; the first's
+    (grad:x#3) is added to that into grad:x#4, the gradient x ends with."""
+    b = GraphBuilder("fan-out", batch=1, dtype="fp32", optimizer="sgd_momentum")
+    x = b.activation("x", (1, 2))
+    b.forward("make", "elementwise", 0, (b.input("seed", (1, 2)),), (x,),
+              alias=("x", ("seed",)))
+    ys = [b.linear(f"fc{k}", x, 2, bias=False) for k in range(3)]
+    total = b.add("sum01", ys[0], ys[1])
+    graph = b.finish(b.cross_entropy("loss", b.add("sum", total, ys[2]),
+                                     b.input("labels", (1,), "int64")), {"y": total})
+    grads = sorted(t for t in graph.tensors if t.startswith("grad:x"))
+    assert grads == ["grad:x", "grad:x#1", "grad:x#2", "grad:x#3", "grad:x#4"]
+    assert graph.op("fc2.backward.dgrad").outputs == ("grad:x",)
+    assert graph.op("fc1.backward.dgrad").outputs == ("grad:x#1",)
+    assert graph.op("fc1.backward.dgrad.accumulate:x").inputs == ("grad:x", "grad:x#1")
+    assert graph.op("fc1.backward.dgrad.accumulate:x").outputs == ("grad:x#2",)
+    assert graph.op("fc0.backward.dgrad.accumulate:x").inputs == ("grad:x#2", "grad:x#3")
+    assert graph.op("fc0.backward.dgrad.accumulate:x").outputs == ("grad:x#4",)
+    assert graph.op("fc0.backward.dgrad.accumulate:x").attrs == {"ndp_kernel": "add",
+                                                                   "accumulates": "x"}
+
+
+def test_a_batched_matmul_records_its_batch_and_both_operands_gradients():
+    b = GraphBuilder("bmm", batch=3, dtype="fp32", optimizer="adamw")
+    q = b.parameter("q", (3, 4, 5))
+    k = b.parameter("k", (3, 5, 6))
+    y = b.matmul("qk", q, k, (3, 4, 6), batch=3, m=4, n=6, k=5)
+    graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (3,), "int64")), {"y": y})
+    gemm = {"batch": 3, "m": 4, "n": 6, "k": 5, "macs": 3 * 4 * 6 * 5}
+    assert graph.op("qk").attrs == gemm and graph.op("qk").flops == 720
+    assert graph.op("qk.backward.dgrad_a").attrs == {**gemm, "forward": "qk"}
+    assert graph.op("qk.backward.dgrad_a").outputs == ("grad:q",)
+    assert graph.op("qk.backward.dgrad_b").outputs == ("grad:k",)
+
+
+def test_each_refusal_of_the_builder_is_one_whole_message():
+    def refused(message):
+        return pytest.raises(ValueError, match=f"^{re.escape(message)}$")
+    with refused("batch must be a positive integer, not True"):
+        GraphBuilder("g", batch=True, dtype="fp32", optimizer="adamw")
+    b = GraphBuilder("g", batch=1, dtype="fp32", optimizer="adamw")
+    x = b.input("x", (1, 3, 4, 4))
+    with refused("g: tensor 'x' defined twice"):
+        b.activation("x", (1,))
+    with refused("input size 4 too small for kernel 7, stride 2, padding 1"):
+        b.conv2d("conv", x, 8, kernel=7, stride=2, padding=1)
+    tied = b.parameter("tied", (5, 4))
+    with refused("fc: tied weight 'tied' has shape (5, 4), needs (4, 4)"):
+        b.linear("fc", x, 4, weight=tied)

@@ -40,3 +40,13 @@ def test_a_prepared_run_places_every_tensor_and_programs_one_entry():
 def test_errors_name_the_problem(call, message):
     with pytest.raises(LibraryError, match=message):
         call()
+
+
+def test_the_simulated_engine_has_the_launchs_scratchpad_and_no_practical_watchdog():
+    """The scratchpad is the launch's, rounded up to whole sectors (one at least); the
+    watchdog allows 2^30 instructions, far more than the default 4096."""
+    relu = prepare_on_iss(kernel("relu_fwd").launch({"elements": 8}), {"x": np.ones(8, np.float32)})
+    assert relu.simulator.scratchpad.size == 32 and relu.simulator.config.watchdog == 1 << 30
+    launch = kernel("bn_apply").launch({"rows": 4, "channels": 16})
+    run = prepare_on_iss(launch, random_inputs(launch, seed=4))
+    assert run.simulator.scratchpad.size == -(-max(launch.scratchpad_bytes, 32) // 32) * 32

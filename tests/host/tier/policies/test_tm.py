@@ -201,3 +201,33 @@ def test_pressure_with_nothing_in_transit_has_no_plan():
     with pytest.raises(PlanError, match=r"^no static plan fits HBM of 13 pages at op 'big' "
                                         r"\(17 pages needed\)$"):
         planner.reshape_in_transit(5)
+
+
+def test_each_boundary_beyond_its_windows_tolerance_derates_its_window():
+    # Boundary 3 is 0.05 ms late, within the 0.1 ms tolerance of its 2 ms window; boundary 9
+    # is 3 ms late over its 3 ms window: only the read window is derated, to 3 / (3 + 3).
+    assert list(monitored({3: 0.05 * MS, 9: 3 * MS})) == [1] * 6 + [0.5] * 3 + [1]
+    # both late: both windows derated, each by its own excess
+    assert list(monitored({3: 2 * MS, 9: 1 * MS})) == pytest.approx(
+        [1, 0.5, 0.5, 1, 1, 1, 0.75, 0.75, 0.75, 1])
+
+
+def test_the_monitor_replans_with_the_flash_share_the_first_plan_chose(monkeypatch):
+    """With a host tier the first plan picks the share of evictions sent to flash; the
+    timing monitor's later plans keep that share rather than choosing anew."""
+    from types import SimpleNamespace
+
+    from matndp.host.tier.policies import tm
+    from matndp.host.tier.policies.base import PlanningContext
+    asked = []
+    monkeypatch.setattr(tm.TierPaths, "of", staticmethod(lambda tier, flash, page_bytes: "paths"))
+    monkeypatch.setattr(tm, "choose_flash_share", lambda *args: (0.25, "first plan"))
+    monkeypatch.setattr(tm, "plan_tm_for", lambda context, derate=None, flash_share=None:
+                        asked.append((list(derate), flash_share)) or "adjusted plan")
+    context = PlanningContext(SimpleNamespace(page_bytes=PAGE), np.full(10, MS), 13, COSTS,
+                              check=False, tier=SimpleNamespace(host_bytes=1 << 30))
+    policy = tm.TMPolicy()
+    assert policy.first_plan(context) == "first plan"
+    assert policy.monitor.replan(np.full(10, 0.5)) == "adjusted plan"
+    assert asked == [([0.5] * 10, 0.25)]
+    assert policy.run_metrics() == {"flash_share": 0.25}
