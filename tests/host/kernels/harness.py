@@ -64,3 +64,25 @@ def run_scalar(instruction, a, b):
                            np.ones((len(a), SECTOR), bool), np.zeros(len(a), bool))
     simulator.run(events)
     return [int(value) for value in memory.tensor("out")[::SECTOR // 8]]
+
+
+def run_sector(main, data, base, mask=None):
+    """One µthread running ``main`` (a ``.main`` body; arguments B = a sector holding
+    ``base``, OUT = a sector preset to ``base``) for one write of ``data`` (uint32 lanes)
+    with byte enables ``mask`` (all when ``None``); returns (the entry's error, OUT's lanes)."""
+    image = assemble(f""".kernel sector
+.arg B 0
+.arg OUT 1
+.main
+{main}
+    exit
+""")
+    memory = Memory(3 * SECTOR)
+    trigger = memory.reserve("trigger", SECTOR)
+    source = memory.place("base", pad(base))
+    out = memory.place("out", pad(base))
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, SECTOR, image, (source, out))])
+    mask = np.ones(SECTOR, bool) if mask is None else np.asarray(mask, bool)
+    raw = pad(data).view(np.uint8)[None, :]
+    result = simulator.run(TriggerEvents([0], [trigger], raw, mask[None, :], [True]))
+    return result.entries[0].error, memory.tensor("out").copy()
