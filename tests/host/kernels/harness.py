@@ -67,9 +67,10 @@ def run_scalar(instruction, a, b):
 
 
 def run_sector(main, data, base, mask=None):
-    """One µthread running ``main`` (a ``.main`` body; arguments B = a sector holding
-    ``base``, OUT = a sector preset to ``base``) for one write of ``data`` (uint32 lanes)
-    with byte enables ``mask`` (all when ``None``); returns (the entry's error, OUT's lanes)."""
+    """µthreads running ``main`` (a ``.main`` body; arguments B = a sector holding ``base``,
+    OUT = a sector preset to ``base``), one per write of a row of ``data`` (uint32 lanes; one
+    row: one µthread) to its own sector, with byte enables ``mask`` (all when ``None``);
+    returns (the run's result, races allowed; OUT's lanes)."""
     image = assemble(f""".kernel sector
 .arg B 0
 .arg OUT 1
@@ -77,12 +78,16 @@ def run_sector(main, data, base, mask=None):
 {main}
     exit
 """)
-    memory = Memory(3 * SECTOR)
-    trigger = memory.reserve("trigger", SECTOR)
+    data = np.atleast_2d(np.asarray(data, dtype=np.uint32))
+    count = len(data)
+    memory = Memory((2 + count) * SECTOR)
+    trigger = memory.reserve("trigger", count * SECTOR)
     source = memory.place("base", pad(base))
     out = memory.place("out", pad(base))
-    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, SECTOR, image, (source, out))])
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, count * SECTOR, image, (source, out))])
     mask = np.ones(SECTOR, bool) if mask is None else np.asarray(mask, bool)
-    raw = pad(data).view(np.uint8)[None, :]
-    result = simulator.run(TriggerEvents([0], [trigger], raw, mask[None, :], [True]))
-    return result.entries[0].error, memory.tensor("out").copy()
+    raw = np.stack([pad(row) for row in data]).view(np.uint8)
+    events = TriggerEvents(np.zeros(count), trigger + SECTOR * np.arange(count), raw,
+                           np.broadcast_to(mask, (count, SECTOR)), np.ones(count, bool))
+    result = simulator.run(events, allow_races=True)
+    return result, memory.tensor("out").copy()

@@ -313,24 +313,24 @@ BYTES = np.arange(32, dtype=np.uint8) + 0xA0
 def test_word_loads_and_stores():
     base = BYTES.view(np.uint32)
     # lw zero-extends; sw writes c[31:0] only, the neighbouring word untouched.
-    error, out = run_sector("""    lw x1, [B + 12]
+    result, out = run_sector("""    lw x1, [B + 12]
     sw [OUT], x1
     shr x2, x1, 32
     sw [OUT + 4], x2
     add x3, x0, -2
     sw [OUT + 28], x3""", np.zeros(8), base)
-    assert error is None
+    assert not result.errors
     assert out.tolist() == [0xAFAEADAC, 0] + base[2:7].tolist() + [0xFFFFFFFE]
 
 
 def test_sector_loads_and_stores():
     data = np.arange(8, dtype=np.uint32) * 0x01010101
-    error, out = run_sector("""    vld v1, [B]
+    result, out = run_sector("""    vld v1, [B]
     sst [64], v1
     sld v2, [64]
     viadd v3, v2, DATA
     vst [OUT], v3""", data, BYTES.view(np.uint32))
-    assert error is None
+    assert not result.errors
     assert out.tolist() == [(int(x) + int(y)) % (1 << 32) for x, y in zip(BYTES.view(np.uint32), data)]
 
 
@@ -340,11 +340,11 @@ def test_masked_store_writes_the_enabled_bytes_only(enabled):
     mask = np.zeros(32, bool)
     mask[list(enabled)] = True
     data = np.full(8, 0x11223344, dtype=np.uint32)
-    error, out = run_sector("    vstm [OUT], DATA", data, BYTES.view(np.uint32), mask)
+    result, out = run_sector("    vstm [OUT], DATA", data, BYTES.view(np.uint32), mask)
     expected = BYTES.copy()
     for index in enabled:
         expected[index] = (0x44, 0x33, 0x22, 0x11)[index % 4]
-    assert error is None and out.view(np.uint8).tolist() == expected.tolist()
+    assert not result.errors and out.view(np.uint8).tolist() == expected.tolist()
 
 
 @pytest.mark.parametrize("instruction, cause", [
@@ -359,7 +359,8 @@ def test_masked_store_writes_the_enabled_bytes_only(enabled):
     (f"samoadd [{IssConfig().scratchpad_bytes}], DATA", ErrorCause.SCRATCHPAD_RANGE),
 ])
 def test_a_bad_access_faults_with_its_cause_and_writes_nothing(instruction, cause):
-    error, out = run_sector(f"    {instruction}", np.arange(8), BYTES.view(np.uint32))
+    result, out = run_sector(f"    {instruction}", np.arange(8), BYTES.view(np.uint32))
+    (error,) = result.errors
     assert error.cause is cause and error.pc == 0
     assert out.tolist() == BYTES.view(np.uint32).tolist()
 
@@ -381,7 +382,7 @@ ATOMICS = [
 
 @pytest.mark.parametrize("instruction, expected", ATOMICS, ids=[a[0].split()[0] for a in ATOMICS])
 def test_atomics_update_the_scratchpad_sector(instruction, expected):
-    error, out = run_sector(f"""    vld v1, [B]
+    result, out = run_sector(f"""    vld v1, [B]
     sst [96], v1
     add x1, x0, 96
     {instruction.replace('[0]', '[x1]')}
@@ -389,4 +390,20 @@ def test_atomics_update_the_scratchpad_sector(instruction, expected):
     vst [OUT], v2""", ATOMIC_C, ATOMIC_S)
     expected = _floats(*expected)
     expected[np.isnan(expected.view(np.float32))] = 0x7FC00000
-    assert error is None and out.tolist() == expected.tolist()
+    assert not result.errors and out.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("space, access", [
+    ("memory", "lw x1, [OUT + 4]"), ("memory", "sw [OUT + 4], x0"), ("memory", "vld v1, [OUT]"),
+    ("memory", "vst [OUT], DATA"), ("memory", "vstm [OUT], DATA"), ("scratchpad", "sld v1, [0]"),
+    ("scratchpad", "sst [0], DATA")])
+def test_each_access_reports_its_own_pc_in_a_race(space, access):
+    store = "vst [OUT], DATA" if space == "memory" else "sst [0], DATA"
+    result, _ = run_sector(f"""    bne SEQ, x0, second
+    {store}
+    exit
+second:
+    {access}""", np.zeros((2, 8)), np.zeros(8))
+    kind = "store/load" if access.split()[0] in ("lw", "vld", "sld") else "store/store"
+    assert [(race.space, race.kind, race.first, race.second, race.pc) for race in result.races] == \
+        [(space, kind, 0, 1, 3)]
