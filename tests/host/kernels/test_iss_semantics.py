@@ -226,6 +226,14 @@ SCALAR_BOUNDARIES = [
     ("sltu", 1 << 63, (1 << 63) - 1, 0),
     ("mul", 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFE00000001), ("mul", (1 << 32) | 3, 5, 15),
     ("mul", 7, (9 << 32) | 6, 42), ("mul", 1 << 31, 2, 1 << 32),
+    # Divisor descriptors written out (multiplier | shift << 32 | divisor << 40), any
+    # multiplier: the formula, not only exact division; a's high half and bits 39:38 unused.
+    ("divc", 10, 3 | 1 << 32 | 7 << 40, 15), ("divc", (5 << 32) | 10, 3 | 1 << 32 | 7 << 40, 15),
+    ("divc", 10, 3 | 1 << 32 | 3 << 38 | 7 << 40, 15), ("divc", 7, 6, 42),
+    ("divc", 0xFFFFFFFF, 0xFFFFFFFF | 63 << 32, 1), ("divc", 0xFFFFFFFF, 0xFFFFFFFF | 32 << 32, 0xFFFFFFFE),
+    ("remc", 17, 1 | 2 << 32 | 4 << 40, 1), ("remc", 10, 3 | 1 << 32 | 7 << 40, M64 - 94),
+    ("remc", (5 << 32) | 17, 1 | 2 << 32 | 3 << 38 | 4 << 40, 1),
+    ("remc", 0xFFFFFFFF, 0xFFFFFFFF | 63 << 32 | 0xFFFFFF << 40, 0xFFFFFFFF - 0xFFFFFF),
 ]
 
 
