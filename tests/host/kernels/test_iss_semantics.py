@@ -415,3 +415,26 @@ second:
     kind = "store/load" if access.split()[0] in ("lw", "vld", "sld") else "store/store"
     assert [(race.space, race.kind, race.first, race.second, race.pc) for race in result.races] == \
         [(space, kind, 0, 1, 3)]
+
+
+def test_atomics_of_several_threads_round_one_after_the_other_in_trigger_order():
+    # 2^24 + 1 rounds to 2^24 (a tie, to even), twice; adding 1 + 1 first would give 2^24 + 2.
+    data = np.stack([_floats(*[value] * 8) for value in (2.0 ** 24, 1.0, 1.0)])
+    result, out = run_sector("""    samoadd [64], DATA
+    sld v1, [64]
+    vst [OUT], v1""", data, np.zeros(8))
+    assert not result.errors and out.tolist() == [0x4B800000] * 8
+
+
+def test_lane_and_scalar_moves_at_their_widths():
+    a = np.array([0xFFFFFFFF, 1, 2, 3, 4, 5, 6, 0x80000000], dtype=np.uint32)
+    # Lane b mod 8 (b = 2^64 - 1: lane 7), zero-extended: 0x80000000 >> 31 is 1.
+    assert run_vector("""vget x4, DATA, -1
+    shr x5, x4, 31
+    vsplat v1, x5""", a).tolist() == [1] * 8
+    # vsplat takes a[31:0] of a 64-bit scalar.
+    assert run_vector("""add x4, x0, 0x23456789
+    add x5, x0, 1
+    shl x5, x5, 32
+    or x4, x4, x5
+    vsplat v1, x4""", a).tolist() == [0x23456789] * 8
