@@ -175,6 +175,10 @@ def test_scalar_alu_wraps_at_64_bits(mnemonic, function):
 def test_scalar_immediates_are_sign_extended():
     assert run_scalar("add x1, a0, -1", [5], [0]) == [4]
     assert run_scalar("and x1, a0, -16", [M64], [0]) == [M64 - 15]
+    # A shift count of -1 is 2^64 - 1: by 63; sltu against -1 compares with 2^64 - 1.
+    assert run_scalar("shl x1, a0, -1", [1], [0]) == [1 << 63]
+    assert run_scalar("sltu x1, a0, -1", [M64 - 1, M64], [0, 0]) == [1, 0]
+    assert run_scalar("slt x1, a0, -1", [M64 - 1, M64], [0, 0]) == [1, 0]
 
 
 def _taken(condition, a, b):
