@@ -64,3 +64,30 @@ def run_scalar(instruction, a, b):
                            np.ones((len(a), SECTOR), bool), np.zeros(len(a), bool))
     simulator.run(events)
     return [int(value) for value in memory.tensor("out")[::SECTOR // 8]]
+
+
+def run_sector(main, data, base, mask=None):
+    """µthreads running ``main`` (a ``.main`` body; arguments B = a sector holding ``base``,
+    OUT = a sector preset to ``base``), one per write of a row of ``data`` (uint32 lanes; one
+    row: one µthread) to its own sector, with byte enables ``mask`` (all when ``None``);
+    returns (the run's result, races allowed; OUT's lanes)."""
+    image = assemble(f""".kernel sector
+.arg B 0
+.arg OUT 1
+.main
+{main}
+    exit
+""")
+    data = np.atleast_2d(np.asarray(data, dtype=np.uint32))
+    count = len(data)
+    memory = Memory((2 + count) * SECTOR)
+    trigger = memory.reserve("trigger", count * SECTOR)
+    source = memory.place("base", pad(base))
+    out = memory.place("out", pad(base))
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, count * SECTOR, image, (source, out))])
+    mask = np.ones(SECTOR, bool) if mask is None else np.asarray(mask, bool)
+    raw = np.stack([pad(row) for row in data]).view(np.uint8)
+    events = TriggerEvents(np.zeros(count), trigger + SECTOR * np.arange(count), raw,
+                           np.broadcast_to(mask, (count, SECTOR)), np.ones(count, bool))
+    result = simulator.run(events, allow_races=True)
+    return result, memory.tensor("out").copy()
