@@ -1,6 +1,7 @@
 """Tier configuration: HBM capacity, the optional host-DRAM tier, the GPU's link, demand
 paging (fault latency, fault batches), overheads, energies and costs."""
 
+import numbers
 from dataclasses import dataclass
 
 
@@ -57,6 +58,11 @@ class TierConfig:
             raise ValueError(f"tier: HBM fraction must be > 0, got {self.hbm_fraction}")
         if self.hbm_bytes is not None and not self.hbm_bytes > 0:
             raise ValueError(f"tier: HBM capacity must be > 0 bytes, got {self.hbm_bytes}")
+        # A whole number written as a float (40e9) is a capacity; a fraction of a byte is not.
+        if self.hbm_bytes is not None and not (
+                isinstance(self.hbm_bytes, numbers.Integral) and not isinstance(self.hbm_bytes, bool)
+                or isinstance(self.hbm_bytes, float) and self.hbm_bytes.is_integer()):
+            raise ValueError(f"tier: HBM capacity must be a whole number of bytes, got {self.hbm_bytes!r}")
         if not isinstance(self.page_bytes, int) or self.page_bytes < 512:
             raise ValueError(f"tier: page_bytes must be an integer >= 512, got {self.page_bytes!r}")
         for name in ("link_bytes_per_s", "host_bytes_per_s"):

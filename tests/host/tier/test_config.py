@@ -16,6 +16,8 @@ PAGE = 4096
     ({"hbm_bytes": PAGE, "hbm_fraction": 0.5}, "tier: give exactly one of hbm_bytes and hbm_fraction"),
     ({"hbm_fraction": 0.0}, "tier: HBM fraction must be > 0, got 0.0"),
     ({"hbm_bytes": -PAGE}, "tier: HBM capacity must be > 0 bytes, got -4096"),
+    ({"hbm_bytes": 1e9 + 0.5}, "tier: HBM capacity must be a whole number of bytes, got 1000000000.5"),
+    ({"hbm_bytes": True}, "tier: HBM capacity must be a whole number of bytes, got True"),
     ({"hbm_bytes": PAGE, "page_bytes": 511}, "tier: page_bytes must be an integer >= 512, got 511"),
     ({"hbm_bytes": PAGE, "page_bytes": 4096.0},
      "tier: page_bytes must be an integer >= 512, got 4096.0"),

@@ -65,6 +65,8 @@ def test_overrides_apply_last():
     ({"preset": "h100"}, "unknown tier preset 'h100'"),
     ({"tier": {"host_bytes": -1}}, "host_bytes must be an integer >= 0"),
     ({"tier": {"host_bytes": 1.5}}, "tier.host_bytes must be an integer"),
+    ({"tier": {"hbm_bytes": 1e9 + 0.5}}, "configuration: tier: HBM capacity must be a whole number "
+                                         "of bytes, got 1000000000.5"),
     ({"tier": {"link_duplex": 1}}, "tier.link_duplex must be true or false"),
     ({"tier": {"fault_batch_pages": 0}}, "fault_batch_pages must be an integer >= 1"),
     ({"tier": {"host_bytes_per_s": 0}}, "host_bytes_per_s must be positive"),
