@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from matndp.host.graph import IterationGraph, Op
 from matndp.host.tier import TierConfig, simulate
 from matndp.host.tier.flash import flash_preset
 from matndp.host.tier.lifetime import Lifetimes
@@ -18,7 +19,8 @@ from matndp.host.tier.plan_check import check_plan
 from matndp.host.tier.policies.tm_tiers import (TierPaths, choose_flash_share,
                                                 least_flash_share, plan_tm_tiers)
 
-from ..graphs import PAGE, SPLIT_OCCUPANCY, SPLIT_WITH_V_OCCUPANCY, split_graph, split_with_v_graph
+from ..graphs import (PAGE, SPLIT_OCCUPANCY, SPLIT_WITH_V_OCCUPANCY, pages, split_graph,
+                      split_with_v_graph)
 
 
 US = 1e-6
@@ -252,3 +254,81 @@ def test_with_no_budget_anywhere_the_cheapest_path_goes_as_planned_stall(host_pa
     assert list(planner.occupancy) == [11, 12, 12, 12, 12, 13, 13, 8, 8, 12]
     in_host = 4 if path == "host" else 0
     assert list(planner.host_occupancy) == [0] + [in_host] * 8 + [0]
+
+
+# ---- pipes shared by both directions, planned stall with latencies, Belady ties ----------
+
+@pytest.mark.parametrize("link_duplex, flash_duplex, written, pages, read, left", [
+    # Slots of 4 µs: the link carries 4 pages each way (1 µs a page), flash one (4 µs).
+    (True, True, "host", 3, "host", 4),        # a duplex link: the way in keeps its 4 pages
+    (False, True, "host", 3, "host", 1),       # a simplex link: 4 µs − 3 µs leaves 1 page
+    (False, True, "host", 4, "flash", 0),      # ... shared with the link's part of a flash read
+    (True, True, "flash", 1, "flash", 1),      # a duplex device: its reads keep 4 µs
+    (True, False, "flash", 1, "flash", 0),     # a simplex device: the program took its 4 µs
+    (False, False, "flash", 1, "host", 3),     # the flash write took 1 µs of the link
+])
+def test_a_pipe_that_is_not_duplex_has_one_budget_for_both_directions(
+        link_duplex, flash_duplex, written, pages, read, left):
+    planner = _planner_with(slot_us=(4,) * 10, link_duplex=link_duplex, flash_duplex=flash_duplex)
+    assert list(planner.carry((read, "in"), 3, 4)) == [4 if read == "host" else 1]
+    planner.consume((written, "out"), [3], [pages])
+    assert list(planner.carry((read, "in"), 3, 4)) == pytest.approx([left])
+    # Other slots keep their budgets.
+    assert list(planner.carry((read, "in"), 2, 3)) == [4 if read == "host" else 1]
+
+
+@pytest.mark.parametrize("slot_us, path, stall_us", [
+    # Ops of no time carry nothing: 4 pages out and 4 back, each way pages x the slowest
+    # pipe's time plus that way's latency (write 3 µs, read 5 µs, host 2 µs).
+    ((0,) * 10, "flash", (4 * 4 + 3) + (4 * 4 + 5)),
+    ((0,) * 10, "host", (4 * 1 + 2) + (4 * 1 + 2)),
+    # Ops 1..4 of 4 µs program one page each: the write-out fits and costs nothing; only
+    # the read-back is stall.
+    ((0, 4, 4, 4, 4, 0, 0, 0, 0, 0), "flash", 4 * 4 + 5),
+    # ... and one page of read budget in each of ops 7 and 8 leaves 2 pages to stall.
+    ((0, 4, 4, 4, 4, 0, 0, 4, 4, 0), "flash", 2 * 4 + 5),
+    # All 4 pages carried both ways: no stall, and no latency either.
+    ((0, 4, 4, 4, 4, 0, 0, 8, 8, 0), "flash", 0),
+])
+def test_the_planned_stall_of_a_part_counts_each_ways_latency(slot_us, path, stall_us):
+    planner = _planner_with(slot_us=slot_us, flash_write_latency_s=3 * US,
+                            flash_read_latency_s=5 * US, host_latency_s=2 * US)
+    assert (planner.lo[X], planner.hi[X]) == (1, 9)
+    assert planner.partial_stall(X, path, 4, 5) == pytest.approx(stall_us * US)
+
+
+def test_with_no_budget_the_fallback_weighs_each_paths_latency_too():
+    """As the fallback above, but host DRAM takes 100 µs to start a transfer: 4 pages cost
+    (4 + 100) µs each way there and 4 x 4 µs each way to flash, so flash goes."""
+    planner = _planner_with(slot_us=(0,) * 10, host_latency_s=100 * US)
+    planner.fallback(np.array([0]), np.array([5]), 4, 5)
+    assert planner.chunks == [Chunk(X, 4, 0, 1, 5, 9, 9, "flash")]
+    assert (planner.stall[5], planner.stall[9]) == pytest.approx((16 * US, 16 * US))
+    assert not planner.host_occupancy.any()
+
+
+def two_pairs_graph():
+    """A, B, C and D (2 pages each) are made by op 0; op 2 makes Z (4 pages), which op 3
+    reads; op 4 reads A and B, op 5 C and D. 1-page tensors chain the ops.
+
+    All-resident occupancy: slot 0: 9; 1: 10; 2 and 3: 13; 4: 10; 5: 6. At op 2, A and B
+    are next used 2 ops later, C and D 3 ops later."""
+    tensors = [pages(2, name) for name in "ABCD"] + [pages(4, "Z")] + \
+        [pages(1, name) for name in ("s0", "s1", "s3", "s4", "y")]
+    ops = [Op("make", "gemm", "forward", 1, (), ("A", "B", "C", "D", "s0")),
+           Op("idle", "elementwise", "forward", 1, ("s0",), ("s1",)),
+           Op("make_z", "gemm", "forward", 1, ("s1",), ("Z",)),
+           Op("use_z", "gemm", "forward", 1, ("Z",), ("s3",)),
+           Op("use_ab", "gemm", "backward", 1, ("A", "B", "s3"), ("s4",)),
+           Op("use_cd", "gemm", "backward", 1, ("C", "D", "s4"), ("y",))]
+    return IterationGraph("two-pairs", tensors, ops, batch=1, dtype="fp32")
+
+
+def test_of_tensors_idle_equally_long_the_first_listed_leaves():
+    """HBM of 12 pages, 13 needed at ops 2 and 3: one page must leave. C and D are idle
+    longest (next use op 5); of the two, C comes first, and its page goes to host DRAM:
+    written in op 1's slot, read in op 4's."""
+    lifetimes, result = plan(two_pairs_graph(), [1000] * 6, 12, share=0.0)
+    assert list(lifetimes.base_occupancy) == [9, 10, 13, 13, 10, 6]
+    assert result.chunks == (Chunk(lifetimes.index["C"], 1, gap_after=0, evict_at=1,
+                                   evict_due=2, fetch_at=4, fetch_due=5, destination="host"),)
