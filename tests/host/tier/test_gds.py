@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from matndp.host.tier import TierConfig, simulate
+from matndp.host.tier.events import EventKind
 from matndp.host.tier.flash import flash_preset
 from matndp.host.tier.gds import ContiguousMemory, GDSExecutor, OutOfMemory
 from matndp.host.tier.lifetime import Lifetimes
@@ -157,3 +158,51 @@ def test_occupancy_is_sampled_before_the_iteration_and_twice_per_op():
     assert all(a.time_s <= b.time_s for a, b in zip(samples, samples[1:]))
     op_starts = [s.pages for s in samples[1::2]]
     assert max(op_starts) == op_starts[1] == record.counters["peak_pages"] == 13
+
+
+def test_occupancy_samples_are_the_pages_in_use_as_each_op_starts_and_ends():
+    """The iteration above, sample by sample: the page reserved for y at the start; X and
+    s0 from op 0; s1 joins at op 1, during which X's write ends (10 µs) and frees its run,
+    and s0 dies; each chain op adds its output and frees its input; Z (6 pages) is in use
+    at ops 5 and 6; X comes back at op 9 (after its 10 µs read) and leaves with s8."""
+    lifetimes, run = executor(split_graph(), 13)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 10, 0, 1, 1, 9, 9, "flash"),), strict=False,
+                sync_at=(9,))
+    record = run.run_iteration(plan)
+    assert [s.pages for s in record.occupancy] == [1, 12, 12, 13, 2, 3, 2, 3, 2, 3, 2,
+                                                   8, 7, 8, 2, 3, 2, 3, 2, 12, 1]
+    starts = [1e-3 * slot for slot in range(9)] + [9e-3 + 10e-6]
+    assert [s.time_s for s in record.occupancy[1::2]] == pytest.approx(starts)
+    assert [s.time_s for s in record.occupancy[2::2]] == pytest.approx(
+        [start + 1e-3 for start in starts])
+
+
+@pytest.mark.parametrize("capacity, barrier, fetch_at, prefetched, stall_us", [
+    (30, 7, 8e-3, True, 0),
+    (25, 7, 9e-3, True, 10),
+    (24, 7, 9e-3, False, 10),
+    (29, 5, 7e-3, True, 0),
+])
+def test_the_backward_pass_prefetches_what_its_next_ops_need_while_room_is_left(
+        capacity, barrier, fetch_at, prefetched, stall_us):
+    """From the barrier on, after each op, X (10 pages) is fetched for op 9 when the
+    longest free run exceeds the largest op's activations (op 9's X, s8 and y: 12 pages)
+    by more than X's 10 pages. First fit from the low end leaves, after op 7, the page
+    reserved for y at 0, s7 at 2 and the rest free: [3, capacity) and s6's page at 1.
+    With 30 pages that run is 27 (15 beyond): X is read during op 8 and there for op 9.
+    With 25 it is 22, 10 beyond, not more; after op 8 (s8 at 1, s7 gone) it is 23, and
+    X is read as op 9 starts, which waits its 10 µs. With 24 it never is: op 9 faults X.
+    A barrier at op 5 starts the prefetches earlier, but Z (6 pages) still splits the
+    memory then: X goes after op 6."""
+    lifetimes, run = executor(split_graph(), capacity)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, capacity, (Chunk(x, 10, 0, 1, 1, 9, 9, "flash"),), strict=False,
+                sync_at=(barrier,))
+    record = run.run_iteration(plan)
+    planned, demand = (10, 0) if prefetched else (0, 10)
+    assert (record.counters["planned_fetch_pages"], record.counters["demand_fetch_pages"]) == \
+        (planned, demand)
+    assert record.stall_s == pytest.approx(stall_us * 1e-6, abs=1e-12)
+    assert [e.time_s for e in run.log if e.kind is EventKind.FETCH_BEGIN] == \
+        pytest.approx([fetch_at])
