@@ -170,3 +170,31 @@ def test_demand_eviction_takes_the_tensor_touched_first_among_those_touched_toge
              if e.kind in (EventKind.EVICT_BEGIN, EventKind.FETCH_BEGIN)]
     assert moved == [(EventKind.EVICT_BEGIN, "B", 4), (EventKind.FETCH_BEGIN, "B", 4)]
     check_trace(run.log, lifetimes, 10)
+
+
+@pytest.mark.parametrize("plan_chunks, stall_s, fetch_counts", [
+    # A planned prefetch at boundary 7: issued after the request overhead, it lands during
+    # ops 7 and 8, well before op 9; no fault.
+    (True, 0.0, {"planned_fetch_pages": 4}),
+    # Without a plan, op 5 evicts X's 4 pages on demand and op 9 faults them back: it
+    # waits the fault latency (0.1 s, far beyond the transfer) and more.
+    (False, None, {"demand_fetch_pages": 4, "faults": 1}),
+])
+def test_only_a_fetch_the_op_waits_for_is_a_fault(plan_chunks, stall_s, fetch_counts):
+    """Split graph, HBM 13, no host DRAM, a fault latency of 0.1 s."""
+    lifetimes = Lifetimes(split_graph(), PAGE)
+    tier = TierConfig(hbm_bytes=13 * PAGE, fault_latency_s=0.1)
+    run = Executor(lifetimes, np.full(10, 1e-3), 13, tier, FlashDevice(flash_preset("zssd")),
+                   initial_resident=lifetimes.pages)
+    x = lifetimes.index["X"]
+    plan = Plan("hand", 10, 13, (Chunk(x, 4, 0, 1, 2, 7, 9),), strict=True) if plan_chunks else None
+    for _ in range(2):
+        record = run.run_iteration(plan)
+    evicted = {"planned_evict_pages": 4} if plan_chunks else {"demand_evict_pages": 4}
+    assert record.counters == counted(to_flash_pages=4, from_flash_pages=4, peak_pages=13,
+                                      **evicted, **fetch_counts)
+    if stall_s is not None:
+        assert record.stall_s == stall_s
+    else:
+        assert record.stall_by_boundary[9] > 0.1
+    check_trace(run.log, lifetimes, 13)
