@@ -5,7 +5,9 @@ and 9; ops 5 and 6 need 17 pages), with transfer costs of round numbers: a page 
 is estimated at 10 µs and the prefetch at 1.5 × 10 = 15 µs."""
 
 import numpy as np
+import pytest
 
+from matndp.host.graph import IterationGraph, Op
 from matndp.host.tier import TierConfig, flash_preset
 from matndp.host.tier.costs import TransferCosts
 from matndp.host.tier.lifetime import Lifetimes
@@ -13,7 +15,7 @@ from matndp.host.tier.plan import Chunk
 from matndp.host.tier.policies.base import PlanningContext
 from matndp.host.tier.policies.g10 import G10Policy, plan_g10
 
-from ..graphs import PAGE, SPLIT_WITH_V_OCCUPANCY, split_graph, split_with_v_graph
+from ..graphs import PAGE, SPLIT_WITH_V_OCCUPANCY, pages, split_graph, split_with_v_graph
 
 
 US = 1e-6
@@ -138,3 +140,53 @@ def test_a_gap_whose_ssd_write_bandwidth_is_taken_goes_to_host_memory():
     lifetimes, g10 = plan3(split_with_v_graph(), [100] * 10, 15, ssd=slow)
     assert g10.chunks == (Chunk(lifetimes.index["X"], 10, 0, 1, 4, 5, 9, destination="flash"),
                           Chunk(lifetimes.index["V"], 8, 2, 3, 4, 7, 8, destination="host"))
+
+
+@pytest.mark.parametrize("host_pages, v_goes", [(10, False), (18, True)])
+def test_host_memory_holds_what_earlier_gaps_put_there(host_pages, v_goes):
+    """Split graph with V, 10 µs ops inside, HBM 14: X (idle 80 µs, below its 140 µs SSD
+    rule) and V (idle 50 µs, below its 2 × (20 + 32) + 16 = 120 µs) go to host memory.
+    X's area (10 pages x 70 µs over capacity) beats V's (8 x 50 µs): X goes first,
+    written by boundary 2 and prefetched from 7 (15 µs before op 9); ops 7 and 8 are
+    still over, so V is next (written by 4, prefetched from 6), but only if host memory
+    has room for both: X holds 10 pages of it over V's whole gap."""
+    slots = [100] + [10] * 8 + [100]
+    lifetimes, g10 = plan3(split_with_v_graph(), slots, 14, host_pages=host_pages)
+    x, v = lifetimes.index["X"], lifetimes.index["V"]
+    expected = (Chunk(x, 10, 0, 1, 2, 7, 9, destination="host"),)
+    if v_goes:
+        expected += (Chunk(v, 8, 2, 3, 4, 6, 8, destination="host"),)
+    assert g10.chunks == expected
+
+
+def big_and_long_graph():
+    """L (2 pages, made by op 0, read by op 7) and B (20 pages, made by op 1, read by op 5)
+    are both idle at ops 3 and 4, where Z (5 pages) needs 28 pages; 1-page tensors chain
+    the ops. L is idle longer, B over more pages.
+
+    All-resident occupancy: 3, 24, 24, 28, 28, 24, 4, 4."""
+    tensors = [pages(2, "L"), pages(20, "B"), pages(5, "Z")] + \
+        [pages(1, name) for name in ("s0", "s1", "s2", "s4", "s5", "s6", "y")]
+    ops = [Op("make_l", "gemm", "forward", 1, (), ("L", "s0")),
+           Op("make_b", "gemm", "forward", 1, ("s0",), ("B", "s1")),
+           Op("idle2", "elementwise", "forward", 1, ("s1",), ("s2",)),
+           Op("big", "gemm", "forward", 1, ("s2",), ("Z",)),
+           Op("use_z", "gemm", "forward", 1, ("Z",), ("s4",)),
+           Op("use_b", "gemm", "backward", 1, ("B", "s4"), ("s5",)),
+           Op("idle6", "elementwise", "backward", 1, ("s5",), ("s6",)),
+           Op("use_l", "gemm", "backward", 1, ("L", "s6"), ("y",))]
+    return IterationGraph("big-and-long", tensors, ops, batch=1, dtype="fp32")
+
+
+def test_with_three_tiers_the_larger_area_goes_first_not_the_longer_gap():
+    """200 µs ops, HBM 26: both gaps are above their SSD rules (L: 2 x (20 + 8) + 4 =
+    60 µs < 1.2 ms; B: 2 x (20 + 80) + 40 = 240 µs < 600 µs). B's area (20 pages x 400
+    µs over capacity) is ten times L's: B goes first, written by boundary 3 and
+    prefetched from 4 (its 120 µs prefetch fits op 4's 200 µs), relieving op 3 alone;
+    L then relieves op 4 (written by 2, prefetched from 6). Taking L first would have
+    relieved both ops, and B would not have gone."""
+    lifetimes, g10 = plan3(big_and_long_graph(), [200] * 8, 26)
+    assert list(lifetimes.base_occupancy) == [3, 24, 24, 28, 28, 24, 4, 4]
+    b, l = lifetimes.index["B"], lifetimes.index["L"]
+    assert g10.chunks == (Chunk(b, 20, 1, 2, 3, 4, 5, destination="flash"),
+                          Chunk(l, 2, 0, 1, 2, 6, 7, destination="flash"))
