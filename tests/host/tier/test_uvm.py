@@ -1,5 +1,6 @@
 """Page-granular demand paging (``lru``): fault counts, fault batches, LRU order and stall
-worked out by hand on small graphs, with and without a host-DRAM tier."""
+worked out by hand on small graphs, with and without a host-DRAM tier; and DeepUM's
+prefetching ahead of the demand faults."""
 
 import math
 
@@ -8,10 +9,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from matndp.host.graph import IterationGraph, Op
 from matndp.host.tier import TierConfig, flash_preset, simulate
 from matndp.host.tier.events import EventKind
+from matndp.host.tier.fault_model import fault_times
+from matndp.host.tier.lifetime import Lifetimes
+from matndp.host.tier.uvm import UVMExecutor
 
-from .graphs import PAGE, duplex_graph, return_graph, two_idle_graph
+from .graphs import PAGE, duplex_graph, pages, return_graph, two_idle_graph
 
 
 ZSSD = flash_preset("zssd")
@@ -144,3 +149,49 @@ def test_every_counter_of_an_iteration_through_host_dram():
     from_flash = 6 * ZSSD.read_latency_s + 36 * READ
     faults = 11 * 45e-6 + from_host + mixed + from_flash
     assert record.stall_s == pytest.approx(write_out + faults, rel=1e-12)
+
+
+def weight_ring(sizes):
+    """Weights A, B, C, D of ``sizes`` pages, each read by one op in turn."""
+    tensors = [pages(size, name, "weight") for size, name in zip(sizes, "ABCD")]
+    ops = [Op(f"use_{name}", "gemm", "forward", 1, (name,), ()) for name in "ABCD"]
+    return IterationGraph("weight-ring", tensors, ops, batch=1, dtype="fp32")
+
+
+def test_prefetching_one_op_ahead_moves_each_tensor_before_its_op():
+    """Weights A, B, C (10 pages) and D (1 page), HBM 25, host DRAM 5; A and B start in
+    HBM, C's first 5 missing pages in host DRAM and the rest of C and D in flash. Before
+    each op runs, the missing pages of the next op's tensor start moving, into space
+    LRU makes outside the two ops:
+    - op 0: B is all there: nothing moves;
+    - op 1: C's 10 pages (5 from host DRAM, 5 from flash) need 5 beyond the 5 free: 5 of
+      A go to flash, host DRAM being full;
+    - op 2: D's single page comes from flash, and 1 page of A goes to host DRAM;
+    - op 3: A's 6 missing pages (1 in host DRAM, 5 in flash) push out 6 of B: 4 to host
+      DRAM (its 5 pages less A's 1), 2 to flash (A's own page is not demoted).
+    Every transfer lands within its op's 1 ms: no op waits, nothing faults. Three flash
+    reads (5 + 1 + 5 pages) and two programs (5 + 2)."""
+    lifetimes = Lifetimes(weight_ring((10, 10, 10, 1)), PAGE)
+    times = np.full(4, OP_S)
+    tier = TierConfig(hbm_bytes=25 * PAGE, host_bytes=5 * PAGE)
+    run = UVMExecutor(lifetimes, times, 25, tier, ZSSD, initial_resident=np.array([10, 10, 0, 0]),
+                      fault_model=fault_times(lifetimes, times, tier), keep_dead=True,
+                      prefetch_ahead=1)
+    record = run.run_iteration()
+    names = lifetimes.tensor_ids
+    moved = [(e.kind, names[e.tensor], e.pages, e.host) for e in run.log
+             if e.kind in (EventKind.EVICT_BEGIN, EventKind.FETCH_BEGIN)]
+    assert moved == [(EventKind.EVICT_BEGIN, "A", 5, 0), (EventKind.FETCH_BEGIN, "C", 10, 5),
+                     (EventKind.EVICT_BEGIN, "A", 1, 1), (EventKind.FETCH_BEGIN, "D", 1, 0),
+                     (EventKind.EVICT_BEGIN, "B", 6, 4), (EventKind.FETCH_BEGIN, "A", 6, 1)]
+    # Page counts in the log are whole numbers.
+    assert all(type(e.pages) is int and type(e.host) is int for e in run.log)
+    assert record.counters == {
+        "to_flash_pages": 7, "from_flash_pages": 11, "to_host_pages": 5, "from_host_pages": 6,
+        "demand_fetch_pages": 0, "demand_evict_pages": 12, "planned_evict_pages": 0,
+        "planned_fetch_pages": 17, "dropped_clean_pages": 0, "faults": 0, "fault_batches": 0,
+        "peak_pages": 25, "demoted_pages": 0}
+    flash = record.flash
+    assert (flash["page_reads"], flash["read_requests"]) == (11, 3)
+    assert (flash["page_programs"], flash["program_requests"]) == (7, 2)
+    assert record.stall_s == 0
