@@ -177,7 +177,8 @@ def g10_validation(checkout, *, progress=False):
             for _, design, policy in SYSTEMS:
                 theirs = traffic.get(name, {}).get(design)
                 if "fails" in by[(name, policy)]:
-                    cells.append("fails / fails" if theirs == float("inf") else
+                    cells.append("— / fails" if theirs is None else
+                                 "fails / fails" if theirs == float("inf") else
                                  f"{theirs / 1e6:.2f} / fails")
                     continue
                 ours = by[(name, policy)]["inter_tier_bytes"] / page

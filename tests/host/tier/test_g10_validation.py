@@ -180,3 +180,41 @@ def test_malformed_published_tables_name_the_block(checkout, tmp_path):
     with pytest.raises(ValueError, match=re.escape(
             f"{sizes}: block 1: expected a batch size and 2 values")):
         published_g10_batch_sizes(partial)
+
+
+def test_policies_that_fail_and_the_footprint_are_shown_in_every_table(checkout, monkeypatch):
+    """FlashNeuron and DeepUM cannot place a tensor on any workload, and each ideal run
+    reports a footprint of 1.05 × 10⁹ bytes: 1.05 GB, shown to one decimal. Every table
+    shows the failure where a figure of ours would be, beside G10's figure where it has
+    one (its traffic table has a DeepUM column but no FlashNeuron one), and the failures
+    are listed with the reason."""
+    from matndp.host.tier import g10_validation as module
+    from matndp.host.tier.plan import InfeasibleError
+    run_tier = module.run_tier
+
+    def run(setup, graph):
+        if setup.policy in ("flashneuron", "deepum"):
+            raise InfeasibleError("no contiguous run of 7 pages")
+        metrics = run_tier(setup, graph)
+        return metrics | {"footprint_bytes": 1_050_000_000} if setup.policy == "ideal" \
+            else metrics
+
+    monkeypatch.setattr(module, "run_tier", run)
+    text = g10_validation(checkout)
+    rows = _rows(text)
+    sizes, ratios, traffic = rows[1:6], rows[7:12], rows[13:18]
+    for row in sizes:
+        assert row[3:5] == ["1.1", "0 / fails / fails / 0 / 0 / 0 / 0"]
+    for row in ratios:
+        assert row[2:4] == ["— / fails", "— / fails"]
+    for row in traffic:
+        assert row[2:4] == ["— / fails", "1.00 / fails"]
+    lines = text.splitlines()
+    caption = lines.index("Time breakdown, compute / overlap / stall in % of the iteration, "
+                          "G10's published figure; ours:")
+    for (name, _, batch), line in zip(G10_WORKLOADS, lines[caption + 4:caption + 9]):
+        assert line == (f"| {name} ({batch}) | 50 / 25 / 25; 100 / 0 / 0 | fails; fails | "
+                        "25 / 25 / 50; fails | 75 / 25 / 0; 100 / 0 / 0 | 100 / 0 / 0 |")
+    for name, _, _ in G10_WORKLOADS:
+        for policy in ("flashneuron", "deepum"):
+            assert f"- {name}, `{policy}`: no contiguous run of 7 pages\n" in text
