@@ -43,6 +43,9 @@ def test_each_models_row_plots_every_policy_against_the_hbm_fraction(drawn_figur
     assert list(per_watt.get_lines()[0].get_ydata()) == [1.0, 2.0]
     # The infeasible point is left out.
     assert [list(line.get_xdata()) for line in cnn_traffic.get_lines()] == [[50]]
+    # Two plots per model, 11 in wide, each row 3.2 in tall, and 0.4 in for the title.
+    assert len(figures[0].axes) == 4
+    assert tuple(figures[0].get_size_inches()) == pytest.approx((11, 2 * 3.2 + 0.4))
 
 
 def test_the_run_figure_shows_occupancy_in_milliseconds_of_the_last_iteration(drawn_figures,
@@ -127,6 +130,7 @@ def test_the_sweep_figure_has_log_axes_ticked_at_each_fraction(drawn_figures, tm
     rows = [_row("mlp", "lru", 0.5, 4e9, 2.0), _row("mlp", "lru", 0.125, 6e9, 1.0)]
     plot.plot_sweep(rows, tmp_path / "sweep.png")
     traffic, per_watt = figures[0].axes
+    assert tuple(figures[0].get_size_inches()) == pytest.approx((11, 3.2 + 0.4))
     assert figures[0].get_suptitle() == ""                 # rows without a setup
     for axes in (traffic, per_watt):
         assert axes.get_xscale() == "log" and axes.get_xlabel() == "HBM capacity (% of footprint)"
