@@ -128,3 +128,23 @@ def duplex_graph():
            Op("use_w", "gemm", "forward", 1, ("W", "s0"), ("s1",)),
            Op("use_a", "gemm", "backward", 1, ("A", "s1"), ("y",))]
     return IterationGraph("duplex", tensors, ops, batch=1, dtype="fp32")
+
+
+def two_pairs_graph():
+    """A, B, C and D (2 pages each) are made by op 0; op 2 makes Z (4 pages), which op 3
+    reads; op 4 reads A and B, op 5 C and D. 1-page tensors chain the ops.
+
+    All-resident occupancy: slot 0: 9; 1: 10; 2 and 3: 13; 4: 10; 5: 6. At op 2, A and B
+    are next used 2 ops later, C and D 3 ops later."""
+    tensors = [pages(2, name) for name in "ABCD"] + [pages(4, "Z")] + \
+        [pages(1, name) for name in ("s0", "s1", "s3", "s4", "y")]
+    ops = [Op("make", "gemm", "forward", 1, (), ("A", "B", "C", "D", "s0")),
+           Op("idle", "elementwise", "forward", 1, ("s0",), ("s1",)),
+           Op("make_z", "gemm", "forward", 1, ("s1",), ("Z",)),
+           Op("use_z", "gemm", "forward", 1, ("Z",), ("s3",)),
+           Op("use_ab", "gemm", "backward", 1, ("A", "B", "s3"), ("s4",)),
+           Op("use_cd", "gemm", "backward", 1, ("C", "D", "s4"), ("y",))]
+    return IterationGraph("two-pairs", tensors, ops, batch=1, dtype="fp32")
+
+
+TWO_PAIRS_OCCUPANCY = [9, 10, 13, 13, 10, 6]

@@ -15,7 +15,8 @@ from matndp.host.tier.plan import Chunk
 from matndp.host.tier.policies.base import PlanningContext
 from matndp.host.tier.policies.g10 import G10Policy, plan_g10
 
-from ..graphs import PAGE, SPLIT_WITH_V_OCCUPANCY, pages, split_graph, split_with_v_graph
+from ..graphs import (PAGE, SPLIT_WITH_V_OCCUPANCY, TWO_PAIRS_OCCUPANCY, pages, split_graph,
+                      split_with_v_graph, two_pairs_graph)
 
 
 US = 1e-6
@@ -76,6 +77,16 @@ def test_the_longest_gap_goes_first_and_planning_stops_when_hbm_suffices():
     assert list(lifetimes.base_occupancy) == SPLIT_WITH_V_OCCUPANCY
     assert g10.chunks == (Chunk(lifetimes.index["X"], 10, gap_after=0, evict_at=1, evict_due=2,
                                 fetch_at=8, fetch_due=9),)
+
+
+def test_of_gaps_equally_long_the_first_tensors_goes_first():
+    """HBM of 12 pages, 13 needed at ops 2 and 3. C and D (2 pages each) are idle longest,
+    4 ms from op 0 to op 5 (far above the 45 µs rule for 2 pages); of the two, C, listed
+    first, goes (written by boundary 2, prefetched from 4) and suffices."""
+    lifetimes, g10 = plan(two_pairs_graph(), [1000] * 6, capacity=12)
+    assert list(lifetimes.base_occupancy) == TWO_PAIRS_OCCUPANCY
+    assert g10.chunks == (Chunk(lifetimes.index["C"], 2, gap_after=0, evict_at=1, evict_due=2,
+                                fetch_at=4, fetch_due=5),)
 
 
 # ---- three tiers: G10's choice of SSD or host memory per idle gap --------------------

@@ -10,7 +10,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from matndp.host.graph import IterationGraph, Op
 from matndp.host.tier import TierConfig, simulate
 from matndp.host.tier.flash import flash_preset
 from matndp.host.tier.lifetime import Lifetimes
@@ -19,8 +18,8 @@ from matndp.host.tier.plan_check import check_plan
 from matndp.host.tier.policies.tm_tiers import (TierPaths, choose_flash_share,
                                                 least_flash_share, plan_tm_tiers)
 
-from ..graphs import (PAGE, SPLIT_OCCUPANCY, SPLIT_WITH_V_OCCUPANCY, pages, split_graph,
-                      split_with_v_graph)
+from ..graphs import (PAGE, SPLIT_OCCUPANCY, SPLIT_WITH_V_OCCUPANCY, split_graph,
+                      split_with_v_graph, TWO_PAIRS_OCCUPANCY, two_pairs_graph)
 
 
 US = 1e-6
@@ -307,28 +306,11 @@ def test_with_no_budget_the_fallback_weighs_each_paths_latency_too():
     assert not planner.host_occupancy.any()
 
 
-def two_pairs_graph():
-    """A, B, C and D (2 pages each) are made by op 0; op 2 makes Z (4 pages), which op 3
-    reads; op 4 reads A and B, op 5 C and D. 1-page tensors chain the ops.
-
-    All-resident occupancy: slot 0: 9; 1: 10; 2 and 3: 13; 4: 10; 5: 6. At op 2, A and B
-    are next used 2 ops later, C and D 3 ops later."""
-    tensors = [pages(2, name) for name in "ABCD"] + [pages(4, "Z")] + \
-        [pages(1, name) for name in ("s0", "s1", "s3", "s4", "y")]
-    ops = [Op("make", "gemm", "forward", 1, (), ("A", "B", "C", "D", "s0")),
-           Op("idle", "elementwise", "forward", 1, ("s0",), ("s1",)),
-           Op("make_z", "gemm", "forward", 1, ("s1",), ("Z",)),
-           Op("use_z", "gemm", "forward", 1, ("Z",), ("s3",)),
-           Op("use_ab", "gemm", "backward", 1, ("A", "B", "s3"), ("s4",)),
-           Op("use_cd", "gemm", "backward", 1, ("C", "D", "s4"), ("y",))]
-    return IterationGraph("two-pairs", tensors, ops, batch=1, dtype="fp32")
-
-
 def test_of_tensors_idle_equally_long_the_first_listed_leaves():
     """HBM of 12 pages, 13 needed at ops 2 and 3: one page must leave. C and D are idle
     longest (next use op 5); of the two, C comes first, and its page goes to host DRAM:
     written in op 1's slot, read in op 4's."""
     lifetimes, result = plan(two_pairs_graph(), [1000] * 6, 12, share=0.0)
-    assert list(lifetimes.base_occupancy) == [9, 10, 13, 13, 10, 6]
+    assert list(lifetimes.base_occupancy) == TWO_PAIRS_OCCUPANCY
     assert result.chunks == (Chunk(lifetimes.index["C"], 1, gap_after=0, evict_at=1,
                                    evict_due=2, fetch_at=4, fetch_due=5, destination="host"),)
