@@ -632,3 +632,59 @@ def test_a_batch_rerun_stops_every_faulting_entry_at_its_fault_and_runs_no_stopp
         assert memory.read(outs[k], np.float32, 32).tolist() == [*values[:8], *[0] * 24]
     assert (result.entries[2].completed, result.entries[2].drained) == (1, 2)
     assert memory.read(outs[2], np.float32, 32).tolist() == [*values[:8], *[0] * 24]
+
+
+@pytest.mark.parametrize("fields, message", [
+    *[({name: value}, f"IssConfig.{name} must be a positive int, not {value!r}")
+      for name in ("sector_bytes", "addr_width", "scratchpad_bytes", "watchdog", "slots", "batch")
+      for value in (0, -32, 32.0, True, "32")],
+    ({"sector_bytes": 2, "scratchpad_bytes": 64}, "IssConfig.sector_bytes must be a power of two of "
+                                                  "at least 4, not 2"),
+    ({"sector_bytes": 48, "scratchpad_bytes": 96}, "IssConfig.sector_bytes must be a power of two of "
+                                                   "at least 4, not 48"),
+    ({"sector_bytes": 32, "scratchpad_bytes": 80}, "IssConfig.scratchpad_bytes (80) must be a "
+                                                   "multiple of the sector (32)"),
+    ({"addr_width": 65}, "IssConfig.addr_width must be in 1 … 64, not 65"),
+    ({"window": (0, 64, 64)}, "IssConfig.window must be (base, size), not (0, 64, 64)"),
+    ({"window": (64,)}, "IssConfig.window must be (base, size), not (64,)"),
+    ({"window": (-32, 64)}, "IssConfig.window must be (base, size), not (-32, 64)"),
+    ({"window": (0, -1)}, "IssConfig.window must be (base, size), not (0, -1)"),
+])
+def test_an_engine_configuration_out_of_bounds_is_refused_by_name(fields, message):
+    with pytest.raises(ValueError) as caught:
+        IssConfig(**fields)
+    assert str(caught.value) == message
+
+
+def test_the_bounds_of_an_engine_configuration_are_accepted():
+    for fields in ({"sector_bytes": 4, "scratchpad_bytes": 4}, {"sector_bytes": 64, "scratchpad_bytes": 64},
+                   {"addr_width": 1}, {"addr_width": 64}, {"window": (0, 0)},
+                   {"watchdog": 1, "slots": 1, "batch": 1}):
+        config = IssConfig(**fields)
+        assert all(getattr(config, name) == value for name, value in fields.items())
+    assert IssConfig(sector_bytes=64, scratchpad_bytes=128).lanes == 16
+
+
+@pytest.mark.parametrize("batch", [16384, 2, 1])
+def test_gpu_writes_land_byte_by_byte_in_trigger_order(batch):
+    # Four sectors filled with 0xEE; the kernel does nothing, so memory afterwards is what
+    # the GPU writes left: enabled bytes only, a later write of a sector over an earlier one.
+    memory = Memory(128)
+    memory.write(0, np.full(128, 0xEE, np.uint8))
+    image = assemble(".kernel idle\n.main\n    exit\n")
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 128, image)], IssConfig(batch=batch))
+
+    def enables(low, high):
+        return sum(1 << bit for bit in range(low, high))
+    simulator.run(TriggerEvents.of([
+        TriggerEvent(0, 32, bytes([0x11] * 32), enables(0, 16)),
+        TriggerEvent(0, 64, bytes([0x33] * 32)),
+        TriggerEvent(0, 32, bytes([0x22] * 32), enables(8, 24)),
+        TriggerEvent(0, 0, bytes([0x44] * 32), write=False),
+        TriggerEvent(0, 96, bytes(range(32)), enables(30, 32)),
+    ]))
+    expected = np.full((4, 32), 0xEE, np.uint8)
+    expected[1, 0:8], expected[1, 8:24] = 0x11, 0x22
+    expected[2] = 0x33
+    expected[3, 30:32] = [30, 31]
+    assert np.array_equal(memory.read(0, np.uint8, 128).reshape(4, 32), expected)
