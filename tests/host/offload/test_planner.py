@@ -359,3 +359,55 @@ def test_the_kernels_riding_on_one_gpu_kernel_add_up_their_traffic():
     where = [plan.placements[f"relu{k}"].where for k in range(16)]
     assert where == ["on_the_fly"] * 14 + ["ndp"] * 2
     assert plan.placements["relu14"].reason == "deferred: riding would stretch mm1"
+
+
+def _wgrad_and_steps(mm_flops):
+    """wgrad (a 5 GFLOP GEMM: 5 us + 1 ms) writes g1 and g2; two Adam steps of 1 M elements
+    (16 MFLOP, 20 MB at 50 GB/s: 5 us + 400 us each on the GPU) read them; a GEMM of
+    ``mm_flops`` ends the iteration."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("wgrad", "gemm", "backward", 5 * 10 ** 9, ("x",), ("g1", "g2"))]
+    for k in (1, 2):
+        tensors += [Tensor(f"w{k}", (N,), "fp32", "weight"),
+                    Tensor(f"g{k}", (N,), "fp32", "weight_gradient"),
+                    Tensor(f"m{k}", (N,), "fp32", "optimizer_state")]
+        ops.append(Op(f"step{k}", "optimizer", "optimizer", 16 * N, (f"w{k}", f"g{k}", f"m{k}"),
+                      (f"w{k}", f"m{k}"), ("wgrad",), {"ndp_kernel": "adam"}))
+    ops.append(Op("mm", "gemm", "backward", mm_flops, ("x",), ("y",)))
+    return IterationGraph("steps", tensors, ops, batch=1, dtype="fp32")
+
+
+def test_each_deferred_step_holds_the_ndp_from_its_producers_end_for_its_estimate():
+    """Each Adam step alone on the NDP: 125 000 packets x 300 cycles / 16 GHz = 2.34375 ms
+    (its 20 MB take 222 us). The iteration ends at 1.005 + 2 x 0.405 + mm ms. step1 can
+    start at wgrad's end, 1.005 ms, and ends at 3.349 ms; step2 waits for it and would end
+    at 5.693 ms. With a 3.385 ms GEMM (16.9 GFLOP) the iteration ends at 5.2 ms: step1 is
+    deferred, step2 is not and rides on wgrad's writes. With a 4.385 ms GEMM (6.2 ms) both
+    are deferred."""
+    calibration = _calibration({"adam": (300,)})
+    tight = plan_offload(_wgrad_and_steps(169 * 10 ** 8), GPU, calibration, PlannerConfig("all"))
+    assert tight.baseline_s == pytest.approx(1.005e-3 + 2 * 0.405e-3 + 3.385e-3)
+    assert [(tight.placements[name].where, tight.placements[name].reason)
+            for name in ("step1", "step2")] == [
+        ("ndp", "deferred: riding would stretch wgrad"),
+        ("on_the_fly", "triggered by the writes of wgrad")]
+    roomy = plan_offload(_wgrad_and_steps(219 * 10 ** 8), GPU, calibration, PlannerConfig("all"))
+    assert [roomy.placements[name].where for name in ("step1", "step2")] == ["ndp", "ndp"]
+
+
+def test_the_kernels_riding_on_one_gpu_kernel_add_up_their_compute():
+    """mm1 (805 us) writes y; six ReLUs of y ride on its writes, each 125 000 packets x
+    24 cycles / 16 GHz = 187.5 us of NDP compute. Four take 5 + 750 us, within mm1's
+    805 us; the fifth and sixth would stretch mm1 (5 + 937.5 us) and are deferred."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
+               Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("mm1", "gemm", "forward", 4 * 10 ** 9, ("x", "w"), ("y",))]
+    for k in range(6):
+        tensors.append(Tensor(f"r{k}", (N,), "fp32", "activation"))
+        ops.append(Op(f"relu{k}", "elementwise", "forward", N, ("y",), (f"r{k}",), ("mm1",),
+                      {"ndp_kernel": "relu_fwd"}))
+    graph = IterationGraph("compute-fan-out", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"relu_fwd": (24,)}), PlannerConfig("all"))
+    assert [plan.placements[f"relu{k}"].where for k in range(6)] == ["on_the_fly"] * 4 + ["ndp"] * 2
+    entry = {e.op: e for e in plan.schedule}
+    assert entry["mm1"].end_s == pytest.approx(805e-6)
