@@ -229,12 +229,11 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("instruction, cause, pc", FAULTS)
-def test_a_fault_stops_its_entry_and_drains_its_later_triggers(instruction, cause, pc):
-    source = f""".kernel faulty
+_FAULTY = """.kernel faulty
 .arg OUT 0
 .main
-    beq SEQ, 2, bad              ; the third trigger faults
+    add x9, x0, 2
+    beq SEQ, x9, bad              ; the third trigger faults
     vst.x [OFFSET + OUT], DATA
 bad:
     {instruction}
@@ -242,8 +241,11 @@ bad:
 .final
     vst.x [OUT + 96], DATA
 """
-    source = source.replace("beq SEQ, 2, bad", "add x9, x0, 2\n    beq SEQ, x9, bad")
-    simulator, events, memory, out = _fault_setup(source)
+
+
+@pytest.mark.parametrize("instruction, cause, pc", FAULTS)
+def test_a_fault_stops_its_entry_and_drains_its_later_triggers(instruction, cause, pc):
+    simulator, events, memory, out = _fault_setup(_FAULTY.format(instruction=instruction))
     result = simulator.run(events)
     status = result.entries[0]
     assert status.error.cause is cause and status.error.seq == 2 and status.error.pc == pc + 2
@@ -688,3 +690,57 @@ def test_gpu_writes_land_byte_by_byte_in_trigger_order(batch):
     expected[2] = 0x33
     expected[3, 30:32] = [30, 31]
     assert np.array_equal(memory.read(0, np.uint8, 128).reshape(4, 32), expected)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 16384])
+def test_a_fault_drains_the_later_triggers_of_its_entry_whatever_the_batch(batch):
+    # The third trigger's misaligned load faults; batches of 1, 2 or 3 µthreads put it and
+    # the trigger after it in one batch or in different ones.
+    simulator, events, memory, out = _fault_setup(_FAULTY.format(instruction="vld v1, [OFFSET + 4]"),
+                                                  IssConfig(batch=batch))
+    result = simulator.run(events)
+    status = result.entries[0]
+    assert (status.error.cause, status.error.seq, status.error.pc) == (ErrorCause.MISALIGNED, 2, 3)
+    assert (status.completed, status.drained, status.finalized) == (2, 1, False)
+    got = memory.read(out, np.float32, 32)
+    assert (got[:16] == np.arange(16)).all() and (got[16:] == 0).all()
+    assert (result.entries[1].completed, result.entries[1].drained) == (2, 0)
+    assert result.entries[1].error is None
+    # entry 0: three per µthread, the faulting load included; entry 1: relu, two per µthread
+    assert result.instructions == 2 * 3 + 3 + 2 * 2
+
+
+RACY = """.kernel racy
+.arg CELL 0
+.main
+    add   x9, x0, 3
+    bne   SEQ, x9, look
+    add   x1, x0, 4
+    sw    [CELL], x1             ; the fourth trigger stores an offset off the sector
+look:
+    lw    x2, [CELL]
+    add   x2, x2, CELL
+    vld.x v1, [x2 + 32]
+"""
+
+
+def _racy_run(batch):
+    memory = Memory(512)
+    cell = memory.reserve("cell", 64)
+    trigger = memory.reserve("t", 4 * 32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, 128, assemble(RACY), (cell,))],
+                                        IssConfig(batch=batch))
+    return simulator.run(TriggerEvents.sectors(0, trigger, np.zeros(32, np.float32)), allow_races=True)
+
+
+def test_a_fault_that_goes_away_when_run_again_is_a_race_between_uthreads():
+    """Run together, the lowest pc first, the fourth µthread stores before any loads: all
+    four load the bad offset and fault. Run again up to the first of them, the fault is
+    gone: the kernel's µthreads race. One at a time, only the fourth faults."""
+    with pytest.raises(RuntimeError) as caught:
+        _racy_run(16384)
+    assert str(caught.value) == ("entry 0: a µthread that faulted did not fault when run again: "
+                                 "the kernel's µthreads race with each other")
+    status = _racy_run(1).entries[0]
+    assert (status.error.cause, status.error.seq, status.error.pc) == (ErrorCause.MISALIGNED, 3, 6)
+    assert (status.completed, status.drained) == (3, 0)
