@@ -257,3 +257,27 @@ def test_multi_token_macro_arguments_assemble_as_if_written_in_place():
     scaled_store   [OFFSET   +  x2 + 64] ,  -  2.5
 """)
     assert image == build(".kernel k\n.main\n vmul v1, DATA, -2.5\n vst.x [OFFSET + x2 + 64], v1\n")
+
+
+def test_a_macro_used_inside_a_macro_is_traced_to_the_column_its_name_is_written_at():
+    """apply's line writes \\operation at column 8, after a label a parameter supplies; the
+    use of bad it expands to is traced there, not to where the long label pushed it."""
+    error = error_of(""".kernel k
+.macro bad r
+    vadd \\r, v2, x3
+.endm
+.macro apply operation, dest, name
+\\name: \\operation \\dest
+.endm
+.main
+    apply   bad,  v1, a_rather_long_label
+    exit
+""")
+    assert str(error) == ("k.s:3:18: x3 is a scalar register, but operand b of vadd is vector\n"
+                          "  in macro bad, used at k.s:6:8\n"
+                          "  in macro apply, used at k.s:9:5")
+
+
+def test_a_macro_used_after_a_label_is_traced_to_its_name():
+    error = error_of(HEADER + MACRO + ".main\nstart:  relu x1, DATA\n    exit\n")
+    assert (error.line, error.column, error.trace) == (4, 13, (("in macro relu, used", "k.s", 7, 9),))
