@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from matndp.host.kernels.expander import ReductionLaunch, run_on_iss
+from matndp.host.kernels.library import LibraryError
 
 
 FULL = (1 << 32) - 1          # every byte of a 32-byte sector enabled
@@ -23,6 +24,16 @@ def test_a_gradient_of_whole_sectors_enables_every_byte():
     writes = ReductionLaunch("adam", 16, 3).sector_writes(grad)
     raw = grad.tobytes()
     assert writes == [(0, raw[:32], FULL), (32, raw[32:], FULL)]
+
+
+def test_a_gradient_of_any_shape_is_written_in_c_order():
+    grad = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    launch = ReductionLaunch("sum", 24, 2)
+    assert launch.sector_writes(grad) == launch.sector_writes(grad.reshape(-1))
+    assert launch.sector_writes(grad.transpose(2, 1, 0)) == \
+        launch.sector_writes(grad.transpose(2, 1, 0).copy().reshape(-1))
+    with pytest.raises(LibraryError, match="^a gradient of 24 elements, not 25$"):
+        launch.sector_writes(np.zeros((5, 5), np.float32))
 
 
 def test_a_faulting_kernel_is_refused_naming_its_first_fault(monkeypatch):
