@@ -479,3 +479,19 @@ def test_lane_and_scalar_moves_at_their_widths():
     shl x5, x5, 32
     or x4, x4, x5
     vsplat v1, x4""", a).tolist() == [0x23456789] * 8
+
+
+def test_vsplat_of_some_uthreads_fills_each_ones_own_lanes_with_its_own_scalar():
+    # Eight µthreads, one per sector: the even ones splat their OFFSET (32 i), the odd ones
+    # their SEQ (i) less 3, whose low 32 bits wrap below zero for the first.
+    out = run_vector("""and x1, OFFSET, 32
+    bne x1, x0, odd
+    vsplat v1, OFFSET
+    jump done
+odd:
+    sub x2, SEQ, 3
+    vsplat v1, x2
+done:
+    nop""", np.zeros(64, np.uint32))
+    expected = [32 * i if i % 2 == 0 else (i - 3) % (1 << 32) for i in range(8)]
+    assert out.reshape(8, 8).tolist() == [[value] * 8 for value in expected]
