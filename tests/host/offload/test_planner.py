@@ -411,3 +411,22 @@ def test_the_kernels_riding_on_one_gpu_kernel_add_up_their_compute():
     assert [plan.placements[f"relu{k}"].where for k in range(6)] == ["on_the_fly"] * 4 + ["ndp"] * 2
     entry = {e.op: e for e in plan.schedule}
     assert entry["mm1"].end_s == pytest.approx(805e-6)
+
+
+def test_the_auto_policy_weighs_a_standalone_ops_whole_ndp_estimate_against_the_gpu():
+    """An Adam step with no producer: 5 + 400 us on the GPU (20 MB at 50 GB/s). Standalone
+    on the NDP it moves the same 20 MB at 90 GB/s (222.2 us), and computes 125 000 packets
+    at c cycles / 16 GHz: at 1000 cycles 7.8125 ms, refused; at 100 cycles 781.25 us,
+    refused; at 20 cycles 156.25 us, so 222.2 us, taken."""
+    tensors = [Tensor("w", (N,), "fp32", "weight"), Tensor("g", (N,), "fp32", "weight_gradient"),
+               Tensor("m", (N,), "fp32", "optimizer_state")]
+    ops = [Op("step", "optimizer", "optimizer", 16 * N, ("w", "g", "m"), ("w", "m"), (),
+              {"ndp_kernel": "adam"})]
+    graph = IterationGraph("alone", tensors, ops, batch=1, dtype="fp32")
+    placements = {cycles: plan_offload(graph, GPU, _calibration({"adam": (cycles,)})).placements["step"]
+                  for cycles in (1000, 100, 20)}
+    assert (placements[1000].where, placements[1000].reason) == \
+        ("gpu", "NDP estimate 7812.5 us not below GPU 405.0 us")
+    assert (placements[100].where, placements[100].reason) == \
+        ("gpu", "NDP estimate 781.2 us not below GPU 405.0 us")
+    assert (placements[20].where, placements[20].reason) == ("ndp", "no producer in the iteration")
