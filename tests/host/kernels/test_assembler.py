@@ -281,3 +281,15 @@ def test_an_error_of_the_whole_image_names_the_offending_line(body, message):
     with pytest.raises(AssemblyError) as caught:
         kernel(body)
     assert str(caught.value) == message
+
+
+def test_a_sign_may_stand_apart_from_its_literal_but_only_before_a_literal():
+    assert one("add x1, x2, - 4").imm == 0xFFFFFFFC
+    assert one("add x1, x2, + 4").imm == 4
+    assert one("vadd v1, v2, - inf").imm == 0xFF800000
+    for text, message in (("add x1, x2 + 4, x3", "<instruction>:1:9: cannot read operand 'x2 + 4'"),
+                          ("add x1, x2, - x3", "<instruction>:1:13: cannot read operand '- x3'"),
+                          ("add x1, x2, 4 4", "<instruction>:1:13: cannot read operand '4 4'")):
+        with pytest.raises(AssemblyError) as caught:
+            assemble_instruction(text)
+        assert str(caught.value) == message
