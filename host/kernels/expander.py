@@ -259,11 +259,11 @@ class ReductionLaunch:
         return grads, state
 
     def sector_writes(self, grad):
-        """One GPU's writes of its gradient ``grad``: (byte offset in its copy, the
-        sector's bytes, byte enables) in address order; the last sector of a ragged
-        tensor enables its valid bytes only."""
+        """One GPU's writes of its gradient ``grad`` (of any shape, its values in C order):
+        (byte offset in its copy, the sector's bytes, byte enables) in address order; the
+        last sector of a ragged tensor enables its valid bytes only."""
         raw = np.zeros(self.copy_bytes, dtype=np.uint8)
-        values = np.ascontiguousarray(grad, dtype=np.float32).view(np.uint8)
+        values = np.ascontiguousarray(grad, dtype=np.float32).reshape(-1).view(np.uint8)
         if values.size != self.elements * 4:
             raise LibraryError(f"a gradient of {self.elements} elements, not {values.size // 4}")
         raw[:values.size] = values

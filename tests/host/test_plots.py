@@ -4,6 +4,7 @@ the baseline GPU, matNDP GPU and standalone NDP times of the report's breakdown.
 import pytest
 
 from matndp.host import plots
+from matndp.host.output import pyplot
 from matndp.host.report import RunConfig, run_gpu
 
 
@@ -78,3 +79,39 @@ def test_the_timeline_rows_are_bands_top_down_coloured_by_op_kind(drawn_figures,
             ys = path.vertices[:, 1]
             row = round((ys.min() + ys.max()) / 2)
             assert (ys.min(), ys.max()) == pytest.approx((row - 0.4, row + 0.4))
+
+
+def test_the_legend_has_one_entry_per_op_kind_in_order_coloured_as_its_bands(drawn_figures, tmp_path):
+    """The kinds in alphabetical order, in tab10's colours in turn, at most six columns, in
+    the lower right; each kind's baseline bands in its legend colour."""
+    figures = drawn_figures(plots)
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 2, "bf16", policy="all"), with_plan=True)
+    plots.plot_run(plan, report, tmp_path / "run.png")
+    timeline = figures[0].axes[0]
+    legend = timeline.get_legend()
+    kinds = sorted({op.kind for op in plan.graph.ops})
+    assert len(kinds) > 6
+    tab10 = pyplot().get_cmap("tab10")
+    assert [text.get_text() for text in legend.get_texts()] == kinds
+    assert [tuple(handle.get_facecolor()) for handle in legend.legend_handles] == \
+        [tuple(tab10(index % 10)) for index in range(len(kinds))]
+    assert legend._ncols == 6
+    assert legend._loc == 4                                          # "lower right"
+    assert all(text.get_fontsize() == 7 for text in legend.get_texts())
+    kind_of = {op.name: op.kind for op in plan.graph.ops}
+    baseline_of = {kind: sorted((e.start_s * 1e3, e.end_s * 1e3) for e in plan.baseline
+                                if kind_of[e.op] == kind) for kind in kinds}
+    colour_of = dict(zip(kinds, (tuple(tab10(index % 10)) for index in range(len(kinds)))))
+    matched = set()
+    for collection in timeline.collections:
+        paths = collection.get_paths()
+        if round(float(paths[0].vertices[:, 1].mean())) != 0:
+            continue                                                 # not the baseline row
+        spans = sorted((path.vertices[:, 0].min(), path.vertices[:, 0].max()) for path in paths)
+        (kind,) = [kind for kind, intervals in baseline_of.items()
+                   if len(intervals) == len(spans)
+                   and [v for pair in intervals for v in pair]
+                   == pytest.approx([v for pair in spans for v in pair], rel=1e-9, abs=1e-12)]
+        assert tuple(collection.get_facecolor()[0]) == colour_of[kind]
+        matched.add(kind)
+    assert matched == set(kinds)

@@ -52,6 +52,33 @@ def test_a_slice_without_an_engine_refuses_helper_threads(register):
     assert bus.log == []
 
 
+def test_the_largest_values_each_field_holds_are_accepted():
+    runtime, bus = make_runtime()
+    runtime.program(0, FilterRange((1 << 40) - 0x100, 0x100, kernel_pc=1023, arg_index=31,
+                                   expected=(1 << 32) - 1, init_pc=1023, final_pc=1023,
+                                   init_threads=(1 << 32) - 1, final_threads=0))
+    assert bus.values[runtime.registers["entry0.arg_index"].address] == 31
+    assert bus.values[runtime.registers["entry0.expected"].address] == (1 << 32) - 1
+
+
+@pytest.mark.parametrize("entry, message", [
+    (FilterRange(0x1000, 0x100, ordered=True), "entry 0: this slice has no engine to run an "
+                                               "initializer or finalizer or to order atomics"),
+    (FilterRange(0x1000, 0x100, init_pc=0), "entry 0: this slice has no engine to run an "
+                                            "initializer or finalizer or to order atomics"),
+    (FilterRange(0x1000, 0x100, final_pc=0), "entry 0: this slice has no engine to run an "
+                                             "initializer or finalizer or to order atomics"),
+    (FilterRange(0x1000, 0x100, kernel_pc=1 << 16), "entry 0: kernel_pc 65536 does not fit 16 bits"),
+    (FilterRange(0x1000, 0x100, arg_index=256), "entry 0: arg_index 256 does not fit 8 bits"),
+])
+def test_a_slice_without_an_engine_refuses_what_needs_one_and_has_its_own_widths(entry, message):
+    runtime, bus = make_runtime(NDPConfig(engine=None))
+    with pytest.raises(RangeError) as caught:
+        runtime.program(0, entry)
+    assert str(caught.value) == message and bus.log == []
+    runtime.program(0, FilterRange(0x1000, 0x100, kernel_pc=(1 << 16) - 1, arg_index=255))
+
+
 def test_probe_checks_identity_and_configuration():
     runtime, bus = make_runtime()
     assert runtime.probe()["filter_entries"] == 16
@@ -136,6 +163,14 @@ def test_the_register_model_keeps_what_the_hardware_keeps():
     (0, FilterRange(0x1000, 0x100, init_threads=1 << 32),
      "entry 0: init_threads 4294967296 does not fit 32 bits"),
     (0, FilterRange(0x1000, 0x100, init_threads=-1), "entry 0: init_threads -1 does not fit 32 bits"),
+    # the default engine: 1024 instruction words (10-bit pcs), 32 argument blocks (5 bits)
+    (2, FilterRange(0x1000, 0x100, kernel_pc=-1), "entry 2: kernel_pc -1 does not fit 10 bits"),
+    (2, FilterRange(0x1000, 0x100, arg_index=32), "entry 2: arg_index 32 does not fit 5 bits"),
+    (2, FilterRange(0x1000, 0x100, arg_index=-1), "entry 2: arg_index -1 does not fit 5 bits"),
+    (2, FilterRange(0x1000, 0x100, expected=-1), "entry 2: expected count -1 does not fit 32 bits"),
+    (2, FilterRange(0x1000, 0x100, init_pc=1024), "entry 2: init_pc 1024 does not fit 10 bits"),
+    (2, FilterRange(0x1000, 0x100, final_pc=1024), "entry 2: final_pc 1024 does not fit 10 bits"),
+    (2, FilterRange(0x1000, 0x100, final_pc=-1), "entry 2: final_pc -1 does not fit 10 bits"),
 ])
 def test_bad_ranges_are_refused_by_name(index, entry, message):
     runtime, bus = make_runtime()

@@ -233,7 +233,9 @@ def test_runtime_shares_of_a_hand_made_graph():
 def test_the_ndpxnet_rows_are_data_parallel_runs_priced_as_their_reports_say():
     from matndp.host.report import RunConfig, run_gpu
     header, rows = _table(_tables(validation_tables()), "NDPXNet")
-    assert header[:4] == ["model", "batch", "GPUs", "expander cycles / reduced sector"]
+    assert header == ["model", "batch", "GPUs", "expander cycles / reduced sector",
+                      "exposed: all-reduce + GPU optimizer ms", "exposed: NDPXNet ms",
+                      "baseline ms", "NDPXNet ms", "speedup", "GPU memory freed / GPU"]
     assert [(row[0], row[2]) for row in rows] == [("resnet50", "4"), ("resnet50", "8"),
                                                   ("bert-base", "4"), ("bert-base", "8")]
     for row in rows:
@@ -246,3 +248,11 @@ def test_the_ndpxnet_rows_are_data_parallel_runs_priced_as_their_reports_say():
         assert row[4] == f"{(base['allreduce_exposed_s'] + base['optimizer_gpu_s']) * 1e3:.2f}"
         assert row[5] == f"{ours['ndpxnet_exposed_s'] * 1e3:.3f}"
         assert row[8] == f"{r['speedup']:.3f}"
+        # the times in milliseconds, to 0.1 ms; the memory freed in bytes with an SI prefix
+        assert float(row[6]) == pytest.approx(r["baseline_s"] * 1e3, abs=0.05)
+        assert float(row[7]) == pytest.approx(r["matndp_s"] * 1e3, abs=0.05)
+        assert (len(row[6].split(".")[1]), len(row[7].split(".")[1])) == (1, 1)
+        value, unit = row[9].split()
+        freed = ours["memory_saved_per_gpu_bytes"]
+        assert freed >= 1e6 and unit in ("MB", "GB")
+        assert float(value) * {"MB": 1e6, "GB": 1e9}[unit] == pytest.approx(freed, rel=5e-3)

@@ -226,3 +226,70 @@ def test_files(tmp_path):
     with pytest.raises(AssemblyError, match="not a UTF-8 text file") as caught:
         assemble_file(binary)
     assert str(caught.value) == f"{binary}:1:1: not a UTF-8 text file"
+
+
+@pytest.mark.parametrize("text, displacement", [
+    ("jump .+7", 7), ("jump . + 7", 7), ("jump .   -   3", -3), ("beq x1, x2, .-0x10", -16),
+    ("blt x1, x2, . + 0b11", 3),
+])
+def test_relative_targets_are_a_dot_a_sign_and_a_number_however_spaced(text, displacement):
+    assert one(text).signed_imm == displacement
+
+
+@pytest.mark.parametrize("text, message", [
+    ("jump .+x1", "<instruction>:1:6: a relative target is written '.+N' or '.-N'"),
+    ("jump .+", "<instruction>:1:6: a relative target is written '.+N' or '.-N'"),
+    ("jump . 4", "<instruction>:1:6: a relative target is written '.+N' or '.-N'"),
+    ("jump .+4 x1", "<instruction>:1:6: a relative target is written '.+N' or '.-N'"),
+    ("jump .x1", "<instruction>:1:6: cannot read operand '.x1'"),
+    ("jump .+2.5", "<instruction>:1:8: 2.5 is not an integer"),
+    ("add x1, .+1, x2", "<instruction>:1:9: operand a of add is not a branch target"),
+])
+def test_a_malformed_relative_target_is_refused_where_it_stands(text, message):
+    with pytest.raises(AssemblyError) as caught:
+        assemble_instruction(text)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("body, message", [
+    (".main\n    add x16, x1, x2\n    exit", "k.s:5:9: no x16: registers are x0 … x15"),
+    (".main\n    vadd v31, v1, v2\n    exit", "k.s:5:10: no v31: registers are v0 … v15"),
+    (".main\n    add x1, x2, x16\n    exit", "k.s:5:17: no x16: registers are x0 … x15"),
+    (".main\n    vadd v1, v16, v2\n    exit", "k.s:5:14: no v16: registers are v0 … v15"),
+    (".main\n    add x1, a17, x2\n    exit", "k.s:5:13: no a17: argument words are a0 … a15"),
+])
+def test_a_register_beyond_the_register_file_is_refused_whole(body, message):
+    # The last register of each kind is accepted; one more is refused.
+    assert one("vadd v15, v15, v15") == Instruction(Opcode.VADD, 15, Operand(R, 15), Operand(R, 15))
+    assert one("add x15, a15, x15") == Instruction(Opcode.ADD, 15, Operand(A, 15), Operand(R, 15))
+    with pytest.raises(AssemblyError) as caught:
+        kernel(body)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("body, message", [
+    # The image's checks name the offending instruction, not the kernel's last line.
+    (".init\n    nop\n.main\n    exit\n.final\n    exit",
+     "k.s:5:5: .init does not end its µthread: its last instruction must be exit, carry .x, "
+     "or be a jump"),
+    (".init\n    jump .+2\n    exit\n.main\n    exit",
+     "k.s:5:5: instruction 0 branches to 2, outside .init (0 … 1)"),
+    (".main\n    nop\n    beq x1, x2, .-2\n    exit\n.final\n    exit",
+     "k.s:6:5: instruction 1 branches to -1, outside .main (0 … 2)"),
+])
+def test_an_error_of_the_whole_image_names_the_offending_line(body, message):
+    with pytest.raises(AssemblyError) as caught:
+        kernel(body)
+    assert str(caught.value) == message
+
+
+def test_a_sign_may_stand_apart_from_its_literal_but_only_before_a_literal():
+    assert one("add x1, x2, - 4").imm == 0xFFFFFFFC
+    assert one("add x1, x2, + 4").imm == 4
+    assert one("vadd v1, v2, - inf").imm == 0xFF800000
+    for text, message in (("add x1, x2 + 4, x3", "<instruction>:1:9: cannot read operand 'x2 + 4'"),
+                          ("add x1, x2, - x3", "<instruction>:1:13: cannot read operand '- x3'"),
+                          ("add x1, x2, 4 4", "<instruction>:1:13: cannot read operand '4 4'")):
+        with pytest.raises(AssemblyError) as caught:
+            assemble_instruction(text)
+        assert str(caught.value) == message

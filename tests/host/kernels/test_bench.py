@@ -1,6 +1,7 @@
 """The instruction-set simulator's benchmark of `make bench`: each benchmark kernel over
 2^17 FP32 elements (quick), one µthread per written 32-byte sector."""
 
+import numpy as np
 import pytest
 
 from matndp.host.kernels.bench import bench_iss
@@ -36,3 +37,24 @@ def test_rates_follow_from_the_counts_and_the_wall_time(runs):
         instructions = run["instructions_per_uthread"] * run["uthreads"]
         assert run["instructions_per_s"] == pytest.approx(instructions / run["wall_s"], rel=0.05)
         assert run["uthreads_per_s"] == pytest.approx(run["uthreads"] / run["wall_s"], rel=0.05)
+
+
+def test_each_run_places_its_input_as_x_and_the_kernels_output_as_y(monkeypatch):
+    """relu over 64 elements drawn from seed 3: the input, x, is the seed's first draw; y,
+    the kernel's output, holds max(x, 0); the two fill the memory image."""
+    from matndp.host.kernels import bench
+    images = []
+
+    class Recorded(bench.Memory):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            images.append(self)
+    monkeypatch.setattr(bench, "Memory", Recorded)
+    run = bench._run("relu", bench.BENCH_KERNELS["relu"], 64, 3)
+    assert (run["uthreads"], run["instructions_per_uthread"]) == (8, 2.0)
+    (memory,) = images
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    assert list(memory.regions) == ["x", "y"]
+    assert memory.size == 2 * x.nbytes
+    assert np.array_equal(memory.tensor("x"), x)
+    assert np.array_equal(memory.tensor("y"), np.maximum(x, np.float32(0)))

@@ -229,12 +229,11 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("instruction, cause, pc", FAULTS)
-def test_a_fault_stops_its_entry_and_drains_its_later_triggers(instruction, cause, pc):
-    source = f""".kernel faulty
+_FAULTY = """.kernel faulty
 .arg OUT 0
 .main
-    beq SEQ, 2, bad              ; the third trigger faults
+    add x9, x0, 2
+    beq SEQ, x9, bad              ; the third trigger faults
     vst.x [OFFSET + OUT], DATA
 bad:
     {instruction}
@@ -242,8 +241,11 @@ bad:
 .final
     vst.x [OUT + 96], DATA
 """
-    source = source.replace("beq SEQ, 2, bad", "add x9, x0, 2\n    beq SEQ, x9, bad")
-    simulator, events, memory, out = _fault_setup(source)
+
+
+@pytest.mark.parametrize("instruction, cause, pc", FAULTS)
+def test_a_fault_stops_its_entry_and_drains_its_later_triggers(instruction, cause, pc):
+    simulator, events, memory, out = _fault_setup(_FAULTY.format(instruction=instruction))
     result = simulator.run(events)
     status = result.entries[0]
     assert status.error.cause is cause and status.error.seq == 2 and status.error.pc == pc + 2
@@ -632,3 +634,113 @@ def test_a_batch_rerun_stops_every_faulting_entry_at_its_fault_and_runs_no_stopp
         assert memory.read(outs[k], np.float32, 32).tolist() == [*values[:8], *[0] * 24]
     assert (result.entries[2].completed, result.entries[2].drained) == (1, 2)
     assert memory.read(outs[2], np.float32, 32).tolist() == [*values[:8], *[0] * 24]
+
+
+@pytest.mark.parametrize("fields, message", [
+    *[({name: value}, f"IssConfig.{name} must be a positive int, not {value!r}")
+      for name in ("sector_bytes", "addr_width", "scratchpad_bytes", "watchdog", "slots", "batch")
+      for value in (0, -32, 32.0, True, "32")],
+    ({"sector_bytes": 2, "scratchpad_bytes": 64}, "IssConfig.sector_bytes must be a power of two of "
+                                                  "at least 4, not 2"),
+    ({"sector_bytes": 48, "scratchpad_bytes": 96}, "IssConfig.sector_bytes must be a power of two of "
+                                                   "at least 4, not 48"),
+    ({"sector_bytes": 32, "scratchpad_bytes": 80}, "IssConfig.scratchpad_bytes (80) must be a "
+                                                   "multiple of the sector (32)"),
+    ({"addr_width": 65}, "IssConfig.addr_width must be in 1 … 64, not 65"),
+    ({"window": (0, 64, 64)}, "IssConfig.window must be (base, size), not (0, 64, 64)"),
+    ({"window": (64,)}, "IssConfig.window must be (base, size), not (64,)"),
+    ({"window": (-32, 64)}, "IssConfig.window must be (base, size), not (-32, 64)"),
+    ({"window": (0, -1)}, "IssConfig.window must be (base, size), not (0, -1)"),
+])
+def test_an_engine_configuration_out_of_bounds_is_refused_by_name(fields, message):
+    with pytest.raises(ValueError) as caught:
+        IssConfig(**fields)
+    assert str(caught.value) == message
+
+
+def test_the_bounds_of_an_engine_configuration_are_accepted():
+    for fields in ({"sector_bytes": 4, "scratchpad_bytes": 4}, {"sector_bytes": 64, "scratchpad_bytes": 64},
+                   {"addr_width": 1}, {"addr_width": 64}, {"window": (0, 0)},
+                   {"watchdog": 1, "slots": 1, "batch": 1}):
+        config = IssConfig(**fields)
+        assert all(getattr(config, name) == value for name, value in fields.items())
+    assert IssConfig(sector_bytes=64, scratchpad_bytes=128).lanes == 16
+
+
+@pytest.mark.parametrize("batch", [16384, 2, 1])
+def test_gpu_writes_land_byte_by_byte_in_trigger_order(batch):
+    # Four sectors filled with 0xEE; the kernel does nothing, so memory afterwards is what
+    # the GPU writes left: enabled bytes only, a later write of a sector over an earlier one.
+    memory = Memory(128)
+    memory.write(0, np.full(128, 0xEE, np.uint8))
+    image = assemble(".kernel idle\n.main\n    exit\n")
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 128, image)], IssConfig(batch=batch))
+
+    def enables(low, high):
+        return sum(1 << bit for bit in range(low, high))
+    simulator.run(TriggerEvents.of([
+        TriggerEvent(0, 32, bytes([0x11] * 32), enables(0, 16)),
+        TriggerEvent(0, 64, bytes([0x33] * 32)),
+        TriggerEvent(0, 32, bytes([0x22] * 32), enables(8, 24)),
+        TriggerEvent(0, 0, bytes([0x44] * 32), write=False),
+        TriggerEvent(0, 96, bytes(range(32)), enables(30, 32)),
+    ]))
+    expected = np.full((4, 32), 0xEE, np.uint8)
+    expected[1, 0:8], expected[1, 8:24] = 0x11, 0x22
+    expected[2] = 0x33
+    expected[3, 30:32] = [30, 31]
+    assert np.array_equal(memory.read(0, np.uint8, 128).reshape(4, 32), expected)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 16384])
+def test_a_fault_drains_the_later_triggers_of_its_entry_whatever_the_batch(batch):
+    # The third trigger's misaligned load faults; batches of 1, 2 or 3 µthreads put it and
+    # the trigger after it in one batch or in different ones.
+    simulator, events, memory, out = _fault_setup(_FAULTY.format(instruction="vld v1, [OFFSET + 4]"),
+                                                  IssConfig(batch=batch))
+    result = simulator.run(events)
+    status = result.entries[0]
+    assert (status.error.cause, status.error.seq, status.error.pc) == (ErrorCause.MISALIGNED, 2, 3)
+    assert (status.completed, status.drained, status.finalized) == (2, 1, False)
+    got = memory.read(out, np.float32, 32)
+    assert (got[:16] == np.arange(16)).all() and (got[16:] == 0).all()
+    assert (result.entries[1].completed, result.entries[1].drained) == (2, 0)
+    assert result.entries[1].error is None
+    # entry 0: three per µthread, the faulting load included; entry 1: relu, two per µthread
+    assert result.instructions == 2 * 3 + 3 + 2 * 2
+
+
+RACY = """.kernel racy
+.arg CELL 0
+.main
+    add   x9, x0, 3
+    bne   SEQ, x9, look
+    add   x1, x0, 4
+    sw    [CELL], x1             ; the fourth trigger stores an offset off the sector
+look:
+    lw    x2, [CELL]
+    add   x2, x2, CELL
+    vld.x v1, [x2 + 32]
+"""
+
+
+def _racy_run(batch):
+    memory = Memory(512)
+    cell = memory.reserve("cell", 64)
+    trigger = memory.reserve("t", 4 * 32)
+    simulator = InstructionSetSimulator(memory, [FilterEntry(trigger, 128, assemble(RACY), (cell,))],
+                                        IssConfig(batch=batch))
+    return simulator.run(TriggerEvents.sectors(0, trigger, np.zeros(32, np.float32)), allow_races=True)
+
+
+def test_a_fault_that_goes_away_when_run_again_is_a_race_between_uthreads():
+    """Run together, the lowest pc first, the fourth µthread stores before any loads: all
+    four load the bad offset and fault. Run again up to the first of them, the fault is
+    gone: the kernel's µthreads race. One at a time, only the fourth faults."""
+    with pytest.raises(RuntimeError) as caught:
+        _racy_run(16384)
+    assert str(caught.value) == ("entry 0: a µthread that faulted did not fault when run again: "
+                                 "the kernel's µthreads race with each other")
+    status = _racy_run(1).entries[0]
+    assert (status.error.cause, status.error.seq, status.error.pc) == (ErrorCause.MISALIGNED, 3, 6)
+    assert (status.completed, status.drained) == (3, 0)

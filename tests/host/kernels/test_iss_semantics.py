@@ -10,7 +10,9 @@ from matndp.sim.golden.fp import (bits_to_float, canonicalize_nans,
                                   directed_operands, float_to_bits, mismatches,
                                   random_operands, reference)
 from matndp.hw.engine.isa import ErrorCause
-from matndp.host.kernels.iss import IssConfig
+from matndp.host.kernels.assembler import assemble
+from matndp.host.kernels.iss import FilterEntry, InstructionSetSimulator, IssConfig, TriggerEvents
+from matndp.host.kernels.memory import Memory
 from tests.host.kernels.harness import run_scalar, run_sector, run_vector
 
 
@@ -335,6 +337,41 @@ def test_word_loads_and_stores():
     assert out.tolist() == [0xAFAEADAC, 0] + base[2:7].tolist() + [0xFFFFFFFE]
 
 
+
+def test_word_accesses_of_entries_that_fault_leave_the_others_in_place():
+    # One µthread per entry, all run together: entry i loads the word at SRC, adds 1 at
+    # 64 bits and stores the low and high words at DST. Entries 1 and 4 fault at the load
+    # (misaligned, beyond the memory image), entry 2 at the store (misaligned); the others
+    # load and store their own words, entry 3 the memory image's last word.
+    image = assemble(""".kernel words
+.arg SRC 0
+.arg DST 1
+.main
+    lw   x1, [SRC]
+    add  x1, x1, 1
+    shr  x2, x1, 32
+    sw   [DST], x1
+    sw.x [DST + 4], x2
+""")
+    memory = Memory(256)
+    memory.write(0, np.full(256, 0xEE, np.uint8))
+    memory.write(32, np.array([0xFFFFFFFF, 7], np.uint32))
+    memory.write(252, np.array([0x80000000], np.uint32))
+    # Each destination in a sector of its own: stores of two µthreads to one sector race.
+    sources_and_destinations = [(32, 64), (34, 96), (36, 130), (252, 160), (256, 192)]
+    simulator = InstructionSetSimulator(memory, [FilterEntry(0, 32, image, pair)
+                                                 for pair in sources_and_destinations])
+    count = len(sources_and_destinations)
+    result = simulator.run(TriggerEvents(np.arange(count), np.zeros(count), np.zeros((count, 32)),
+                                         np.ones((count, 32), bool), np.zeros(count, bool)))
+    assert [(error.entry, error.cause, error.pc) for error in result.errors] == [
+        (1, ErrorCause.MISALIGNED, 0), (2, ErrorCause.MISALIGNED, 3), (4, ErrorCause.OUT_OF_WINDOW, 0)]
+    untouched = [0xEEEEEEEE] * 8
+    assert memory.read(64, np.uint32, 40).reshape(5, 8).tolist() == [
+        [0x00000000, 0x00000001] + untouched[2:], untouched, untouched,
+        [0x80000001, 0x00000000] + untouched[2:], untouched]
+    assert memory.read(32, np.uint32, 2).tolist() == [0xFFFFFFFF, 7]
+
 def test_sector_loads_and_stores():
     data = np.arange(8, dtype=np.uint32) * 0x01010101
     result, out = run_sector("""    vld v1, [B]
@@ -442,3 +479,19 @@ def test_lane_and_scalar_moves_at_their_widths():
     shl x5, x5, 32
     or x4, x4, x5
     vsplat v1, x4""", a).tolist() == [0x23456789] * 8
+
+
+def test_vsplat_of_some_uthreads_fills_each_ones_own_lanes_with_its_own_scalar():
+    # Eight µthreads, one per sector: the even ones splat their OFFSET (32 i), the odd ones
+    # their SEQ (i) less 3, whose low 32 bits wrap below zero for the first.
+    out = run_vector("""and x1, OFFSET, 32
+    bne x1, x0, odd
+    vsplat v1, OFFSET
+    jump done
+odd:
+    sub x2, SEQ, 3
+    vsplat v1, x2
+done:
+    nop""", np.zeros(64, np.uint32))
+    expected = [32 * i if i % 2 == 0 else (i - 3) % (1 << 32) for i in range(8)]
+    assert out.reshape(8, 8).tolist() == [[value] * 8 for value in expected]

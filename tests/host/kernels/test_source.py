@@ -5,7 +5,7 @@ macro used."""
 import pytest
 
 from matndp.host.kernels.assembler import AssemblyError, assemble, assemble_file
-from matndp.host.kernels.source import AssemblyError as SourceAssemblyError, Place, file_reader
+from matndp.host.kernels.source import AssemblyError as SourceAssemblyError, Place, expand, file_reader
 
 
 def reader(files):
@@ -232,3 +232,52 @@ def test_a_place_maps_expanded_columns_back_to_the_written_line():
     place = Place("m.inc", 4, segments=((1, 1), (10, -14), (12, 16)))
     assert [place.column(column) for column in (1, 9, 10, 11, 12, 15)] == [1, 9, 14, 14, 16, 19]
     assert Place("k.s", 2).column(7) == 7
+
+
+def test_a_macro_argument_is_its_written_text_from_its_first_to_its_last_token():
+    text = (".macro put address, value, other\n"
+            "    op \\address, \\value; \\other\n"
+            ".endm\n"
+            "top:   put   [ x1 +  8 ]  ,   -  4.5 ,x2\n")
+    lines, macros = expand(text, "k.s", reader({}), {})
+    # A label before the use stays as its own line; each argument keeps its inner spacing
+    # and loses the spacing around it.
+    assert [line.text for line in lines] == ["top:   ", "    op [ x1 +  8 ], -  4.5"]
+    assert [(line.place.filename, line.place.line) for line in lines] == [("k.s", 4), ("k.s", 2)]
+    assert macros == {"put": Place("k.s", 1)}
+
+
+def test_multi_token_macro_arguments_assemble_as_if_written_in_place():
+    image = build(""".kernel k
+.macro scaled_store address, scale
+    vmul    v1, DATA,   \\scale
+    vst.x   \\address, v1
+.endm
+.main
+    scaled_store   [OFFSET   +  x2 + 64] ,  -  2.5
+""")
+    assert image == build(".kernel k\n.main\n vmul v1, DATA, -2.5\n vst.x [OFFSET + x2 + 64], v1\n")
+
+
+def test_a_macro_used_inside_a_macro_is_traced_to_the_column_its_name_is_written_at():
+    """apply's line writes \\operation at column 8, after a label a parameter supplies; the
+    use of bad it expands to is traced there, not to where the long label pushed it."""
+    error = error_of(""".kernel k
+.macro bad r
+    vadd \\r, v2, x3
+.endm
+.macro apply operation, dest, name
+\\name: \\operation \\dest
+.endm
+.main
+    apply   bad,  v1, a_rather_long_label
+    exit
+""")
+    assert str(error) == ("k.s:3:18: x3 is a scalar register, but operand b of vadd is vector\n"
+                          "  in macro bad, used at k.s:6:8\n"
+                          "  in macro apply, used at k.s:9:5")
+
+
+def test_a_macro_used_after_a_label_is_traced_to_its_name():
+    error = error_of(HEADER + MACRO + ".main\nstart:  relu x1, DATA\n    exit\n")
+    assert (error.line, error.column, error.trace) == (4, 13, (("in macro relu, used", "k.s", 7, 9),))

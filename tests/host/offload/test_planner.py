@@ -359,3 +359,74 @@ def test_the_kernels_riding_on_one_gpu_kernel_add_up_their_traffic():
     where = [plan.placements[f"relu{k}"].where for k in range(16)]
     assert where == ["on_the_fly"] * 14 + ["ndp"] * 2
     assert plan.placements["relu14"].reason == "deferred: riding would stretch mm1"
+
+
+def _wgrad_and_steps(mm_flops):
+    """wgrad (a 5 GFLOP GEMM: 5 us + 1 ms) writes g1 and g2; two Adam steps of 1 M elements
+    (16 MFLOP, 20 MB at 50 GB/s: 5 us + 400 us each on the GPU) read them; a GEMM of
+    ``mm_flops`` ends the iteration."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("wgrad", "gemm", "backward", 5 * 10 ** 9, ("x",), ("g1", "g2"))]
+    for k in (1, 2):
+        tensors += [Tensor(f"w{k}", (N,), "fp32", "weight"),
+                    Tensor(f"g{k}", (N,), "fp32", "weight_gradient"),
+                    Tensor(f"m{k}", (N,), "fp32", "optimizer_state")]
+        ops.append(Op(f"step{k}", "optimizer", "optimizer", 16 * N, (f"w{k}", f"g{k}", f"m{k}"),
+                      (f"w{k}", f"m{k}"), ("wgrad",), {"ndp_kernel": "adam"}))
+    ops.append(Op("mm", "gemm", "backward", mm_flops, ("x",), ("y",)))
+    return IterationGraph("steps", tensors, ops, batch=1, dtype="fp32")
+
+
+def test_each_deferred_step_holds_the_ndp_from_its_producers_end_for_its_estimate():
+    """Each Adam step alone on the NDP: 125 000 packets x 300 cycles / 16 GHz = 2.34375 ms
+    (its 20 MB take 222 us). The iteration ends at 1.005 + 2 x 0.405 + mm ms. step1 can
+    start at wgrad's end, 1.005 ms, and ends at 3.349 ms; step2 waits for it and would end
+    at 5.693 ms. With a 3.385 ms GEMM (16.9 GFLOP) the iteration ends at 5.2 ms: step1 is
+    deferred, step2 is not and rides on wgrad's writes. With a 4.385 ms GEMM (6.2 ms) both
+    are deferred."""
+    calibration = _calibration({"adam": (300,)})
+    tight = plan_offload(_wgrad_and_steps(169 * 10 ** 8), GPU, calibration, PlannerConfig("all"))
+    assert tight.baseline_s == pytest.approx(1.005e-3 + 2 * 0.405e-3 + 3.385e-3)
+    assert [(tight.placements[name].where, tight.placements[name].reason)
+            for name in ("step1", "step2")] == [
+        ("ndp", "deferred: riding would stretch wgrad"),
+        ("on_the_fly", "triggered by the writes of wgrad")]
+    roomy = plan_offload(_wgrad_and_steps(219 * 10 ** 8), GPU, calibration, PlannerConfig("all"))
+    assert [roomy.placements[name].where for name in ("step1", "step2")] == ["ndp", "ndp"]
+
+
+def test_the_kernels_riding_on_one_gpu_kernel_add_up_their_compute():
+    """mm1 (805 us) writes y; six ReLUs of y ride on its writes, each 125 000 packets x
+    24 cycles / 16 GHz = 187.5 us of NDP compute. Four take 5 + 750 us, within mm1's
+    805 us; the fifth and sixth would stretch mm1 (5 + 937.5 us) and are deferred."""
+    tensors = [Tensor("x", (N,), "fp32", "input"), Tensor("w", (N,), "fp32", "weight"),
+               Tensor("y", (N,), "fp32", "activation")]
+    ops = [Op("mm1", "gemm", "forward", 4 * 10 ** 9, ("x", "w"), ("y",))]
+    for k in range(6):
+        tensors.append(Tensor(f"r{k}", (N,), "fp32", "activation"))
+        ops.append(Op(f"relu{k}", "elementwise", "forward", N, ("y",), (f"r{k}",), ("mm1",),
+                      {"ndp_kernel": "relu_fwd"}))
+    graph = IterationGraph("compute-fan-out", tensors, ops, batch=1, dtype="fp32")
+    plan = plan_offload(graph, GPU, _calibration({"relu_fwd": (24,)}), PlannerConfig("all"))
+    assert [plan.placements[f"relu{k}"].where for k in range(6)] == ["on_the_fly"] * 4 + ["ndp"] * 2
+    entry = {e.op: e for e in plan.schedule}
+    assert entry["mm1"].end_s == pytest.approx(805e-6)
+
+
+def test_the_auto_policy_weighs_a_standalone_ops_whole_ndp_estimate_against_the_gpu():
+    """An Adam step with no producer: 5 + 400 us on the GPU (20 MB at 50 GB/s). Standalone
+    on the NDP it moves the same 20 MB at 90 GB/s (222.2 us), and computes 125 000 packets
+    at c cycles / 16 GHz: at 1000 cycles 7.8125 ms, refused; at 100 cycles 781.25 us,
+    refused; at 20 cycles 156.25 us, so 222.2 us, taken."""
+    tensors = [Tensor("w", (N,), "fp32", "weight"), Tensor("g", (N,), "fp32", "weight_gradient"),
+               Tensor("m", (N,), "fp32", "optimizer_state")]
+    ops = [Op("step", "optimizer", "optimizer", 16 * N, ("w", "g", "m"), ("w", "m"), (),
+              {"ndp_kernel": "adam"})]
+    graph = IterationGraph("alone", tensors, ops, batch=1, dtype="fp32")
+    placements = {cycles: plan_offload(graph, GPU, _calibration({"adam": (cycles,)})).placements["step"]
+                  for cycles in (1000, 100, 20)}
+    assert (placements[1000].where, placements[1000].reason) == \
+        ("gpu", "NDP estimate 7812.5 us not below GPU 405.0 us")
+    assert (placements[100].where, placements[100].reason) == \
+        ("gpu", "NDP estimate 781.2 us not below GPU 405.0 us")
+    assert (placements[20].where, placements[20].reason) == ("ndp", "no producer in the iteration")

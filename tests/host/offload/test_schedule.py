@@ -14,7 +14,9 @@ gets the DRAM bandwidth the GPU leaves and the NDP compute its riders leave.
 import pytest
 
 from matndp.host.graph import IterationGraph, Op, Tensor
-from matndp.host.offload import NdpCarrier, PlannerConfig, plan_offload
+from matndp.host.offload import (GpuCarrier, NdpCarrier, OffloadCosts, OnGpu, OnTheFly,
+                                 PlannerConfig, Standalone, memory_placement, plan_offload)
+from matndp.host.offload.schedule import run_queues
 
 from .graphs import GPU, N, calibration_of
 
@@ -141,3 +143,75 @@ def test_standalone_work_gets_the_bandwidth_a_memory_bound_gpu_kernel_leaves():
     assert first.end_s == pytest.approx(copy_s)
     assert first.gpu_bps + first.ndp_bps == pytest.approx(USABLE_BPS)
     assert plan.matndp_s == pytest.approx(4 * MB4 / USABLE_BPS + GEMM_S)
+
+
+def test_a_gpu_kernel_waits_for_its_own_dependencies_as_well_as_its_riders():
+    """scale (standalone NDP) writes a; mm reads a, so waits for scale; relu rides on mm's
+    writes and waits only for mm: mm still starts when scale has finished (8 MB at
+    90 GB/s)."""
+    graph = _graph("own-waits", ["x", "w", "a", "y", "z"], [
+        _ndp("scale", "elementwise", ("x",), ("a",), (), "scale_fwd"),
+        _gemm("mm", ("w", "a"), ("y",), ("scale",)),
+        _ndp("relu", "elementwise", ("y",), ("z",), ("mm",), "relu_fwd")])
+    plan = plan_offload(graph, GPU, calibration_of({"scale_fwd": (8,), "relu_fwd": (10,)}),
+                        PlannerConfig("all"))
+    assert plan.placements["relu"].where == "on_the_fly"
+    entry = _entries(plan)
+    scale_s = 2 * MB4 / USABLE_BPS
+    assert entry["mm"].start_s == entry["relu"].start_s == pytest.approx(scale_s)
+    assert entry["mm"].end_s == pytest.approx(scale_s + GEMM_S)
+
+
+def test_standalone_ndp_work_waits_for_what_its_first_kernel_waits_for():
+    """scale reads only x, but is ordered after the GEMM; relu joins scale's NDP work and
+    waits only for scale: the work still starts when the GEMM has finished."""
+    graph = _graph("first-waits", ["x", "w", "g", "a", "r"], [
+        _gemm("mm", ("w",), ("g",)),
+        _ndp("scale", "elementwise", ("x",), ("a",), ("mm",), "scale_fwd"),
+        _ndp("relu", "elementwise", ("a",), ("r",), ("scale",), "relu_fwd")])
+    plan = plan_offload(graph, GPU, calibration_of({"scale_fwd": (4,), "relu_fwd": (4,)}),
+                        PlannerConfig("all"))
+    assert plan.placements["relu"].carrier == plan.placements["scale"].carrier == NdpCarrier("scale")
+    entry = _entries(plan)
+    assert entry["scale"].start_s == entry["relu"].start_s == pytest.approx(GEMM_S)
+    # x read, r written: 8 MB at 90 GB/s (compute 62.5 us)
+    assert entry["relu"].end_s == pytest.approx(GEMM_S + 2 * MB4 / USABLE_BPS)
+
+
+def _costs_of(graph, cycles):
+    memory = memory_placement("local", GPU)
+    return memory, OffloadCosts(graph, GPU, calibration_of(cycles), memory)
+
+
+def test_queues_waiting_on_each_other_are_a_planner_bug_named_by_the_gpu_kernel_waiting():
+    """Placements the planner never makes: relu rides on mm but waits for scale, standalone
+    NDP work that waits for mm. Neither queue can start."""
+    graph = _graph("deadlock", ["x", "w", "y", "a", "z"], [
+        _gemm("mm", ("w",), ("y",)),
+        _ndp("scale", "elementwise", ("x",), ("a",), ("mm",), "scale_fwd"),
+        _ndp("relu", "elementwise", ("y",), ("z",), ("mm", "scale"), "relu_fwd")])
+    placements = {
+        "mm": OnGpu(op="mm"),
+        "scale": Standalone(op="scale", kernel="scale_fwd", carrier=NdpCarrier("scale")),
+        "relu": OnTheFly(op="relu", kernel="relu_fwd", trigger="y", producer="mm",
+                         carrier=GpuCarrier("mm"))}
+    memory, costs = _costs_of(graph, {"scale_fwd": (8,), "relu_fwd": (10,)})
+    with pytest.raises(RuntimeError) as caught:
+        run_queues(graph, memory, placements, costs)
+    assert str(caught.value) == "schedule deadlock at 'mm'"
+
+
+def test_queues_waiting_on_each_other_are_named_by_the_ndp_work_when_the_gpu_is_done():
+    """first's NDP work includes late, which waits for second, queued behind it."""
+    graph = _graph("ndp-deadlock", ["x", "a", "b", "c"], [
+        _ndp("first", "elementwise", ("x",), ("a",), (), "scale_fwd"),
+        _ndp("second", "elementwise", ("x",), ("b",), (), "scale_fwd"),
+        _ndp("late", "elementwise", ("a", "b"), ("c",), ("first", "second"), "add")])
+    placements = {
+        "first": Standalone(op="first", kernel="scale_fwd", carrier=NdpCarrier("first")),
+        "second": Standalone(op="second", kernel="scale_fwd", carrier=NdpCarrier("second")),
+        "late": Standalone(op="late", kernel="add", trigger="a", carrier=NdpCarrier("first"))}
+    memory, costs = _costs_of(graph, {"scale_fwd": (8,), "add": (9,)})
+    with pytest.raises(RuntimeError) as caught:
+        run_queues(graph, memory, placements, costs)
+    assert str(caught.value) == "schedule deadlock at 'first'"

@@ -303,3 +303,27 @@ def test_missing_directories_and_files_are_refused_by_their_whole_message(trace_
         (trace_dir / "cudnn4.txt").write_text(_times([1, 2]))
         read_g10(tmp_path / "absent", kernels=FIXTURE / "kernels.config",
                  times=trace_dir / "cudnn4.txt")
+
+
+def test_the_fault_and_workspace_files_are_those_named_after_the_times_file(trace_dir, tmp_path):
+    """Beside times given by path, cudnn32.txt: cudnn32PF.txt, cudnn32InputPF.txt and
+    cudnn32Workspace.txt; the trace directory's files of batch 4 belong to cudnn4.txt."""
+    _fault_files(trace_dir, every=(9.0,) * 5, outputs=(9.0,) * 5, workspace=(0, 0, 0, 0, 64))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    times = elsewhere / "cudnn32.txt"
+    times.write_text(_times([1, 2, 3, 4, 5]))
+    plain = read_g10(trace_dir, times=times)
+    assert [op.fault_duration_s for op in plain.ops] == [None] * 5
+    assert not any(tensor.kind == "workspace" for tensor in plain.tensors.values())
+    (elsewhere / "cudnn32PF.txt").write_text(_times([2, 4, 6, 8, 10]))
+    (elsewhere / "cudnn32InputPF.txt").write_text(_times([1.5, 3, 4.25, 6, 7.5]))
+    (elsewhere / "cudnn32Workspace.txt").write_text("0000 0 B\n0001 0 B\n0002 4096 B\n0003 0 B\n0004 0 B\n")
+    graph = read_g10(trace_dir, times=times)
+    assert [op.fault_duration_s for op in graph.ops] == [2e-3, 4e-3, 6e-3, 8e-3, 10e-3]
+    assert [op.output_fault_duration_s for op in graph.ops] == pytest.approx([1.5e-3, 3e-3, 4.25e-3, 6e-3, 7.5e-3], rel=1e-12)
+    assert {t.id: t.bytes for t in graph.tensors.values() if t.kind == "workspace"} == {"workspace2": 4096}
+    # the directory's own times file still finds its batch-4 fault and workspace files
+    own = read_g10(trace_dir)
+    assert [op.fault_duration_s for op in own.ops] == pytest.approx([9e-3] * 5, rel=1e-12)
+    assert {t.id for t in own.tensors.values() if t.kind == "workspace"} == {"workspace4"}

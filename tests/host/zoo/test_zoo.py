@@ -540,3 +540,24 @@ def test_each_refusal_of_the_builder_is_one_whole_message():
     tied = b.parameter("tied", (5, 4))
     with refused("fc: tied weight 'tied' has shape (5, 4), needs (4, 4)"):
         b.linear("fc", x, 4, weight=tied)
+
+
+def test_batchnorm_saves_fp32_statistics_per_channel_and_tanh_costs_its_elements():
+    """x (2 × 3 × 4 × 4, 96 bf16 elements) through batch norm and tanh. Batch norm keeps
+    a mean and an inverse standard deviation per channel, in FP32 under mixed precision;
+    tanh costs 4 FLOPs an element forward (reading x, writing y: 2 × 192 bytes) and 3
+    backward (reading dy and y, writing dx: 3 × 192 bytes)."""
+    b = GraphBuilder("tiny-bn", batch=2, dtype="bf16", optimizer="adamw")
+    y = b.tanh("act", b.batchnorm("bn", b.input("x", (2, 3, 4, 4))))
+    y = b.linear("fc", y, 2, flatten=True)
+    graph = b.finish(b.cross_entropy("loss", y, b.input("labels", (2,), "int64")), {"y": y})
+    for saved in ("bn.save_mean", "bn.save_invstd"):
+        assert (graph.tensors[saved].shape, graph.tensors[saved].dtype) == ((3,), "fp32")
+    assert (graph.tensors["bn.out"].shape, graph.tensors["bn.out"].dtype) == ((2, 3, 4, 4), "bf16")
+    assert set(graph.op("bn").outputs) == {"bn.out", "bn.save_mean", "bn.save_invstd"}
+    assert set(graph.op("bn.backward").inputs) == {
+        "grad:bn.out", "x", "bn.weight", "bn.save_mean", "bn.save_invstd"}
+    forward, backward = graph.op("act"), graph.op("act.backward")
+    assert (forward.flops, backward.flops) == (4 * 96, 3 * 96)
+    assert (graph.op_bytes(forward), graph.op_bytes(backward)) == (2 * 96 * 2, 3 * 96 * 2)
+    assert (forward.kind, backward.kind) == ("elementwise", "elementwise")
