@@ -61,7 +61,7 @@ def register(subparsers):
                      help="where the SoC, its firmware and its model are built "
                           "(default %(default)s)")
     soc.add_argument("--waveform", action="store_true",
-                     help="trace every signal to FOLDER/trace/gateware/sim.fst (a model "
-                          "built for it; the file stays empty for now: docs/fpga.md)")
+                     help="trace every signal while each kernel runs to "
+                          "FOLDER/trace/gateware/sim.fst (a model built for it)")
     add_result_options(soc, "the run's results")
     soc.set_defaults(func=run_soc_sim)

@@ -30,8 +30,8 @@ __all__ = ["SoCRun", "KernelLine", "FIRMWARE_SOURCES", "TOOLCHAIN_PREFIX", "pars
 
 FIRMWARE_SOURCES = pathlib.Path(__file__).parent / "firmware"
 TOOLCHAIN_PREFIX = "riscv64-unknown-elf-"
-# VexRiscv ``minimal``: RV32I without multiply or divide.
-FIRMWARE_FLAGS = ["-march=rv32i", "-mabi=ilp32", "-Os", "-ffreestanding", "-nostdlib",
+# VexRiscv ``minimal``: RV32I without multiply or divide; its CSRs (Zicsr) take interrupts.
+FIRMWARE_FLAGS = ["-march=rv32i_zicsr", "-mabi=ilp32", "-Os", "-ffreestanding", "-nostdlib",
                   "-fno-builtin", "-Wall", "-Werror"]
 # The model's own flags: LiteX's default (-O0) builds faster but runs the firmware's
 # minute far slower.
@@ -47,6 +47,8 @@ _KERNEL_LINE = re.compile(r"^kernel (\w+): (pass|FAIL)(.*?), (\d+) sectors, (\d+
 # LiteX dates the files it generates; a date is not a change of the model.
 _DATE_LINE = re.compile(rb"^//.*(?:Date|Auto-[Gg]enerated).*$", re.MULTILINE)
 _SUMMARY_LINE = re.compile(r"^soc: (\d+) of (\d+) kernels passed$")
+# A traced model marks where the firmware turned the trace on and off, within its lines.
+_TRACE_SWITCH = re.compile(r"<DUMP O(?:N|FF)>")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +85,7 @@ def parse_output(text):
     """``(kernel lines, (passed, total) or None, the firmware's lines)`` of the model's
     standard output ``text``; lines of the simulator's own are left out."""
     kernels, summary, lines = [], None, []
-    for line in text.splitlines():
+    for line in _TRACE_SWITCH.sub("", text).splitlines():
         line = line.strip("\r")
         kernel = _KERNEL_LINE.match(line)
         if kernel:
@@ -124,14 +126,15 @@ def missing_tools():
     return missing
 
 
-def _compile_firmware(header, include_dir, output):
+def _compile_firmware(header, include_dir, output, *, trace_kernels=False):
     """The firmware's ROM image (32-bit words) built against ``header`` and LiteX's
-    generated headers in ``include_dir``."""
+    generated headers in ``include_dir``; with ``trace_kernels``, one that turns the
+    simulator's trace on while each kernel runs."""
     import litex
     litex_root = pathlib.Path(litex.__file__).parent
     output.mkdir(parents=True, exist_ok=True)
     elf, binary = output / "firmware.elf", output / "firmware.bin"
-    command = [f"{TOOLCHAIN_PREFIX}gcc", *FIRMWARE_FLAGS,
+    command = [f"{TOOLCHAIN_PREFIX}gcc", *FIRMWARE_FLAGS, *["-DTRACE_KERNELS"] * trace_kernels,
                f"-I{header.parent}", f"-I{include_dir}",
                f"-I{litex_root / 'soc/software/include'}",
                f"-I{litex_root / 'soc/cores/cpu/vexriscv'}",
@@ -167,35 +170,26 @@ def _model_key(gateware):
 
 
 def _run_model(gateware, environment):
-    """The model's standard output (its standard error merged), read until the firmware's
-    summary line; LiteX's simulation does not leave its event loop at the
-    firmware's ``$finish`` here, so the model is ended once the summary is out (or at
-    :data:`RUN_TIMEOUT_SECONDS`)."""
+    """The model's standard output (its standard error merged). The model ends at the
+    firmware's ``$finish``, once its summary is out; one still running after
+    :data:`RUN_TIMEOUT_SECONDS` has hung and is ended."""
     process = subprocess.Popen([str(gateware / "obj_dir" / "Vsim")], cwd=gateware,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, errors="replace",
                                env=environment)
-    deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
-    lines = []
     try:
-        for line in process.stdout:
-            lines.append(line)
-            if _SUMMARY_LINE.match(line.strip("\r\n")) or time.monotonic() > deadline:
-                break
-    finally:
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.terminate()
-            process.wait()
-        process.stdout.close()
-    return "".join(lines)
+        output, _ = process.communicate(timeout=RUN_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+    return output
 
 
 def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
     """Build (what changed) and run the SoC under ``output``; returns a :class:`SoCRun`.
-    ``waveform``: the model traces every signal to ``gateware/sim.fst`` (a build of its
-    own). ``log``: a file object for the tools' output."""
+    ``waveform``: the model traces every signal to ``gateware/sim.fst`` while each kernel
+    runs, from the DMA's start to the slice's interrupt (a build of its own). ``log``: a
+    file object for the tools' output."""
     from litex.build.sim.config import SimConfig
     from litex.soc.integration.builder import Builder
     from matndp.sim.soc.soc import NDPSoC, SYSTEM_CLOCK
@@ -212,7 +206,8 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
     builder = None
 
     def firmware():
-        return _compile_firmware(header, pathlib.Path(builder.include_dir), output / "firmware")
+        return _compile_firmware(header, pathlib.Path(builder.include_dir), output / "firmware",
+                                 trace_kernels=waveform)
 
     soc = NDPSoC(slice_verilog, AXI_SLICE_MODULE, config, firmware=firmware)
     builder = Builder(soc, output_dir=str(output), compile_software=False, compile_gateware=False)

@@ -9,8 +9,8 @@ crossbar has three ports: the CPU's main RAM (Wishbone), the slice's ``m_axi`` (
 reads (native, 256-bit). The slice's exported Verilog is instantiated as it is: its
 ``s_axil`` registers sit on the SoC bus at :data:`NDP_REGISTER_BASE` (LiteX bridges
 Wishbone to AXI4-Lite), its ``s_axi`` GPU side takes the DMA's writes and reads
-(:class:`~.dma.SectorDMA`), its ``irq`` goes to the DMA, which times it and shows it
-as a status the firmware polls."""
+(:class:`~.dma.SectorDMA`), its ``irq`` goes to the SoC's interrupt controller
+(:class:`~.interrupt.SliceInterrupt`) and to the DMA, which times it."""
 
 import re
 
@@ -22,7 +22,6 @@ from litedram.phy.model import SDRAMPHYModel, get_sdram_phy_settings, sdram_modu
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.io import CRG
 from litex.build.sim import SimPlatform
-from litex.build.sim.platform import SimFinish
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface
@@ -32,6 +31,7 @@ from matndp.hw.csr_map import register_map
 from matndp.hw.fpga.config import AXIConfig
 
 from .dma import SectorDMA
+from .interrupt import SliceInterrupt
 
 
 __all__ = ["NDPSoC", "NDP_REGISTER_BASE", "DRAM_MODULE", "instance_ports"]
@@ -106,7 +106,9 @@ class NDPSoC(SoCCore):
                          integrated_rom_size=ROM_BYTES, integrated_sram_size=SRAM_BYTES,
                          uart_name="sim", with_timer=False)
         self.crg = CRG(platform.request("sys_clk"))
-        self.sim_finish = SimFinish()
+        # The simulator's trace switch (a traced model's firmware turns it on for each
+        # kernel) and the register the firmware ends the run with.
+        platform.add_debug(self, reset=0)
 
         module_class = getattr(dram_modules, DRAM_MODULE)
         rate = f"1:{sdram_module_nphases[module_class.memtype]}"
@@ -142,6 +144,8 @@ class NDPSoC(SoCCore):
                              f"expected {sorted(expected)} (a slice with an engine)")
         self.specials += Instance(module, i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
                                   o_irq=irq, **ports)
+        self.slice_irq = SliceInterrupt(irq)
+        self.irq.add("slice_irq", use_loc_if_exists=True)
         platform.add_source(str(slice_verilog))
 
     def init_mems(self, **kwargs):

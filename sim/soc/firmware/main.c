@@ -6,11 +6,14 @@
      kernel NAME: pass|FAIL, S sectors, C cycles (DMA T cycles)[, what failed]
      soc: K of N kernels passed
 
-   C counts the cycles from the DMA's first write accepted by the slice to its irq. */
+   C counts the cycles from the DMA's first write accepted by the slice to its irq. A kernel
+   is waited for by its interrupt, taken through the SoC's interrupt controller. */
 #include <stdint.h>
 
 #include <generated/csr.h>
 #include <generated/mem.h>
+#include <generated/soc.h>
+#include <irq.h>
 
 #include "ndp_firmware.h"
 
@@ -55,6 +58,20 @@ static void put_hex(uint32_t value)
     put_string("0x");
     for (int shift = 28; shift >= 0; shift -= 4)
         put_char("0123456789abcdef"[(value >> shift) & 0xf]);
+}
+
+/* The slice's interrupts taken so far. */
+static volatile uint32_t slice_interrupts;
+
+void isr(void);
+
+void isr(void)
+{
+    uint32_t pending = irq_pending() & irq_getmask();
+    if (pending & (1u << SLICE_IRQ_INTERRUPT)) {
+        slice_irq_ev_pending_write(slice_irq_ev_pending_read());
+        slice_interrupts++;
+    }
 }
 
 static volatile uint32_t *ndp_register(uint32_t offset)
@@ -122,12 +139,26 @@ static void put_counters(const struct ndp_kernel *kernel)
     put_string(")");
 }
 
+/* A traced model writes the kernels' cycles alone, from the DMA's start to the interrupt:
+   the rest (placing tensors, programming the slice over the register bridge, checking the
+   outputs, the UART) is most of the run. */
+static void trace(int on)
+{
+#ifdef TRACE_KERNELS
+    sim_trace_enable_write((uint32_t)on);
+#else
+    (void)on;
+#endif
+}
+
 static int run_kernel(const struct ndp_kernel *kernel)
 {
     place(kernel->place, kernel->place_count);
     for (uint32_t s = 0; s < kernel->step_count; s++)
         replay(kernel->steps[s].blocks, kernel->steps[s].count);
+    trace(1);
 
+    uint32_t interrupts_before = slice_interrupts;
     dma_read_write(kernel->read);
     dma_source_write(kernel->trigger_source);
     dma_address_write(kernel->trigger_address);
@@ -135,8 +166,10 @@ static int run_kernel(const struct ndp_kernel *kernel)
     dma_start_write(1);
 
     uint32_t polls = 0;
-    while (!(dma_done_read() && dma_cycles_read()) && polls < WAIT_POLLS)
+    while (!(dma_done_read() && slice_interrupts != interrupts_before) && polls < WAIT_POLLS)
         polls++;
+    uint32_t interrupts = slice_interrupts - interrupts_before;
+    trace(0);
     uint32_t cycles = dma_cycles_read();
     uint32_t complete = *ndp_register(NDP_COMPLETE);
     uint32_t error = *ndp_register(NDP_ERROR);
@@ -147,6 +180,10 @@ static int run_kernel(const struct ndp_kernel *kernel)
     if (!dma_done_read() || cycles == 0) {
         put_string(": FAIL, no irq after the DMA's accesses");
         put_counters(kernel);
+    } else if (interrupts != 1) {
+        put_string(": FAIL, irq rose but ");
+        put_decimal(interrupts);
+        put_string(" interrupts were taken, not 1");
     } else if (dma_errors_read()) {
         put_string(": FAIL, ");
         put_decimal(dma_errors_read());
@@ -197,6 +234,9 @@ int main(void)
         put_hex(magic);
         put_string("\n");
     } else {
+        slice_irq_ev_enable_write(1);
+        irq_setmask(1u << SLICE_IRQ_INTERRUPT);
+        irq_setie(1);
         for (uint32_t k = 0; k < NDP_KERNEL_COUNT; k++)
             passed += (uint32_t)run_kernel(&ndp_kernels[k]);
     }
@@ -208,6 +248,10 @@ int main(void)
     while (uart_txfull_read())
         ;
     sim_finish_finish_write(1);
+    /* Not an empty loop: fetching it back to back would hold the bus, and LiteX's
+       arbiter hands the bus to the data side only when the instruction side lets go,
+       so the store above would never leave. A load stalls the pipeline, and fetching
+       with it. */
     for (;;)
-        ;
+        (void)sim_finish_finish_read();
 }

@@ -1,11 +1,12 @@
 """The SoC flow: the firmware's lines parsed into results, and (``-m slow``) the whole SoC
-built and run under Verilator with every kernel passing."""
+built and run under Verilator with every kernel passing, and its waveform."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+import pywellen
 
 from matndp.sim.runner import build_root
 from matndp.sim.soc.firmware_header import SOC_KERNELS
@@ -39,17 +40,43 @@ def test_a_run_passes_only_when_every_kernel_line_and_the_summary_say_so():
     assert not SoCRun([], 0, 0, [], 0.0, 0.0, False).ok
 
 
+def test_the_trace_switch_marks_inside_a_line_are_left_out():
+    traced = OUTPUT.replace("kernel bias_relu", "<DUMP ON>kernel bias_relu").replace(
+        "kernel bn_stats", "<DUMP OFF>kernel bn_stats")
+    assert parse_output(traced) == parse_output(OUTPUT)
+
+
 def test_output_without_a_summary_gives_none():
     assert parse_output("kernel x: garbled\n")[1] is None
+
+
+def _soc_sim(*flags):
+    # As `make soc-sim` runs it, in a process of its own, with its model reused while unchanged.
+    done = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "soc-sim", "--build",
+                           str(build_root() / "soc"), "--json", *flags],
+                          capture_output=True, text=True)
+    return done, json.loads(done.stdout)
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(bool(missing_tools()), reason="make soc-setup has not run")
 def test_the_soc_runs_every_kernel_through_the_slice():
-    # As `make soc-sim` runs it, in a process of its own, with its model reused while unchanged.
-    done = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "soc-sim", "--build",
-                           str(build_root() / "soc"), "--json"], capture_output=True, text=True)
-    result = json.loads(done.stdout)
+    done, result = _soc_sim()
     assert [k["kernel"] for k in result["results"]] == [k.name for k in SOC_KERNELS]
     assert done.returncode == 0 and result["ok"], result
     assert all(k["cycles"] > 0 and k["sectors"] > 0 for k in result["results"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(missing_tools()), reason="make soc-setup has not run")
+def test_the_waveform_is_whole_and_shows_each_kernels_interrupt():
+    # The model ends at the firmware's $finish, so the FST writer is closed and the file
+    # readable; the slice raised irq once per kernel.
+    done, result = _soc_sim("--waveform")
+    assert done.returncode == 0 and result["ok"], result
+    dump = pywellen.Waveform(result["waveform"])
+    irq = [var for var in dump.all_vars() if var.full_name.endswith("ndp_slice_axi.irq")]
+    assert len(irq) == 1, [var.full_name for var in irq]
+    values = [int(value) for _, value in irq[0].tv]
+    rises = sum(1 for before, after in zip(values, values[1:]) if (before, after) == (0, 1))
+    assert rises == len(SOC_KERNELS)
