@@ -27,9 +27,12 @@ CONFIGS = {
     # The FPGA build: the trigger's request side pipelined.
     "pipelined": PIPELINED_TRIGGER_SLICE,
 }
-# (configuration, simulator) pairs the behaviour tests run on.
-RUNS = [("default", "verilator"), ("default", "icarus"), ("wide", "verilator"), ("narrow", "verilator"),
-        ("pipelined", "verilator")]
+# (configuration, simulator) pairs the behaviour tests run on: every configuration under
+# Icarus (no build to wait for), the default one under Verilator too; the other
+# configurations under Verilator, and their streams, in the slow suite.
+OTHER_CONFIGS = ("wide", "narrow", "pipelined")
+RUNS = [("default", "verilator"), *((config, "icarus") for config in ("default", *OTHER_CONFIGS))]
+SLOW_RUNS = [(config, "verilator") for config in OTHER_CONFIGS]
 BEHAVIOUR = ["csr_map_and_bus_errors", "full_event_queue_stalls_only_the_gpu", "reused_read_id_is_flagged",
              "stall_counter_under_random_back_pressure"]
 
@@ -40,7 +43,8 @@ def _run(config, simulator, testcase, **env):
                simulator=simulator, testcase=testcase, extra_env={**config_environment(config), **env})
 
 
-@pytest.mark.parametrize("config, simulator", RUNS)
+@pytest.mark.parametrize("config, simulator", [
+    *RUNS, *(pytest.param(*run, marks=pytest.mark.slow) for run in SLOW_RUNS)])
 @pytest.mark.parametrize("testcase", BEHAVIOUR)
 def test_slice_behaviour(config, simulator, testcase):
     _run(config, simulator, testcase)
@@ -49,9 +53,10 @@ def test_slice_behaviour(config, simulator, testcase):
 # Under Icarus, a stream of one tile takes ten seconds: random back-pressure only, the
 # stream without pauses in the slow suite.
 @pytest.mark.parametrize("config, simulator, pressure", [
-    (config, simulator, pressure) if (simulator, pressure) != ("icarus", "none")
+    (config, simulator, pressure) if config == "default" and (simulator, pressure) != ("icarus", "none")
     else pytest.param(config, simulator, pressure, marks=pytest.mark.slow)
-    for pressure in ("none", "random") for config, simulator in RUNS])
+    for pressure in ("none", "random")
+    for config, simulator in [("default", "verilator"), ("default", "icarus"), *SLOW_RUNS]])
 def test_dnn_stream(config, simulator, pressure):
     tiles = 2 if simulator == "verilator" else 1
     _run(config, simulator, "dnn_stream", MATNDP_PRESSURE=pressure, MATNDP_TILES=tiles,
