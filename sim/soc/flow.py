@@ -16,11 +16,13 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 from matndp.sim.environment import put_environment_tools_on_path
 from matndp.sim.designs import AXI_SLICE_MODULE, FPGA_ENGINE_SLICE, axi_slice_verilog
-from matndp.sim.runner import WHEEL_PCH_MAKEFLAG, write_if_changed
+from matndp.sim.runner import (WHEEL_PCH_MAKEFLAG, SimulationFailed, ToolMissing,
+                               write_if_changed)
 from matndp.sim.soc.firmware_header import SOC_KERNELS, firmware_header
 
 
@@ -144,7 +146,10 @@ def _compile_firmware(header, include_dir, output, *, trace_kernels=False):
     for step in (command, [f"{TOOLCHAIN_PREFIX}objcopy", "-O", "binary", str(elf), str(binary)]):
         done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode:
-            raise RuntimeError(f"the firmware's build failed: {' '.join(step)}\n{done.stderr}")
+            print(f"{' '.join(step)}\n{done.stderr}", file=sys.stderr)
+            errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+            raise SimulationFailed(f"the firmware's build failed: "
+                                   f"{errors[0] if errors else f'{step[0]} exited {done.returncode}'}")
     from litex.soc.integration.common import get_mem_data
     return get_mem_data(str(binary), data_width=32, endianness="little")
 
@@ -196,7 +201,7 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
 
     missing = missing_tools()
     if missing:
-        raise RuntimeError(f"the SoC simulation needs: {', '.join(missing)}")
+        raise ToolMissing(f"the SoC simulation needs: {', '.join(missing)}")
     output = pathlib.Path(output) / ("trace" if waveform else "model")
     started = time.monotonic()
     config = FPGA_ENGINE_SLICE
@@ -223,8 +228,11 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
                    (gateware / "obj_dir" / "Vsim").exists())
     environment = dict(os.environ, MAKEFLAGS=WHEEL_PCH_MAKEFLAG)
     if rebuilt:
-        subprocess.run(["bash", "build_sim.sh"], cwd=gateware, check=True, env=environment,
-                       stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=environment,
+                              stdout=log, stderr=subprocess.STDOUT)
+        if done.returncode:
+            raise SimulationFailed(f"the SoC model's Verilator build failed (exit "
+                                   f"{done.returncode}); its output is in the log")
         stamp.write_text(key)
     built = time.monotonic()
     output_text = _run_model(gateware, environment)

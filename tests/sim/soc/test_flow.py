@@ -8,8 +8,9 @@ import sys
 import pytest
 import pywellen
 
-from matndp.sim.runner import build_root
+from matndp.sim.runner import SimulationFailed, build_root
 from matndp.sim.soc.firmware_header import SOC_KERNELS
+from matndp.sim.soc import flow
 from matndp.sim.soc.flow import KernelLine, SoCRun, missing_tools, parse_output
 
 
@@ -48,6 +49,21 @@ def test_the_trace_switch_marks_inside_a_line_are_left_out():
 
 def test_output_without_a_summary_gives_none():
     assert parse_output("kernel x: garbled\n")[1] is None
+
+
+def test_a_firmware_that_does_not_compile_fails_naming_its_first_error(monkeypatch, tmp_path,
+                                                                       capsys):
+    stderr = ("main.c: In function 'main':\n"
+              "main.c:12:5: error: 'x' undeclared (first use in this function)\n"
+              "main.c:13:5: error: expected ';' before 'return'\n")
+    monkeypatch.setattr(flow.subprocess, "run", lambda step, **_: subprocess.CompletedProcess(
+        step, 1, "", stderr))
+    header = tmp_path / "ndp_firmware.h"
+    with pytest.raises(SimulationFailed) as failure:
+        flow._compile_firmware(header, tmp_path, tmp_path / "firmware")
+    assert str(failure.value) == ("the firmware's build failed: main.c:12:5: error: 'x' "
+                                  "undeclared (first use in this function)")
+    assert stderr in capsys.readouterr().err   # the whole of it, for the run's log
 
 
 def _soc_sim(*flags):
