@@ -23,7 +23,9 @@ LEAD, TRAIL, SPAN, NEAR = 20 * CYCLE, 60 * CYCLE, 200 * CYCLE, 1500 * CYCLE
 pytestmark = pytest.mark.xdist_group("trigger_layer")
 
 
-@pytest.fixture(params=["icarus", "verilator"])
+# `make sim` runs Verilator; the Icarus run's dump is checked in the slow suite (its run under
+# a command's log is in the default one, tests/sim/flows/test_trigger_layer.py).
+@pytest.fixture(params=[pytest.param("icarus", marks=pytest.mark.slow), "verilator"])
 def run(request, trigger_layer_run):
     return trigger_layer_run(request.param)
 
