@@ -37,17 +37,27 @@ async def receive(ctx, port, count, *, seed, stall=0.0, into=None):
     return received
 
 
-def simulate(dut, *testbenches, cycles):
+def shared(build, *args, **kwargs):
+    """The design ``build(*args, **kwargs)``, made once per process (arguments hashable, a
+    frozen config for instance). :func:`simulate` runs every test given it on one simulator, reset
+    to the design's initial state between runs: making the simulator of an engine takes
+    seconds, longer than most tests' simulated cycles."""
+    key = (build, args, tuple(sorted(kwargs.items())))
+    if key not in _SHARED_DESIGNS:
+        _SHARED_DESIGNS[key] = build(*args, **kwargs)
+    return _SHARED_DESIGNS[key]
+
+
+def simulate(dut, *testbenches, cycles=None):
     """Run ``testbenches`` (async functions of ctx) on ``dut`` until all have finished;
-    fail when that takes more than ``cycles`` cycles."""
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
+    fail when that takes more than ``cycles`` cycles (None: no limit)."""
     finished = []
-    for testbench in testbenches:
-        async def run(ctx, testbench=testbench):
+
+    def counted(testbench):
+        async def run(ctx):
             await testbench(ctx)
             finished.append(testbench)
-        sim.add_testbench(run)
+        return run
 
     async def time_limit(ctx):
         for _ in range(cycles):
@@ -56,5 +66,55 @@ def simulate(dut, *testbenches, cycles):
             await ctx.tick()
         raise AssertionError(f"the testbenches did not finish within {cycles} cycles")
 
-    sim.add_testbench(time_limit)
-    sim.run()
+    jobs = [counted(testbench) for testbench in testbenches] + ([time_limit] if cycles else [])
+    if any(dut is design for design in _SHARED_DESIGNS.values()):
+        _ReusedSimulator.of(dut).run(jobs)
+    else:
+        sim = Simulator(dut)
+        sim.add_clock(1e-8)
+        for job in jobs:
+            sim.add_testbench(job)
+        sim.run()
+
+
+_SHARED_DESIGNS = {}
+
+
+class _ReusedSimulator:
+    """One simulator of a shared design. Its testbenches are slots that run, after each
+    :meth:`Simulator.reset` (which restores every signal and memory and restarts every
+    testbench), whichever job the slot holds then; an empty slot ends at once. A run that
+    fails leaves nothing behind that the next run's reset does not undo."""
+
+    # The simulators kept, most recently used last: each holds its design's compiled code.
+    KEPT = 4
+    _kept = {}
+
+    @classmethod
+    def of(cls, dut):
+        reused = cls._kept.pop(id(dut), None) or cls(dut)
+        cls._kept[id(dut)] = reused
+        while len(cls._kept) > cls.KEPT:
+            cls._kept.pop(next(iter(cls._kept)))
+        return reused
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.simulator = Simulator(dut)
+        self.simulator.add_clock(1e-8)
+        self.jobs = []
+        self.slots = 0
+
+    def run(self, jobs):
+        self.jobs = list(jobs)
+        self.simulator.reset()
+        while self.slots < len(self.jobs):
+            self.simulator.add_testbench(self._slot(self.slots))
+            self.slots += 1
+        self.simulator.run()
+
+    def _slot(self, index):
+        async def run(ctx):
+            if index < len(self.jobs):
+                await self.jobs[index](ctx)
+        return run

@@ -17,7 +17,7 @@ from matndp.hw.engine.engine import Engine
 from matndp.hw.engine.layouts import ErrorCause
 from matndp.hw.layouts import ResponseStatus
 
-from ..streams import simulate
+from ..streams import shared, simulate
 
 
 __all__ = ["EngineEntry", "EngineRun", "run_engine"]
@@ -130,7 +130,7 @@ def run_engine(config, entry, memory, events, *, base, seed=1, pause=0.3, latenc
     :class:`~matndp.host.kernels.iss.TriggerEvents` of entry 0, whose range starts at
     ``base``); every stream pauses with probability ``pause``. Returns an :class:`EngineRun` once the entry is complete or
     stopped, all its µthreads ended."""
-    dut = Engine(config)
+    dut = shared(Engine, config)
     rng = random.Random(seed)
     model = MemoryModel(memory, config.sector_bytes, rng, pause, latency)
     result = {}

@@ -9,17 +9,10 @@ failure replays exactly.
 
 import random
 
-from amaranth.sim import Simulator
+from ..streams import simulate
 
 
 __all__ = ["Source", "Sink", "CompletionSinks", "simulate", "overrun_seen"]
-
-
-def simulate(dut, bench):
-    simulator = Simulator(dut)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
 
 
 def overrun_seen(dut, payloads):

@@ -14,6 +14,7 @@ from matndp.hw.fp.sqrt import FPSqrt
 from matndp.sim.golden.fp import SPECIAL_VALUES, random_operands, reference
 
 from .harness import Sink, Source, simulate
+from ..streams import shared
 
 
 ONE = np.uint32(0x3F800000)
@@ -21,7 +22,7 @@ OPCODES = (Opcode.VDIV, Opcode.VSQRT, Opcode.VRSQRT)
 
 
 def _unit(divide_units):
-    return VectorDivide(NDPConfig(engine=EngineConfig(divide_units=divide_units)))
+    return shared(VectorDivide, NDPConfig(engine=EngineConfig(divide_units=divide_units)))
 
 
 def _golden(opcode, a, b):

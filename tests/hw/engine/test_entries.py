@@ -18,6 +18,7 @@ from matndp.hw.engine.entries import EntryControl
 from matndp.hw.engine.layouts import ErrorCause, ThreadKind
 
 from .harness import simulate
+from ..streams import shared
 
 
 ENTRIES = 4
@@ -96,7 +97,7 @@ def _entry_config(promise):
 
 
 def run_entries(seed, cycles=2500, error_rate=0.004):
-    dut = EntryControl(CONFIG, retire_ports=PORTS, error_ports=PORTS)
+    dut = shared(EntryControl, CONFIG, retire_ports=PORTS, error_ports=PORTS)
     rng = random.Random(seed)
     # Entry e has an initializer when bit 0 is set, a finalizer when bit 1 is; of the two
     # with each, one runs it as 0 µthreads (one), the other as several.
@@ -259,7 +260,7 @@ def test_entry_control_keeps_its_promises(seed):
 
 def test_completions_of_one_cycle_on_several_ports_all_count():
     """Four main µthreads ending together reach an expected count of four at once."""
-    dut = EntryControl(CONFIG, retire_ports=PORTS, error_ports=PORTS)
+    dut = shared(EntryControl, CONFIG, retire_ports=PORTS, error_ports=PORTS)
 
     async def bench(ctx):
         ctx.set(dut.entry_config[0], {"expected": 4, "has_final": 1})
@@ -278,7 +279,7 @@ def test_completions_of_one_cycle_on_several_ports_all_count():
 
 
 def test_the_lowest_port_s_error_is_recorded_first():
-    dut = EntryControl(CONFIG, retire_ports=PORTS, error_ports=PORTS)
+    dut = shared(EntryControl, CONFIG, retire_ports=PORTS, error_ports=PORTS)
 
     async def bench(ctx):
         ctx.set(dut.error_valid, 0b1010)

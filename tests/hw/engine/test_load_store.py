@@ -22,6 +22,7 @@ from matndp.hw.export import export_verilog
 from matndp.hw.layouts import ResponseStatus
 
 from .harness import CompletionSinks, Source, overrun_seen, simulate
+from ..streams import shared
 
 
 CONFIGS = {
@@ -168,7 +169,7 @@ def run_random(config, *, count, seed, op_pause=0.3, request_pause=0.3, completi
                response_pause=0.2, max_latency=12, sectors=12, fail_rate=0.0):
     """Runs ``count`` random ops; returns the statistics the tests look at. Memory answers
     a ``fail_rate`` share of the reads with an error status."""
-    dut = LoadStoreUnit(config)
+    dut = shared(LoadStoreUnit, config)
     engine = config.engine
     rng = random.Random(seed)
     threads = engine.sub_cores * engine.slots
@@ -294,7 +295,7 @@ def test_failed_reads_complete_with_an_error():
 def _full_rate_run(config, ops):
     """Cycles of op acceptance and of requests for ``ops`` (thread, opcode, addr) offered
     back to back with everything else always ready and memory answering next cycle."""
-    dut = LoadStoreUnit(config)
+    dut = shared(LoadStoreUnit, config)
     accepted, requested, completions = [], [], []
     memory = PortMemory(config, max_latency=1, seed=0)
 
@@ -359,7 +360,7 @@ def test_documented_latencies():
 def test_overrun_is_flagged_when_a_thread_breaks_the_one_access_rule():
     """Two ops of one µthread with its first completion not yet taken: the second's
     completion would be lost, and ``overrun`` says so."""
-    dut = LoadStoreUnit(CONFIGS["default"])
+    dut = shared(LoadStoreUnit, CONFIGS["default"])
     # Refused ops complete without the memory port, which stays idle here.
     assert overrun_seen(dut, [{"thread": 4, "opcode": Opcode.SW, "addr": 0x41},
                               {"thread": 4, "opcode": Opcode.VST, "addr": 0x44}])
@@ -367,7 +368,7 @@ def test_overrun_is_flagged_when_a_thread_breaks_the_one_access_rule():
 
 def test_id_width_covers_every_thread():
     config = NDPConfig(id_width=2, engine=EngineConfig(sub_cores=2, slots=16))
-    dut = LoadStoreUnit(config)
+    dut = shared(LoadStoreUnit, config)
     assert ndp_id_width(config) == config.engine.thread_bits == 5
     assert len(dut.mem.req.payload.id) == len(dut.mem.resp.payload.id) == 5
     assert ndp_id_width(NDPConfig()) == NDPConfig().id_width

@@ -22,6 +22,7 @@ from matndp.hw.engine.ordering import AtomicOrder
 from matndp.hw.export import export_verilog
 
 from .harness import simulate
+from ..streams import shared
 
 
 CONFIG = NDPConfig(trigger=TriggerConfig(filter_entries=4),
@@ -65,7 +66,7 @@ def make_thread(rng, thread, entry, seq, serial):
 
 
 def run(*, seed, threads_per_entry=40, pause=0.3, stop_after=10):
-    dut = AtomicOrder(CONFIG, release_sources=CONFIG.engine.sub_cores)
+    dut = shared(AtomicOrder, CONFIG, release_sources=CONFIG.engine.sub_cores)
     rng = random.Random(seed)
     slots = CONFIG.engine.slots
     thread_count = CONFIG.engine.sub_cores * slots
@@ -208,7 +209,7 @@ def _by_thread_life(sent):
 def test_an_entrys_atomics_pass_one_per_cycle_once_their_turn_comes():
     """Consecutive µthreads' queued atomics leave back to back: the turn moves on as the
     releasing op is picked, not when the scratchpad reports it."""
-    dut = AtomicOrder(CONFIG, release_sources=2)
+    dut = shared(AtomicOrder, CONFIG, release_sources=2)
     ops = []
     for seq in (1, 2, 3, 0):          # queued out of order; seq 0's arrival lets them go
         for index in range(2):
@@ -237,7 +238,7 @@ def test_an_entrys_atomics_pass_one_per_cycle_once_their_turn_comes():
 
 
 def test_a_full_queue_refuses_and_other_threads_pass():
-    dut = AtomicOrder(CONFIG, release_sources=2)
+    dut = shared(AtomicOrder, CONFIG, release_sources=2)
     depth = CONFIG.engine.ordered_atomics
 
     def op(thread, seq, value, ordered=1):
@@ -269,7 +270,7 @@ def test_a_full_queue_refuses_and_other_threads_pass():
 
 
 def test_arm_restarts_the_order():
-    dut = AtomicOrder(CONFIG, release_sources=2)
+    dut = shared(AtomicOrder, CONFIG, release_sources=2)
 
     async def bench(ctx):
         ctx.set(dut.release[1], 0b0100)
@@ -285,7 +286,7 @@ def test_arm_restarts_the_order():
 
 
 def test_ports_and_export():
-    dut = AtomicOrder(NDPConfig(), release_sources=1)
+    dut = shared(AtomicOrder, NDPConfig(), release_sources=1)
     assert len(dut.holding) == NDPConfig().engine.slots
     assert "module order" in export_verilog(dut, "order")
 

@@ -24,6 +24,7 @@ from matndp.sim.golden.fp import (CANONICAL_NAN, SPECIAL_VALUES, canonicalize_na
                                   directed_operands, mismatches, random_floats, reference)
 
 from .harness import CompletionSinks, Source, overrun_seen, simulate
+from ..streams import shared
 
 
 CONFIGS = {
@@ -96,7 +97,7 @@ def run(config, scripts, host_accesses=(), *, seed, op_pause=0.3, completion_pau
     reads the sectors ``read_back`` through the host port, checking everything against
     the reference; returns the load results (thread, note, value) in completion order
     and the host accesses' latencies."""
-    dut = Scratchpad(config)
+    dut = shared(Scratchpad, config)
     engine = config.engine
     threads = engine.sub_cores * engine.slots
     assert set(scripts) <= set(range(threads))
@@ -350,7 +351,7 @@ def test_atomic_multiply_add_over_boundary_cases_with_16_lanes():
 def _timed(config, ops, host=None):
     """Acceptance cycles of ``ops`` (thread, opcode, addr) offered in order with
     everything ready, and the cycles their completions are offered."""
-    dut = Scratchpad(config)
+    dut = shared(Scratchpad, config)
     accepted, offered, acks = [], [], []
     lanes = config.lanes
 
@@ -447,7 +448,7 @@ def test_overrun_is_flagged_when_a_thread_breaks_the_one_access_rule():
 def test_ports():
     config = NDPConfig(trigger=TriggerConfig(filter_entries=5),
                        engine=EngineConfig(sub_cores=3, scratchpad_bytes=1024))
-    dut = Scratchpad(config)
+    dut = shared(Scratchpad, config)
     assert host_addr_width(config) == len(dut.host.addr) == 10
     assert len(dut.completions) == 3
     text = export_verilog(dut, "scratchpad")

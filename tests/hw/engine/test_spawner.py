@@ -22,6 +22,7 @@ from matndp.hw.engine.layouts import ThreadKind
 from matndp.hw.engine.spawner import Spawner
 
 from .harness import Source, simulate
+from ..streams import shared
 
 
 ENTRIES = 4
@@ -110,7 +111,7 @@ def _lowest(bits):
 def run_spawner(config, seed, events_count=120, pause=0.3):
     """Drive the spawner with random events and surroundings; check every cycle's choice
     against the contract; return (events in order, what became of each, spawns)."""
-    dut = Spawner(config)
+    dut = shared(Spawner, config)
     rng = random.Random(seed)
     world = World(config, rng)
     events = [{"entry": rng.randrange(ENTRIES), "addr": rng.randrange(1 << 30) * 32,
@@ -239,7 +240,7 @@ def test_spawner_follows_its_contract_under_random_surroundings(sub_cores, seed)
 
 def test_without_a_free_slot_nothing_starts_and_events_wait():
     config = _config(2, slots=2)
-    dut = Spawner(config)
+    dut = shared(Spawner, config)
 
     async def bench(ctx):
         ctx.set(dut.entry_config, [_entry_config(entry) for entry in range(ENTRIES)])

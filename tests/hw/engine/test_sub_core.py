@@ -22,7 +22,7 @@ from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.sim.golden.fp import reference
 
 from .encode import arg, f32, imm, instruction as I, special, v, x
-from ..streams import simulate
+from ..streams import shared, simulate
 
 
 CONFIG = NDPConfig(engine=EngineConfig(slots=8, instruction_words=256, argument_blocks=4))
@@ -148,7 +148,7 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
              entry_config=None, cycles=20000, stop_entries=0):
     """Run ``events`` (dicts: entry, offset, data, and optionally pc, seq, ordered) through a
     sub-core holding ``program``; return the models, the retires and the errors."""
-    bench = CoreBench(CONFIG)
+    bench = shared(CoreBench, CONFIG)
     core = bench.core
     models = Models(seed, memory)
     retires, errors = [], []
