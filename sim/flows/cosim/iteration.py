@@ -278,7 +278,9 @@ class _Builder:
             addr = self.gpu_cursor
             self.gpu_cursor += nbytes
             self.gpu_regions[name] = (addr, nbytes)
-            self.image.append((addr, self.rng.integers(0, 256, nbytes, dtype=np.uint8)))
+            values = self.rng.integers(0, 256, nbytes, dtype=np.uint8)
+            if nbytes:      # a slice the interleave deals none of the tensor has no region of it
+                self.image.append((addr, values))
         return self.gpu_regions[name]
 
     def reserve(self, nbytes):
