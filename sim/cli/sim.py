@@ -46,7 +46,7 @@ def run_sim(args):
         args.cosim = args.simulator == "verilator"
     share = shares = runner = None
     if args.slices != 1 and not args.cosim:
-        raise UsageError(f"--slices {args.slices or 'all'}: the co-simulation is not run (--no-cosim)")
+        raise UsageError(f"--slices {args.slices or 'all'}: the co-simulation is off (--no-cosim, the default under Icarus)")
     slices = _slices(args) if args.cosim else None
     several = slices is not None and len(slices) > 1
     if (args.workers is not None or args.ray is not None) and not (args.cosim and (args.full_iteration or several)):

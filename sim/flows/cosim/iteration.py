@@ -263,9 +263,8 @@ class _Builder:
         tensor = self.graph.tensors[name]
         if _short_rows(tensor, self.slices, self.index):
             rows = granules(tensor)
-            note = (f"{name}: {rows} rows over {self.slices} slices; this slice holds "
-                    f"{held_count(rows, self.slices, self.index)} and takes {MIN_ROWS} "
-                    f"(a batch-norm needs two)")
+            note = (f"{name}: {rows} rows over {self.slices} slices; this slice takes "
+                    f"{MIN_ROWS} (a batch-norm needs two)")
             if note not in self.notes:
                 self.notes.append(note)
 

@@ -56,8 +56,10 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
     requests = sum(len(stage) for step in share.steps for stage in step.stages)
     progress("sim: exporting the slice with its engine (the default configuration)")
     ndp_slice_verilog(KERNEL_CONFIG)
+    which = (f"one of {share.slices} slices" if not slices or len(slices) == 1 else
+             f"slice {share.setup.slice_index} of {share.slices} (then {len(slices) - 1} more)")
     progress(f"sim: co-simulation: {len(share.steps)} steps, {requests:,} GPU-port requests "
-             f"for one of {share.slices} slices, through the batch harness under {simulator}")
+             f"for {which}, through the batch harness under {simulator}")
     with whole_folder(output) as work:
         run = run_share(share, simulator=simulator, directory=work / "run", traceable=bool(window),
                         trace_scopes=TRACE_SCOPES)

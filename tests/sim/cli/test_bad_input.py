@@ -99,7 +99,7 @@ TABLE = [
     (["sim"], ["--slices", "2.5"], "argument --slices: must be a positive integer or all, not '2.5'"),
     (["sim"], ["--slices", "some"], "argument --slices: must be a positive integer or all, not 'some'"),
     (["sim"], ["--slices", "161"], "--slices 161: the a100's memory is interleaved over 160 slices; give 1..160 or all"),
-    (["sim"], ["--slices", "2", "--no-cosim"], "--slices 2: the co-simulation is not run (--no-cosim)"),
+    (["sim"], ["--slices", "2", "--no-cosim"], "--slices 2: the co-simulation is off (--no-cosim, the default under Icarus)"),
     (["synth"], ["--freq", "0"], "argument --freq: target clock must be in (0, 1000] MHz, got 0.0"),
     (["synth"], ["--freq", "5000"], "argument --freq: target clock must be in (0, 1000] MHz, got 5000.0"),
     (["synth"], ["--seed=-1"], "argument --seed: must be an integer in 0..2147483647, got '-1'"),

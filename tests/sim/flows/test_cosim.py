@@ -347,7 +347,7 @@ def test_make_sim_cosim_writes_its_report_and_figures_or_nothing(rtl_run, tmp_pa
     # What docs/cosim.md lists, but for the waveform's files and the runs' folders (the run
     # stands in for its own here; tests/sim/flows/test_waveforms_in_gtkwave.py writes a window).
     assert written(output) == documented_files("cosim.md", "Co-simulation") - \
-        {"window.fst", "window.gtkw", "run/", "window_run/"}
+        {"window.fst", "window.gtkw", "run/", "window_run/", "slices/"}
     assert json.loads((output / "report.json").read_text())["measures"]["cycles"] == report["measures"]["cycles"]
     text = (output / "report.md").read_text()
     for heading in ("## Per op: RTL against the host model", "## Memory slots", "## Tiers", "## Calibration"):
