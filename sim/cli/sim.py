@@ -68,8 +68,6 @@ def run_sim(args):
         run_trigger_layer(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                           pressure=args.pressure, progress=tools.step)
         cosim = engine = None
-        if share is not None:
-            from matndp.sim.flows.cosim.run import run_cosim
         if share is not None or shares is not None:
             from matndp.sim.flows.cosim.run import jobs_folder, run_cosim, run_cosim_iteration
             from matndp.sim.flows.cosim.shard import JobsFailed

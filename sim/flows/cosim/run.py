@@ -50,13 +50,14 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
         progress(f"sim: planning {setup.model} {setup.block} at batch {setup.batch} on {setup.gpu} "
                  f"(offload plan, tiering run with {setup.policy})")
         share = share_iteration(setup)
+    slices = _slices_from(slices, share)
     if window and not window[1] <= len(share.steps):
         raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
                          f"{len(share.steps)} steps")
     requests = sum(len(stage) for step in share.steps for stage in step.stages)
     progress("sim: exporting the slice with its engine (the default configuration)")
     ndp_slice_verilog(KERNEL_CONFIG)
-    which = (f"one of {share.slices} slices" if not slices or len(slices) == 1 else
+    which = (f"one of {share.slices} slices" if len(slices) == 1 else
              f"slice {share.setup.slice_index} of {share.slices} (then {len(slices) - 1} more)")
     progress(f"sim: co-simulation: {len(share.steps)} steps, {requests:,} GPU-port requests "
              f"for {which}, through the batch harness under {simulator}")
@@ -79,11 +80,8 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
 
 
 def _other_slices(share, slices, simulator, runner, work, output, progress, job_progress):
-    """The job results of ``share``'s block on the ``slices`` other than its own."""
-    index = share.setup.slice_index
-    if slices is not None and slices[0] != index:
-        raise ValueError(f"the slices to simulate start with the share's own, {index}, not {slices[0]}")
-    others = list(slices or ())[1:]
+    """The job results of ``share``'s block on the ``slices`` after the first (its own)."""
+    others = slices[1:]
     if not others:
         return []
     shape = shape_for([share])
@@ -123,10 +121,7 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
     if shares is None:
         shares = share_blocks(setup or CosimSetup(), graph)
     shape = shape_for(shares)
-    slices = list(slices or (shares[0].setup.slice_index,))
-    if slices[0] != shares[0].setup.slice_index:
-        raise ValueError(f"the slices to simulate start with the shares' own, "
-                         f"{shares[0].setup.slice_index}, not {slices[0]}")
+    slices = _slices_from(slices, shares[0])
     jobs = [BlockJob(replace(share.setup, slice_index=index), number, shape, simulator, graph)
             for index in slices for number, share in enumerate(shares)]
     # The other slices' shares are planned by their jobs; their sizes are near the first's.
@@ -144,9 +139,21 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
     if job_progress is None:
         job_progress = JobProgress(len(jobs), weights=requests)
     with whole_folder(output) as work:
-        results = run_block_jobs(jobs, runner=runner, shares=None if runner else shares + [None] * (len(jobs) - len(shares)),
-                                 directory=work / "run", store=jobs_folder(output), progress=job_progress)
+        # Here, the first slice's jobs run the shares planned already.
+        planned = None if runner else shares + [None] * (len(jobs) - len(shares))
+        results = run_block_jobs(jobs, runner=runner, shares=planned, directory=work / "run",
+                                 store=jobs_folder(output), progress=job_progress)
         return write_iteration_report(results, work, share=shares[0], wall_s=time.monotonic() - started)
+
+
+def _slices_from(slices, share):
+    """The slice indices to simulate (default ``share``'s own), refused unless ``share``'s
+    slice is the first."""
+    slices = list(slices or (share.setup.slice_index,))
+    if slices[0] != share.setup.slice_index:
+        raise ValueError(f"the slices to simulate start with the share's own, "
+                         f"{share.setup.slice_index}, not {slices[0]}")
+    return slices
 
 
 def jobs_folder(output):
