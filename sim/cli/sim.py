@@ -14,6 +14,19 @@ from matndp.sim.cli.arguments import SEED, integer, name_in, number
 from matndp.sim.cli.output import UsageError, output_folder, tool_output
 
 
+def _slices(args):
+    """The slice indices ``--slices`` asks for, refused before any work when the GPU has
+    fewer slices."""
+    from matndp.sim.flows.cosim.interleave import spread_slices
+    from matndp.sim.flows.cosim.iteration import gpu_slices
+    slices = gpu_slices(args.gpu)
+    count = slices if args.slices is None else args.slices
+    if count > slices:
+        raise UsageError(f"--slices {count}: the {args.gpu}'s memory is interleaved over {slices} "
+                         f"slices; give 1..{slices} or all")
+    return spread_slices(count, slices)
+
+
 def _cosim_setup(args):
     from matndp.sim.flows.cosim.setup import CosimSetup
     return CosimSetup(model=args.model, block=args.block, batch=args.batch or COSIM_BATCH, gpu=args.gpu,
@@ -32,8 +45,12 @@ def run_sim(args):
     if args.cosim is None:
         args.cosim = args.simulator == "verilator"
     share = shares = runner = None
-    if (args.workers is not None or args.ray is not None) and not (args.cosim and args.full_iteration):
-        raise UsageError("--workers and --ray run the jobs of --full-iteration; add it")
+    if args.slices != 1 and not args.cosim:
+        raise UsageError(f"--slices {args.slices or 'all'}: the co-simulation is off (--no-cosim, the default under Icarus)")
+    slices = _slices(args) if args.cosim else None
+    several = slices is not None and len(slices) > 1
+    if (args.workers is not None or args.ray is not None) and not (args.cosim and (args.full_iteration or several)):
+        raise UsageError("--workers and --ray run the jobs of --full-iteration or --slices; add one")
     if args.cosim and args.full_iteration:
         from matndp.sim.flows.cosim.iteration import share_blocks
         runner = _runner(args)
@@ -43,6 +60,7 @@ def run_sim(args):
         # Planned first, so that a block, batch or memory that does not fit is refused
         # before anything runs.
         share = share_iteration(_cosim_setup(args))
+        runner = _runner(args) if several else None
         if args.window and not args.window[1] <= len(share.steps):
             raise UsageError(f"--window {args.window[0]}:{args.window[1]}: the co-simulation "
                              f"has {len(share.steps)} steps")
@@ -50,25 +68,27 @@ def run_sim(args):
         run_trigger_layer(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                           pressure=args.pressure, progress=tools.step)
         cosim = engine = None
-        if share is not None:
-            from matndp.sim.flows.cosim.run import run_cosim
-            cosim = run_cosim(output / "cosim", share=share, simulator=args.simulator,
-                              window=args.window, progress=tools.step)
-        elif shares is not None:
-            from matndp.sim.flows.cosim.run import jobs_folder, run_cosim_iteration
+        if share is not None or shares is not None:
+            from matndp.sim.flows.cosim.run import jobs_folder, run_cosim, run_cosim_iteration
             from matndp.sim.flows.cosim.shard import JobsFailed
+            command = "matndp sim --full-iteration" if shares is not None else "matndp sim --slices"
+            jobs = len(slices) * (len(shares) if shares is not None else 1) - (0 if shares is not None else 1)
             try:
-                cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
-                                            runner=runner, progress=tools.step)
+                if share is not None:
+                    cosim = run_cosim(output / "cosim", share=share, simulator=args.simulator,
+                                      window=args.window, progress=tools.step, slices=slices, runner=runner)
+                else:
+                    cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
+                                                runner=runner, progress=tools.step, slices=slices)
             except JobsFailed as failed:
-                for block, error in failed.failures:
-                    print(f"matndp sim --full-iteration: block {block} failed: {error}", file=sys.stderr)
-                print(f"matndp sim --full-iteration: {len(failed.failures)} of {len(shares)} jobs failed; "
+                for where, error in failed.failures:
+                    print(f"{command}: block {where} failed: {error}", file=sys.stderr)
+                print(f"{command}: {len(failed.failures)} of {jobs} jobs failed; "
                       f"the others are kept in {jobs_folder(output / 'cosim')} and the same command "
                       f"runs only the failed ones again", file=sys.stderr)
                 return 1
             except KeyboardInterrupt:
-                print(f"\nmatndp sim --full-iteration: interrupted; the jobs that finished are kept in "
+                print(f"\n{command}: interrupted; the jobs that finished are kept in "
                       f"{jobs_folder(output / 'cosim')} and the same command resumes from them",
                       file=sys.stderr)
                 return 130
@@ -138,17 +158,28 @@ def _cosim_summary(report, folder):
     setup, checks, clock = report["setup"], report["checks"], report["clock_hz"]
     if "blocks" in report:
         return (f"co-simulation: the whole {setup['model']} iteration (batch {setup['batch']}, "
-                f"{setup['gpu']}, tiering {setup['policy']}), {len(report['blocks'])} blocks, one of "
-                f"{report['slices']} slices: {report['cycles']:,} cycles, "
+                f"{setup['gpu']}, tiering {setup['policy']}), {len(report['blocks'])} blocks, "
+                f"{_on_slices(report)}: {report['cycles']:,} cycles, "
                 f"{checks['launches_bit_exact']} kernel launches bit-exact, every check passed; "
                 f"report {folder / 'report.md'} ({report['wall_s']:.0f} s)")
     measures = report["measures"]
     return (f"co-simulation: {setup['model']} {setup['block']} (batch {setup['batch']}, "
-            f"{setup['gpu']}, tiering {setup['policy']}), one of {report['slices']} slices: "
+            f"{setup['gpu']}, tiering {setup['policy']}), {_on_slices(report)}: "
             f"{measures['cycles']:,} cycles ({format_seconds(measures['cycles'] / clock)} at the "
             f"slice clock, {measures['stall_cycles']:,} of them waiting for flash), "
             f"{checks['launches_bit_exact']} kernel launches bit-exact, every check passed; "
             f"report {folder / 'report.md'} ({report['wall_s']:.0f} s)")
+
+
+def _on_slices(report):
+    """Which slices the co-simulation's figures are of, and with several their spread."""
+    spread = report["slice_spread"]
+    if len(spread["slices"]) == 1:
+        return f"one of {report['slices']} slices"
+    busy = spread["busy_cycles"]
+    return (f"{len(spread['slices'])} of {report['slices']} slices (busy cycles {busy['min']:,} to "
+            f"{busy['max']:,}, slowest slice {busy['slowest_slice']}; figures below of slice "
+            f"{spread['slices'][0]})")
 
 
 COSIM_PRESSURE = 0.1
@@ -157,7 +188,8 @@ NDPXNET_BATCH = 32
 NDPXNET_PRESSURE = 0.2
 
 
-def _bucket_sectors(text):
+def _count_or_all(text):
+    """A positive integer, or None for ``all``."""
     if text == "all":
         return None
     try:
@@ -236,12 +268,18 @@ def register(subparsers):
     cosim.add_argument("--full-iteration", action="store_true",
                        help="run every block of the iteration, one after the other, instead of "
                             "--block (no waveform window; minutes)")
+    cosim.add_argument("--slices", type=_count_or_all, default=1, metavar="S|all",
+                       help="simulate S slices' shares of the block or iteration, spread evenly over "
+                            "the GPU's slices from slice 0 (all: every slice, 160 on an A100), each "
+                            "its own share of every tensor as the address interleave deals it, each "
+                            "a job; the report gives the spread of their cycles and the slowest "
+                            "slice (default %(default)s)")
     cosim.add_argument("--workers", type=integer(1), default=None, metavar="N",
-                       help="with --full-iteration: worker processes running the blocks' jobs "
+                       help="with --full-iteration or --slices: worker processes running the jobs "
                             "at once (default the CPU count; 1 runs them here one after another); "
                             "CPUs of --ray local")
     cosim.add_argument("--ray", type=_ray_address, default=None, metavar="ADDRESS|auto|local",
-                       help="with --full-iteration: run the blocks' jobs on the Ray cluster at "
+                       help="with --full-iteration or --slices: run the jobs on the Ray cluster at "
                             "ADDRESS (HOST:PORT), the one this machine is part of (auto), or a Ray "
                             "instance started here with --workers CPUs (local)")
     cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
@@ -253,7 +291,7 @@ def register(subparsers):
     ndpxnet.add_argument("--ndpxnet", type=integer(2, MAX_GPUS), default=None, metavar="K",
                          help=f"K data-parallel GPUs, 2..{MAX_GPUS} (each K is its own build, "
                               f"minutes the first time)")
-    ndpxnet.add_argument("--bucket-sectors", type=_bucket_sectors, default=64, metavar="N",
+    ndpxnet.add_argument("--bucket-sectors", type=_count_or_all, default=64, metavar="N",
                          help="sectors of each gradient bucket's share run through the RTL, or "
                               "all (default %(default)s)")
     sim.set_defaults(func=run_sim)

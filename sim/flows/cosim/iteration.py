@@ -19,9 +19,11 @@ does work of its own, in schedule order:
   pages it moves between HBM and flash during the op are page copies through the slice
   (fetches write, evictions read) to a staging region no entry watches.
 
-A slice holds 1/``slices`` of every tensor: ``rows // slices`` rows of an activation with
-channels innermost (whole rows, so a per-channel reduction is the slice's partial over its
-rows), ``ceil(elements / slices)`` elements (whole sectors) of anything else.
+Slice ``slice_index`` of the ``slices`` the GPU's memory is interleaved over holds what the
+interleave deals it (:mod:`~matndp.sim.flows.cosim.interleave`): whole rows of an activation
+with channels innermost (so a per-channel reduction is the slice's partial over its rows),
+whole sectors of anything else, each dealt round-robin from slice 0; the sectors of the
+pages the tiering model moves during an op are dealt the same way.
 
 Values: the GPU's own outputs and every kernel operand are seeded random (no producer is
 modelled in numpy here); each kernel launch has its own copy of its operands, placed at
@@ -45,10 +47,11 @@ from matndp.host.tier.simulate import simulate
 from matndp.host.zoo import build_model
 from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.kernel_run import Launch, plan_launches
+from matndp.sim.flows.cosim.interleave import by_rows, granule_elements, granules, held_count, tensor_itemsize
 from matndp.sim.flows.cosim.setup import CosimError
 
 
-__all__ = ["Stage", "Step", "IterationShare", "share_iteration", "share_block", "share_blocks",
+__all__ = ["Stage", "Step", "IterationShare", "share_iteration", "share_block", "share_blocks", "gpu_slices",
            "IterationPlan", "GPU_BASE", "LAUNCH_BASE",
            "STAGING_BASE", "STAGING_SECTORS"]
 
@@ -147,44 +150,39 @@ def _block_ops(graph, block):
     return ops
 
 
-# Tensors laid out as rows of channels (NHWC): a slice holds whole rows of them.
-ROW_KINDS = ("activation", "gradient", "input")
+def share_elements(tensor, slices, index=0):
+    """Elements of ``tensor`` slice ``index`` of ``slices`` holds (the interleave's granules
+    it holds, :mod:`~matndp.sim.flows.cosim.interleave`)."""
+    held = held_count(granules(tensor), slices, index)
+    if by_rows(tensor):
+        # At least two rows: a batch-norm's running variance needs n/(n - 1). A slice that
+        # holds fewer rows than that is given two (the report notes it).
+        held = max(MIN_ROWS, held)
+    return held * granule_elements(tensor)
 
 
-def _by_rows(tensor):
-    return len(tensor.shape) == 4 and tensor.kind in ROW_KINDS
+def _short_rows(tensor, slices, index):
+    """Whether slice ``index`` holds fewer than :data:`MIN_ROWS` rows of ``tensor``."""
+    return by_rows(tensor) and held_count(granules(tensor), slices, index) < MIN_ROWS
 
 
-def share_elements(tensor, slices):
-    """Elements of ``tensor`` one slice holds."""
-    shape = tensor.shape
-    numel = int(np.prod(shape))
-    if _by_rows(tensor):
-        channels = shape[1]
-        # At least two rows: a batch-norm's running variance needs n/(n - 1). A layer with
-        # fewer rows than that per slice gives each slice two (the report notes it).
-        return max(MIN_ROWS, numel // channels // slices) * channels
-    per_sector = SECTOR // tensor_itemsize(tensor)
-    return min(ceil(ceil(numel / slices) / per_sector) * per_sector, ceil(numel / per_sector) * per_sector)
-
-
-def _short_rows(tensor, slices):
-    """Whether ``tensor`` has fewer rows than :data:`MIN_ROWS` per slice."""
-    shape = tensor.shape
-    return _by_rows(tensor) and int(np.prod(shape)) // shape[1] < MIN_ROWS * slices
-
-
-def _problem(spec, tensor, slices):
+def _problem(spec, tensor, slices, index):
     if set(spec.dims) == {"rows", "channels"}:
         channels = tensor.shape[1]
-        return {"rows": share_elements(tensor, slices) // channels, "channels": channels}
+        return {"rows": share_elements(tensor, slices, index) // channels, "channels": channels}
     if set(spec.dims) == {"elements"}:
-        return {"elements": share_elements(tensor, slices)}
+        return {"elements": share_elements(tensor, slices, index)}
     raise CosimError(f"kernel {spec.name} is sized by {', '.join(spec.dims)}: the co-simulation "
                      f"sizes rows x channels and element-wise kernels only")
 
 
-def _interleave(*counts):
+def _holds(problem):
+    """Whether a kernel's problem on this slice has any work (the slice holds some of its
+    trigger)."""
+    return all(size > 0 for size in problem.values())
+
+
+def _merge_order(*counts):
     """The order merging request lists of ``counts`` requests (given one after another) so
     that each spreads evenly over the merged one."""
     keys = [np.arange(count) / max(1, count) + (index * 1e-9) for index, count in enumerate(counts)]
@@ -201,6 +199,13 @@ def _spread(count, cycles):
     return np.minimum(gaps, GAP_LIMIT), int(over.sum())
 
 
+def gpu_slices(gpu, calibration=None):
+    """The slices GPU preset ``gpu``'s memory is interleaved over: its controllers × the
+    calibration's slices per controller."""
+    calibration = calibration or load_calibration()
+    return get_preset(gpu).memory_controllers * calibration.hardware.slices_per_controller
+
+
 class IterationPlan:
     """What the host model says of one iteration, shared by the shares of its blocks: the
     graph, the offload plan, the tiering run, the slices and the slice's memory."""
@@ -211,7 +216,10 @@ class IterationPlan:
         self.calibration = load_calibration()
         hardware = self.calibration.hardware
         self.clock_hz = hardware.clock_hz
-        self.slices = setup.slices or self.gpu.memory_controllers * hardware.slices_per_controller
+        self.slices = setup.slices or gpu_slices(setup.gpu, self.calibration)
+        if setup.slice_index >= self.slices:
+            raise CosimError(f"slice_index must be below the {self.slices} slices of {setup.gpu}'s "
+                             f"memory, not {setup.slice_index}")
         self.graph = graph or build_model(setup.model, batch=setup.batch)
         if not whole:
             _block_ops(self.graph, setup.block)
@@ -237,6 +245,7 @@ class _Builder:
                      "memory_interval", "schedule"):
             setattr(self, name, getattr(iteration, name))
         self.block_name = block
+        self.index = setup.slice_index
         self.block = _block_ops(self.graph, block)
         self.gpu_regions = {}           # tensor -> (addr, nbytes)
         self.gpu_cursor = GPU_BASE
@@ -252,8 +261,8 @@ class _Builder:
 
     def note_rows(self, name):
         tensor = self.graph.tensors[name]
-        if _short_rows(tensor, self.slices):
-            rows = int(np.prod(tensor.shape)) // tensor.shape[1]
+        if _short_rows(tensor, self.slices, self.index):
+            rows = granules(tensor)
             note = (f"{name}: {rows} rows over {self.slices} slices; this slice takes "
                     f"{MIN_ROWS} (a batch-norm needs two)")
             if note not in self.notes:
@@ -263,12 +272,14 @@ class _Builder:
         if name not in self.gpu_regions:
             self.note_rows(name)
             tensor = self.graph.tensors[name]
-            nbytes = ceil(share_elements(tensor, self.slices) * tensor_itemsize(tensor) / SECTOR) * SECTOR
+            nbytes = ceil(share_elements(tensor, self.slices, self.index) * tensor_itemsize(tensor) / SECTOR) * SECTOR
             self.reserve(nbytes)
             addr = self.gpu_cursor
             self.gpu_cursor += nbytes
             self.gpu_regions[name] = (addr, nbytes)
-            self.image.append((addr, self.rng.integers(0, 256, nbytes, dtype=np.uint8)))
+            values = self.rng.integers(0, 256, nbytes, dtype=np.uint8)
+            if nbytes:      # a slice the interleave deals none of the tensor has no region of it
+                self.image.append((addr, values))
         return self.gpu_regions[name]
 
     def reserve(self, nbytes):
@@ -343,7 +354,7 @@ class _Builder:
         counts = [sum(len(part["addr"]) for part in group) for group in groups]
         total = sum(counts)
         position = np.empty(total, dtype=np.intp)
-        position[_interleave(*counts)] = np.arange(total)
+        position[_merge_order(*counts)] = np.arange(total)
         merged = {key: np.empty((total, *value.shape[1:]), dtype=value.dtype) for key, value in _empty().items()}
         start = 0
         for group in groups:
@@ -409,23 +420,26 @@ class _Builder:
                         "phases": list(phases), "trigger": placement.trigger,
                         "host_cycles": host_cycles,
                         "rides_on": next((p for p, r in riding.items() if op.name in r), None)})
-            migration = self.migration_traffic(-(-int(fetched[slot]) * page_sectors // self.slices),
-                                               -(-int(evicted[slot]) * page_sectors // self.slices))
+            migration = self.migration_traffic(
+                held_count(int(fetched[slot]) * page_sectors, self.slices, self.index),
+                held_count(int(evicted[slot]) * page_sectors, self.slices, self.index))
             stall = self.cycles(stalls[slot])
             stages = []
             if placement.where == "gpu":
-                launches = []
+                launches, held = [], []
                 for rider in riding.get(op.name, []):
                     rider_placement = plan.placements[rider]
                     first = OPS[rider_placement.kernel].phases[0]
                     spec = library_kernel(first)
                     self.note_rows(rider_placement.trigger)
-                    launches.append(Launch(first, _problem(spec, graph.tensors[rider_placement.trigger],
-                                                            self.slices)))
+                    problem = _problem(spec, graph.tensors[rider_placement.trigger], self.slices, self.index)
+                    if _holds(problem):
+                        launches.append(Launch(first, problem))
+                        held.append(rider)
                 seed += 1
                 launch_plans = self.launches(launches, seed) if launches else []
                 bound = {plan.placements[rider].trigger: launch_plan
-                         for rider, launch_plan in zip(riding.get(op.name, []), launch_plans)}
+                         for rider, launch_plan in zip(held, launch_plans)}
                 reads = [self.tensor_traffic(name, False) for name in dict.fromkeys(op.inputs)]
                 writes = [self.trigger_traffic(bound[name], "gpu") if name in bound
                           else self.tensor_traffic(name, True) for name in dict.fromkeys(op.outputs)]
@@ -436,14 +450,24 @@ class _Builder:
                 sweep_phases = phases[1:] if op.name in rode else phases
                 trigger = graph.tensors[placement.trigger]
                 self.note_rows(placement.trigger)
+                unheld = False
                 for index, name in enumerate(sweep_phases):
                     spec = library_kernel(name)
                     seed += 1
-                    (launch_plan,) = self.launches([Launch(name, _problem(spec, trigger, self.slices))], seed)
+                    problem = _problem(spec, trigger, self.slices, self.index)
+                    if not _holds(problem):
+                        # The interleave dealt this slice none of the trigger: no kernel here,
+                        # only the op's page copies.
+                        unheld = True
+                        break
+                    (launch_plan,) = self.launches([Launch(name, problem)], seed)
                     groups = [[self.trigger_traffic(launch_plan, "sweep")]]
                     if index == 0:
                         groups += [[part] for part in migration]
                     stages.append(self.stage("sweep", f"{op.name}: {name}", [launch_plan], groups, 0))
+                if unheld and migration:
+                    stages.append(self.stage("sweep", f"{op.name}: page copies", [],
+                                             [[part] for part in migration], 0))
                 if not stages:
                     continue
             steps.append(Step(op.name, placement.where, op.phase, host_cycles, stall, stages,
@@ -459,10 +483,6 @@ class _Builder:
         self.image.append((STAGING_BASE, np.zeros(STAGING_SECTORS * SECTOR, dtype=np.uint8)))
         return IterationShare(self.setup, graph, plan, self.tier, self.clock_hz, self.slices,
                               self.memory_interval, steps, ops, self.image, self.notes, self.sectors)
-
-
-def tensor_itemsize(tensor):
-    return {"fp32": 4, "fp16": 2, "bf16": 2, "int64": 8, "int32": 4, "uint8": 1}[tensor.dtype]
 
 
 def _columns(addr, write, data, mask, source):

@@ -175,27 +175,38 @@ def share_measures(run, taken=None):
     return {"rtl_busy_cycles": total_rtl, "stall_cycles": total_stall,
             "host_cycles": sum(step["host_cycles"] for step in steps),
             "host_stall_cycles": sum(step["stall_cycles_host"] for step in steps),
-            "steps": steps, "ops": ops, "kernels": kernel_costs(steps, share.ops, share.plan.calibration)}
+            "steps": steps, "ops": ops, "kernels": kernel_costs([steps], share.ops, share.plan.calibration)}
 
 
-def kernel_costs(steps, ops, calibration):
+def kernel_costs(steps_by_slice, ops, calibration):
     """Cycles per trigger sector of each op kernel, from the sweeps of at least
     :data:`MIN_SWEEP_TRIGGERS` sectors (the engine's pace with the sweep and the kernel's
     own accesses sharing the memory slots): the ops' phases summed; a phase that only rode
-    on GPU writes, or only ran on short sweeps, keeps the calibration's cost."""
+    on GPU writes, or only ran on short sweeps, keeps the calibration's cost.
+
+    ``steps_by_slice``: the steps of each slice simulated. A phase's cost is the slowest
+    slice's cycles over the slices' mean trigger sectors: the host model spreads an op's
+    sectors evenly over the slices, so that cost times its sectors per slice is the slowest
+    slice's time, which bounds the op (with one slice, that slice's own pace)."""
     per_phase = {}
-    for step in steps:
-        for stage in step["stages"]:
-            if stage["kind"] == "sweep" and stage["triggers"] >= MIN_SWEEP_TRIGGERS:
-                for name in stage["kernels"]:
-                    per_phase.setdefault(name, []).append((stage["cycles"], stage["triggers"]))
+    for steps in steps_by_slice:
+        sums = {}
+        for step in steps:
+            for stage in step["stages"]:
+                if stage["kind"] == "sweep" and stage["triggers"] >= MIN_SWEEP_TRIGGERS:
+                    for name in stage["kernels"]:
+                        cycles, triggers = sums.get(name, (0, 0))
+                        sums[name] = (cycles + stage["cycles"], triggers + stage["triggers"])
+        for name, total in sums.items():
+            per_phase.setdefault(name, []).append(total)
     costs = {}
     for op in ops:
         name = op["kernel"]
         if not name or name in costs or name not in DEFAULT_KERNELS:
             continue
         phases = OPS[name].phases
-        measured = {phase: sum(c for c, _ in per_phase[phase]) / sum(t for _, t in per_phase[phase])
+        measured = {phase: max(c for c, _ in per_phase[phase]) /
+                    (sum(t for _, t in per_phase[phase]) / len(per_phase[phase]))
                     for phase in phases if phase in per_phase}
         if not measured:
             continue

@@ -53,7 +53,9 @@ class JobProgress:
         whole = sum(self.weights.values()) if self.weights else total
         left = (whole - self.weight_done) * elapsed / self.weight_run if self.weight_run else None
         state = "failed" if result["status"] != "ok" else "done"
-        line = (f"cosim: {done}/{total} jobs ({result['block']} {state}), "
+        # Slice 0 is every run's first; another slice is named.
+        where = result["block"] + (f" on slice {result['slice']}" if result.get("slice") else "")
+        line = (f"cosim: {done}/{total} jobs ({where} {state}), "
                 f"{self.cycles / elapsed / 1e3:,.0f} k simulated cycles/s, "
                 + (f"about {_duration(left)} left" if left is not None and done < total else
                    f"{_duration(elapsed)} so far")

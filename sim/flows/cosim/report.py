@@ -1,7 +1,8 @@
 """The co-simulation's report: ``report.json``, ``report.md`` and its figures (the
 timeline of GPU and NDP activity per op, the memory slots by source, HBM occupancy from
 the tiering run), and the calibration file the run measured, with the host model's
-iteration re-timed by it."""
+iteration re-timed by it; with several slices simulated, the spread of their cycles and the
+iteration re-timed with the slowest slice per op kernel."""
 
 import json
 import pathlib
@@ -14,6 +15,7 @@ from matndp.host.output import pyplot, save_figure
 from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
 from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure
+from matndp.sim.flows.cosim.slices import SliceMeasures, slice_spread, slowest_slice_retime
 
 
 __all__ = ["write_report", "write_iteration_report", "FILES", "TIMING_FIELDS"]
@@ -134,9 +136,11 @@ def _retime(share, calibration_path, blocks=True):
             "calibration_host": share.plan.calibration.describe()["source"]}
 
 
-def write_report(run, output, *, checks, wall_s=None, extra_files=None):
+def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_slices=()):
     """Measure ``run`` and write every file of :data:`FILES` into ``output``; returns the
-    report (what ``report.json`` holds)."""
+    report (what ``report.json`` holds). ``other_slices``: the job results
+    (:func:`~matndp.sim.flows.cosim.shard.run_block_job`) of the same block on other
+    slices, set beside ``run``'s slice in ``slice_spread``."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     share = run.share
@@ -159,44 +163,69 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None):
                        "iteration_s_matndp": share.tier.metrics["stall_s"] + retimed["iteration_s_retimed"]},
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
               "notes": share.notes, "wall_s": wall_s, "files": {**FILES, **(extra_files or {})}}
+    per_slice = [SliceMeasures(share.setup.slice_index, measures["cycles"], measures["steps"], measures["ops"])]
+    per_slice += [SliceMeasures.of_results([result]) for result in other_slices]
+    report["slice_spread"] = _spread(per_slice, share, share.ops,
+                                     [checks] + [result["checks"] for result in other_slices])
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_markdown(report, share))
     return report
 
 
+def _spread(per_slice, share, ops, checks, blocks=True):
+    """``slice_spread`` of the report: the slices' cycles side by side, the launches checked
+    on all of them, and the host model re-timed with the slowest slice per op kernel."""
+    spread = slice_spread(per_slice, share.slices)
+    retimed = slowest_slice_retime(per_slice, ops, share.plan.calibration, share.clock_hz,
+                                   lambda path: _retime(share, path, blocks=blocks))
+    return {**spread, "launches_bit_exact": sum(summary["launches_bit_exact"] for summary in checks),
+            "retimed_slowest": retimed}
+
+
 def write_iteration_report(results, output, *, share, wall_s=None):
     """The report of a whole iteration run block by block (``results``: each block's job
-    result from :func:`~matndp.sim.flows.cosim.shard.run_block_job`, in block order;
-    ``share``: the first block's share, for the host model's plan): ``report.json``,
-    ``report.md`` and the calibration; returns the report."""
+    result from :func:`~matndp.sim.flows.cosim.shard.run_block_job`, in block order, slice
+    after slice when several were simulated; ``share``: the first block's share on the first
+    slice, for the host model's plan): ``report.json``, ``report.md`` and the calibration;
+    returns the report. The blocks' figures and the calibration are the first slice's
+    (slice 0), the checks every job's, and ``slice_spread`` sets the slices side by side."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    blocks, steps, ops, checks = [], [], [], {}
+    by_slice = {}
     for result in results:
+        by_slice.setdefault(result["slice"], []).append(result)
+    first = next(iter(by_slice.values()))
+    checks = {}
+    for result in results:
+        for key, value in result["checks"].items():
+            checks[key] = checks.get(key, 0) + value
+    blocks, steps, ops = [], [], []
+    for result in first:
         measures = result["measures"]
         steps += measures["steps"]
         ops += measures["ops"]
-        for key, value in result["checks"].items():
-            checks[key] = checks.get(key, 0) + value
         blocks.append({"block": result["block"], "steps": result["steps"], "launches": result["launches"],
                        "host_cycles": measures["host_cycles"], "rtl_cycles": measures["rtl_busy_cycles"],
                        "stall_cycles": measures["stall_cycles"], "cycles": result["cycles"]})
-    kernels = kernel_costs(steps, ops, share.plan.calibration)
+    kernels = kernel_costs([steps], ops, share.plan.calibration)
     calibration = calibration_document({"kernels": kernels}, share.clock_hz)
     (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
     retimed = _retime(share, output / FILES["calibration"], blocks=None)
-    cycles = sum(result["cycles"] for result in results)
+    cycles = sum(result["cycles"] for result in first)
+    simulated = sum(result["cycles"] for result in results)
+    per_slice = [SliceMeasures.of_results(slice_results) for slice_results in by_slice.values()]
     report = {"setup": {**share.setup.as_dict(), "block": "the whole iteration"},
               "slices": share.slices, "clock_hz": share.clock_hz, "checks": checks, "passed": True,
               "cycles": cycles, "blocks": blocks, "kernels": kernels, "retimed": retimed,
-              "wall_s": wall_s, "simulated_cycles_per_wall_s": cycles / wall_s if wall_s else None,
-              "jobs": [{"block": result["block"], "cycles": result["cycles"], "wall_s": result["wall_s"],
-                        "worker": result["worker"]} for result in results],
+              "wall_s": wall_s, "simulated_cycles_per_wall_s": simulated / wall_s if wall_s else None,
+              "jobs": [{"block": result["block"], "slice": result["slice"], "cycles": result["cycles"],
+                        "wall_s": result["wall_s"], "worker": result["worker"]} for result in results],
               "values": "seeded random (no producer is modelled in numpy for these tensors)",
               # A tensor several blocks read is noted once.
               "notes": list(dict.fromkeys(note for result in results for note in result["notes"])),
               "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
-                        "calibration": FILES["calibration"]}}
+                        "calibration": FILES["calibration"]},
+              "slice_spread": _spread(per_slice, share, ops, [checks], blocks=None)}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
     return report
@@ -249,7 +278,46 @@ def _iteration_markdown(report):
               f"{format_seconds(retimed['iteration_s_retimed'])} with matNDP (was "
               f"{format_seconds(retimed['iteration_s_host'])}; baseline {format_seconds(retimed['baseline_s'])}), "
               f"speedup {retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×).", ""]
+    lines += _slice_lines(report)
     return "\n".join(lines)
+
+
+def _slice_lines(report, shown=20):
+    """The section on the slices simulated, when there are several."""
+    spread, clock = report["slice_spread"], report["clock_hz"]
+    if len(spread["slices"]) < 2:
+        return []
+    busy, retimed = spread["busy_cycles"], spread["retimed_slowest"]
+    differing = [op for op in spread["ops"] if op["rtl_cycles"]["max"] != op["rtl_cycles"]["min"]]
+    lines = ["## Slices", "",
+             f"{len(spread['slices'])} of the {spread['of']} slices the memory is interleaved over "
+             f"(slices {', '.join(map(str, spread['slices']))}: spread evenly over the GPU), each with "
+             f"its own share of every tensor as the interleave deals it (whole rows of an activation, "
+             f"sectors of anything else, round-robin from slice 0), each a job of its own; "
+             f"{spread['launches_bit_exact']} kernel launches bit-exact on all of them.", "",
+             f"Busy cycles (tiering stalls cut out): min {busy['min']:,}, median {busy['median']:,.0f}, "
+             f"max {busy['max']:,} ({_us(busy['max'], clock)}, slice {busy['slowest_slice']}); the "
+             f"slowest slice per op, summed: {spread['slowest_per_op_cycles']:,} cycles against the "
+             f"host model's {spread['host_cycles']:,}.", ""]
+    if differing:
+        lines += [f"Ops whose cycles differ between the slices ({len(differing)} of {len(spread['ops'])}):",
+                  "", "| op | where | host | RTL min | median | max | slowest slice |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
+        for op in differing[:shown]:
+            cycles = op["rtl_cycles"]
+            lines.append(f"| {op['op']} | {op['where']} | {op['host_cycles']:,} | {cycles['min']:,} | "
+                         f"{cycles['median']:,.0f} | {cycles['max']:,} | {cycles['slowest_slice']} |")
+        if len(differing) > shown:
+            lines.append(f"| … {len(differing) - shown} more (`report.json`, `slice_spread`) | | | | | | |")
+        lines.append("")
+    lines += [f"Re-timed with the slowest slice per op kernel (its cycles over the slices' mean "
+              f"trigger sectors: the host model spreads an op evenly over the slices, and the "
+              f"slowest one bounds it), the host model's iteration takes "
+              f"{format_seconds(retimed['iteration_s_retimed'])} with matNDP, speedup "
+              f"{retimed['speedup_retimed']:.3f}× (with the first slice's costs: "
+              f"{format_seconds(report['retimed']['iteration_s_retimed'])}, "
+              f"{report['retimed']['speedup_retimed']:.3f}×).", ""]
+    return lines
 
 
 def _note_lines(notes, shown=4):
@@ -396,6 +464,7 @@ def _markdown(report, share):
         f"{format_seconds(retimed['block_s_retimed'])} (was {format_seconds(retimed['block_s_host'])}).",
         "",
         *_tier_reconciliation(report),
+        *_slice_lines(report),
     ]
     if report.get("files", {}).get("waveform"):
         lines += _waveform_lines(report)

@@ -1,7 +1,9 @@
 """``make sim``'s co-simulation: one slice's share of a training block, from the host
 model's plan and tiering run, through the slice RTL in the batch harness, checked, with
-its report; optionally the waveform of a window of its steps."""
+its report; optionally the waveform of a window of its steps; and the same on other slices,
+or the whole iteration, as jobs."""
 
+from dataclasses import replace
 import pathlib
 import time
 
@@ -28,13 +30,19 @@ DEFAULT_WINDOW = (0, 2)
 
 
 def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=DEFAULT_WINDOW,
-              progress=print):
+              progress=print, slices=None, runner=None, job_progress=None):
     """Run ``setup`` (a :class:`~matndp.sim.flows.cosim.setup.CosimSetup`, default ``make sim``'s; or ``share``,
     its :class:`~matndp.sim.flows.cosim.iteration.IterationShare` planned already) into ``output``: the files of :data:`~matndp.sim.flows.cosim.report.FILES` and, when ``window`` (first step, end
     step) is given, ``window.fst`` and ``window.gtkw``. Made in a folder beside ``output``
     and moved into place at the end, so a failed run leaves ``output`` as it was. Returns
     the report; raises :class:`~matndp.sim.batch.check.CheckFailed` when a check fails.
-    With a window, the whole run and the window's run share one traced build."""
+    With a window, the whole run and the window's run share one traced build.
+
+    ``slices``: the slice indices to simulate (:func:`~matndp.sim.flows.cosim.interleave.spread_slices`;
+    default the share's own), the share's slice first: the others run after it as jobs (on
+    ``runner`` as :func:`run_cosim_iteration` runs its jobs, kept in :func:`jobs_folder`
+    until all succeed) and the report sets them beside it. Raises
+    :class:`~matndp.sim.flows.cosim.shard.JobsFailed` naming the slices whose job failed."""
     output = pathlib.Path(output)
     started = time.monotonic()
     if share is None:
@@ -42,14 +50,17 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
         progress(f"sim: planning {setup.model} {setup.block} at batch {setup.batch} on {setup.gpu} "
                  f"(offload plan, tiering run with {setup.policy})")
         share = share_iteration(setup)
+    slices = _slices_from(slices, share)
     if window and not window[1] <= len(share.steps):
         raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
                          f"{len(share.steps)} steps")
     requests = sum(len(stage) for step in share.steps for stage in step.stages)
     progress("sim: exporting the slice with its engine (the default configuration)")
     ndp_slice_verilog(KERNEL_CONFIG)
+    which = (f"one of {share.slices} slices" if len(slices) == 1 else
+             f"slice {share.setup.slice_index} of {share.slices} (then {len(slices) - 1} more)")
     progress(f"sim: co-simulation: {len(share.steps)} steps, {requests:,} GPU-port requests "
-             f"for one of {share.slices} slices, through the batch harness under {simulator}")
+             f"for {which}, through the batch harness under {simulator}")
     with whole_folder(output) as work:
         run = run_share(share, simulator=simulator, directory=work / "run", traceable=bool(window),
                         trace_scopes=TRACE_SCOPES)
@@ -57,6 +68,7 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                  f"checking every output against the golden models and the instruction-set "
                  f"simulator")
         checks = run.check()
+        others = _other_slices(share, slices, simulator, runner, work, output, progress, job_progress)
         files = {}
         if window:
             progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1}, run again on the "
@@ -64,13 +76,32 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
             files = write_window(share, window, work, simulator=simulator, final=output)
         progress("sim: the co-simulation's report, figures and calibration")
         return write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
-                            extra_files=files)
+                            extra_files=files, other_slices=others)
+
+
+def _other_slices(share, slices, simulator, runner, work, output, progress, job_progress):
+    """The job results of ``share``'s block on the ``slices`` after the first (its own)."""
+    others = slices[1:]
+    if not others:
+        return []
+    shape = shape_for([share])
+    jobs = [BlockJob(replace(share.setup, slice_index=other), 0, shape, simulator, share.graph)
+            for other in others]
+    where = runner.describe() if runner else "one after another here"
+    progress(f"sim: the same block on {len(others)} more of the {share.slices} slices, as many jobs ({where})")
+    if runner is not None:
+        prepare_batch(KERNEL_CONFIG, shape, simulator=simulator)
+    requests = sum(len(stage) for step in share.steps for stage in step.stages)
+    if job_progress is None:
+        job_progress = JobProgress(len(jobs), weights={job.key: requests for job in jobs})
+    return run_block_jobs(jobs, runner=runner, directory=work / "slices", store=jobs_folder(output),
+                          progress=job_progress)
 
 
 
 
 def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulator="verilator",
-                        runner=None, progress=print, job_progress=None):
+                        runner=None, progress=print, job_progress=None, slices=None):
     """The whole iteration of ``setup`` (or its ``shares``, from
     :func:`~matndp.sim.flows.cosim.iteration.share_blocks`; ``graph`` standing for the zoo
     model when they were planned from one), a job per block, into ``output``
@@ -81,19 +112,26 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
     beside ``output`` (``cosim.jobs/``) until the run succeeds, so the same command
     resumes a stopped run; ``job_progress`` (default: a
     :class:`~matndp.sim.flows.cosim.progress.JobProgress` on standard error) is told of
-    each job. Raises :class:`~matndp.sim.flows.cosim.shard.JobsFailed` naming the blocks
+    each job. ``slices``: the slice indices to simulate (default the shares' own), the
+    shares' first: a job per block and slice, the other slices' shares planned by the jobs.
+    Raises :class:`~matndp.sim.flows.cosim.shard.JobsFailed` naming the blocks (and slices)
     that failed."""
     output = pathlib.Path(output)
     started = time.monotonic()
     if shares is None:
         shares = share_blocks(setup or CosimSetup(), graph)
     shape = shape_for(shares)
-    jobs = [BlockJob(share.setup, number, shape, simulator, graph) for number, share in enumerate(shares)]
-    requests = {job.key: sum(len(stage) for step in share.steps for stage in step.stages)
-                for job, share in zip(jobs, shares)}
+    slices = _slices_from(slices, shares[0])
+    jobs = [BlockJob(replace(share.setup, slice_index=index), number, shape, simulator, graph)
+            for index in slices for number, share in enumerate(shares)]
+    # The other slices' shares are planned by their jobs; their sizes are near the first's.
+    counts = [sum(len(stage) for step in share.steps for stage in step.stages) for share in shares]
+    requests = {job.key: counts[job.number] for job in jobs}
     where = runner.describe() if runner else "one after another here"
-    progress(f"sim: the whole iteration, {len(shares)} blocks as as many jobs ({where}), "
-             f"{sum(requests.values()):,} GPU-port requests for one of {shares[0].slices} slices; "
+    on = (f"one of {shares[0].slices} slices" if len(slices) == 1 else
+          f"each of {len(slices)} of the {shares[0].slices} slices")
+    progress(f"sim: the whole iteration, {len(shares)} blocks x {len(slices)} slice(s) as "
+             f"{len(jobs)} jobs ({where}), {sum(counts):,} GPU-port requests for {on}; "
              f"running under {simulator}")
     if runner is not None:
         # Made once here, not by every worker as its first job starts.
@@ -101,9 +139,21 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
     if job_progress is None:
         job_progress = JobProgress(len(jobs), weights=requests)
     with whole_folder(output) as work:
-        results = run_block_jobs(jobs, runner=runner, shares=None if runner else shares,
-                                 directory=work / "run", store=jobs_folder(output), progress=job_progress)
+        # Here, the first slice's jobs run the shares planned already.
+        planned = None if runner else shares + [None] * (len(jobs) - len(shares))
+        results = run_block_jobs(jobs, runner=runner, shares=planned, directory=work / "run",
+                                 store=jobs_folder(output), progress=job_progress)
         return write_iteration_report(results, work, share=shares[0], wall_s=time.monotonic() - started)
+
+
+def _slices_from(slices, share):
+    """The slice indices to simulate (default ``share``'s own), refused unless ``share``'s
+    slice is the first."""
+    slices = list(slices or (share.setup.slice_index,))
+    if slices[0] != share.setup.slice_index:
+        raise ValueError(f"the slices to simulate start with the share's own, "
+                         f"{share.setup.slice_index}, not {slices[0]}")
+    return slices
 
 
 def jobs_folder(output):

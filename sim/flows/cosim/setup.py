@@ -20,9 +20,10 @@ class CosimSetup:
     """One slice's share of ``block`` (an op-name prefix of ``model``, e.g. ``layer1.0``; its
     forward, backward and optimizer ops) of a training iteration at ``batch`` on GPU preset
     ``gpu``, with HBM of ``hbm_fraction`` of the footprint over ``flash`` under tiering
-    ``policy``. The GPU's memory is interleaved over its controllers × the calibration's
-    slices per controller; this slice takes 1/``slices`` of every tensor (``slices`` None:
-    that product). ``pressure`` is the random back-pressure on every stream of the harness;
+    ``policy``. The GPU's memory is interleaved over ``slices`` slices (None: its controllers
+    × the calibration's slices per controller); the share is slice number ``slice_index``'s,
+    what the interleave deals it of every tensor
+    (:mod:`~matndp.sim.flows.cosim.interleave`). ``pressure`` is the random back-pressure on every stream of the harness;
     ``seed`` seeds values and back-pressure."""
 
     model: str = "resnet50"
@@ -33,6 +34,7 @@ class CosimSetup:
     hbm_fraction: float = 0.5
     flash: str = "zssd"
     slices: int | None = None
+    slice_index: int = 0
     seed: int = 1
     pressure: float = 0.1
 
@@ -47,10 +49,13 @@ class CosimSetup:
         if self.flash not in FLASH_PRESETS.names:
             raise CosimError(f"unknown flash preset {self.flash!r}; known: "
                              f"{', '.join(FLASH_PRESETS.names)}")
-        for name in ("batch", "seed") + (("slices",) if self.slices is not None else ()):
+        for name in ("batch", "seed", "slice_index") + (("slices",) if self.slices is not None else ()):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
-                raise CosimError(f"{name} must be a positive integer, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name in ("batch", "slices") else 0):
+                raise CosimError(f"{name} must be a {'positive' if name in ('batch', 'slices') else 'non-negative'} "
+                                 f"integer, not {value!r}")
+        if self.slices is not None and self.slice_index >= self.slices:
+            raise CosimError(f"slice_index must be below slices ({self.slices}), not {self.slice_index}")
         if not 0 < self.hbm_fraction <= 1:
             raise CosimError(f"hbm_fraction must be in (0, 1], not {self.hbm_fraction!r}")
         if not 0 <= self.pressure < 1:

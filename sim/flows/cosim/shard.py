@@ -1,8 +1,9 @@
-"""The whole iteration as independent jobs, one per block, run one after another here or
-at once on a local process pool or a Ray cluster.
+"""The whole iteration as independent jobs, one per block and slice, run one after another
+here or at once on a local process pool or a Ray cluster.
 
 Each kernel launch has its own copy of its operands and each block's share is its own
-memory image, so a block needs nothing of another: a job plans its block (the host
+memory image, so a block needs nothing of another, nor one slice's share of it anything of
+another slice's: a job plans its block's share on its slice (the host
 model's plan of the iteration, made once per worker process), runs it through the batch
 harness from reset, checks it and returns its measurements as plain data. The jobs give
 the same results in any order and on any worker; :func:`run_block_jobs` hands them back
@@ -41,11 +42,13 @@ __all__ = ["BlockJob", "run_block_job", "run_block_jobs", "JobsFailed"]
 
 
 class JobsFailed(RuntimeError):
-    """Jobs of a run that failed: ``failures`` is (block, error) of each."""
+    """Jobs of a run that failed: ``failures`` is (where, error) of each, where the job's
+    block (``fc2``), or its block and slice (``fc2 on slice 40``) when the run has jobs on
+    several slices."""
 
     def __init__(self, failures):
         self.failures = failures
-        super().__init__("; ".join(f"block {block}: {error}" for block, error in failures))
+        super().__init__("; ".join(f"block {where}: {error}" for where, error in failures))
 
 
 def _graph_digest(graph):
@@ -60,7 +63,7 @@ def _graph_digest(graph):
 @dataclass(frozen=True)
 class BlockJob:
     """Block number ``number`` of the iteration of ``setup`` (its ``block`` field names the
-    block), run under ``simulator`` on a harness of ``shape``; ``graph`` stands for the zoo
+    block, its ``slice_index`` the slice whose share it is), run under ``simulator`` on a harness of ``shape``; ``graph`` stands for the zoo
     model when given."""
     setup: CosimSetup
     number: int
@@ -79,6 +82,10 @@ class BlockJob:
     @property
     def block(self):
         return self.setup.block
+
+    @property
+    def slice_index(self):
+        return self.setup.slice_index
 
     @functools.cached_property
     def key(self):
@@ -100,7 +107,9 @@ _PLANS = {}
 
 
 def _iteration_plan(job):
-    fields = {name: value for name, value in job.setup.as_dict().items() if name != "block"}
+    # Every block's share on every slice comes from the same plan.
+    fields = {name: value for name, value in job.setup.as_dict().items()
+              if name not in ("block", "slice_index")}
     key = (canonical_json(fields), _graph_digest(job.graph))
     if key not in _PLANS:
         _PLANS.clear()
@@ -126,7 +135,7 @@ def run_block_job(job, directory=None, share=None):
     with the block's ``cycles``, ``checks``, ``measures`` and ``notes``, or ``"failed"``
     with ``error`` (the exception's type and message)."""
     started = time.perf_counter()
-    line = {"key": job.key, "block": job.block, "number": job.number}
+    line = {"key": job.key, "block": job.block, "number": job.number, "slice": job.slice_index}
     try:
         if share is None:
             share = share_block(_iteration_plan(job), job.block, job.number)
@@ -153,7 +162,8 @@ def _run_in_worker(task):
 
 def _lost(task, reason):
     job, _ = task
-    return {"key": job.key, "block": job.block, "number": job.number, "status": "failed",
+    return {"key": job.key, "block": job.block, "number": job.number, "slice": job.slice_index,
+            "status": "failed",
             "error": reason, "wall_s": 0.0, "worker": None}
 
 
@@ -186,8 +196,9 @@ def run_block_jobs(jobs, *, runner=None, shares=None, directory=None, store=None
     """Run ``jobs`` (:class:`BlockJob` s) and return their results in the order given.
     ``runner``: a :class:`~matndp.sim.sweep.runners.LocalPool` or
     :class:`~matndp.sim.sweep.runners.RayCluster`; None runs them here one after another,
-    with ``shares`` (the jobs' planned shares) when given. Each job's harness run goes in
-    ``directory``/``NN-block``. ``store``: a folder of results from which finished jobs
+    with ``shares`` (the jobs' planned shares, None for a job its run plans) when given. Each job's harness run goes in
+    ``directory``/``NN-block`` (``directory``/``sliceSSS``/``NN-block`` when the jobs are of
+    several slices). ``store``: a folder of results from which finished jobs
     are taken and to which each job is added as it finishes (removed when every job
     succeeded). ``progress(line, done, total)`` is told of each job finished (and of each
     taken from ``store``, its line marked ``resumed``). Raises
@@ -201,10 +212,15 @@ def run_block_jobs(jobs, *, runner=None, shares=None, directory=None, store=None
             if progress:
                 progress({**kept, "resumed": True}, len(results), len(jobs))
     todo = [job for job in jobs if job.key not in results]
-    planned = dict(zip((job.key for job in jobs), shares)) if shares is not None else {}
+    planned = {job.key: share for job, share in zip(jobs, shares or ()) if share is not None}
+
+    several = len({job.slice_index for job in jobs}) > 1
 
     def place(job):
-        return None if directory is None else str(pathlib.Path(directory) / f"{job.number:02d}-{job.block}")
+        if directory is None:
+            return None
+        folder = pathlib.Path(directory) / f"slice{job.slice_index:03d}" if several else pathlib.Path(directory)
+        return str(folder / f"{job.number:02d}-{job.block}")
 
     def finished(line):
         results[line["key"]] = line
@@ -220,8 +236,8 @@ def run_block_jobs(jobs, *, runner=None, shares=None, directory=None, store=None
         tasks = [(job, place(job)) for job in todo]
         for line in runner.run(tasks, function=_run_in_worker, lost=_lost):
             finished(line)
-    failures = [(results[job.key]["block"], results[job.key]["error"]) for job in jobs
-                if results[job.key]["status"] != "ok"]
+    failures = [(f"{job.block} on slice {job.slice_index}" if several else job.block, results[job.key]["error"])
+                for job in jobs if results[job.key]["status"] != "ok"]
     if failures:
         raise JobsFailed(failures)
     if store:

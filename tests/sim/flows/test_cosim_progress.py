@@ -68,3 +68,14 @@ def test_a_terminal_gets_one_line_refreshed_and_ended_after_the_last_job():
     # The second line blanks what is left of the longer first one.
     assert len(second.rstrip("\n")) >= len(first)
     assert second.startswith("cosim: 2/2 jobs (b done), 100 k simulated cycles/s, 6 s so far")
+
+
+def test_a_job_on_another_slice_than_slice_0_is_named_with_its_slice():
+    clock, stream = _Clock(), io.StringIO()
+    progress = JobProgress(2, stream=stream, clock=clock)
+    clock.now += 10
+    progress(_line("fc1", 1_000_000, key="0", slice=0), 1, 2)
+    progress(_line("fc1", 1_000_000, key="40", slice=40), 2, 2)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("cosim: 1/2 jobs (fc1 done), ")
+    assert lines[1].startswith("cosim: 2/2 jobs (fc1 on slice 40 done), ")

@@ -1,0 +1,50 @@
+"""``matndp sim``'s co-simulation options reach the co-simulation as asked: ``--slices``
+picks the slices spread over the GPU, for a block and for the whole iteration, on the pool
+``--workers`` asks for (the runs themselves stood in for: tests/sim/flows runs them)."""
+
+import pytest
+
+from matndp.sim.flows import trigger_layer
+from matndp.sim.flows.cosim import iteration, run
+from matndp.sim.sweep.runners import LocalPool
+
+from .commands import exit_code
+
+
+@pytest.fixture
+def asked(monkeypatch):
+    """What the command asked of the co-simulation; the run stops there (as Ctrl-C would)."""
+    calls = {}
+
+    def stand_in(name):
+        def record(output, **options):
+            calls[name] = options
+            raise KeyboardInterrupt
+        return record
+    monkeypatch.setattr(trigger_layer, "run_trigger_layer", lambda *args, **options: None)
+    monkeypatch.setattr(run, "run_cosim", stand_in("block"))
+    monkeypatch.setattr(run, "run_cosim_iteration", stand_in("iteration"))
+    monkeypatch.setattr(iteration, "share_blocks", lambda setup: ["planned"])
+    return calls
+
+
+def test_slices_spread_over_the_gpu_for_a_block_on_the_pool_asked_for(asked, tmp_path, capsys):
+    assert exit_code(["sim", "--output", str(tmp_path), "--slices", "4", "--workers", "2",
+                      "--window", "none"]) == 130
+    options = asked["block"]
+    assert options["slices"] == [0, 40, 80, 120]
+    assert isinstance(options["runner"], LocalPool) and options["runner"].jobs == 2
+    assert options["share"].setup.slice_index == 0
+    assert "matndp sim --slices: interrupted" in capsys.readouterr().err
+
+
+def test_one_slice_is_the_single_slice_run(asked, tmp_path):
+    assert exit_code(["sim", "--output", str(tmp_path), "--window", "none"]) == 130
+    assert asked["block"]["slices"] == [0] and asked["block"]["runner"] is None
+
+
+def test_every_slice_of_the_iteration(asked, tmp_path):
+    assert exit_code(["sim", "--output", str(tmp_path), "--full-iteration", "--slices", "all",
+                      "--workers", "1"]) == 130
+    assert asked["iteration"]["slices"] == list(range(160))
+    assert asked["iteration"]["shares"] == ["planned"] and asked["iteration"]["runner"] is None
