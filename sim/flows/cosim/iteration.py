@@ -420,9 +420,9 @@ class _Builder:
                         "phases": list(phases), "trigger": placement.trigger,
                         "host_cycles": host_cycles,
                         "rides_on": next((p for p, r in riding.items() if op.name in r), None)})
-            migration = self.migration_traffic(
-                held_count(int(fetched[slot]) * page_sectors, self.slices, self.index),
-                held_count(int(evicted[slot]) * page_sectors, self.slices, self.index))
+            migrated = {"fetch": held_count(int(fetched[slot]) * page_sectors, self.slices, self.index),
+                        "evict": held_count(int(evicted[slot]) * page_sectors, self.slices, self.index)}
+            migration = self.migration_traffic(migrated["fetch"], migrated["evict"])
             stall = self.cycles(stalls[slot])
             stages = []
             if placement.where == "gpu":
@@ -450,30 +450,27 @@ class _Builder:
                 sweep_phases = phases[1:] if op.name in rode else phases
                 trigger = graph.tensors[placement.trigger]
                 self.note_rows(placement.trigger)
-                unheld = False
                 for index, name in enumerate(sweep_phases):
                     spec = library_kernel(name)
                     seed += 1
                     problem = _problem(spec, trigger, self.slices, self.index)
                     if not _holds(problem):
-                        # The interleave dealt this slice none of the trigger: no kernel here,
-                        # only the op's page copies.
-                        unheld = True
+                        # The interleave dealt this slice none of the trigger: no kernel here.
                         break
                     (launch_plan,) = self.launches([Launch(name, problem)], seed)
                     groups = [[self.trigger_traffic(launch_plan, "sweep")]]
                     if index == 0:
                         groups += [[part] for part in migration]
                     stages.append(self.stage("sweep", f"{op.name}: {name}", [launch_plan], groups, 0))
-                if unheld and migration:
+                if not stages and migration:
+                    # No sweep of its own here (the slice holds none of the trigger, or every
+                    # phase rode on the producer's writes): the op's page copies still move.
                     stages.append(self.stage("sweep", f"{op.name}: page copies", [],
                                              [[part] for part in migration], 0))
                 if not stages:
                     continue
             steps.append(Step(op.name, placement.where, op.phase, host_cycles, stall, stages,
-                              riding.get(op.name, []),
-                              {"fetch": int(fetched[slot]) * page_sectors // self.slices,
-                               "evict": int(evicted[slot]) * page_sectors // self.slices}))
+                              riding.get(op.name, []), migrated))
         # One region per area: the harness's region map is short.
         launch_area = np.zeros(self.launch_cursor - LAUNCH_BASE, dtype=np.uint8)
         for addr, region in self.launch_regions:

@@ -19,7 +19,7 @@ from tests.fuzzing import fuzz_tests, mutated_text, time_limit
 
 # The argument types of sim/cli/arguments.py and the commands' own, by name.
 _NUMERIC = ("integer.<locals>.parse", "number.<locals>.parse", "fraction.<locals>.parse",
-            "numbers.<locals>.parse", "_window", "_bucket_sectors")
+            "numbers.<locals>.parse", "_window", "_count_or_all")
 
 
 def _numeric_options():
@@ -68,7 +68,7 @@ def _check_value(action, value):
     if kind == "_window":
         assert value is None or (type(value[0]) is int and type(value[1]) is int
                                  and 0 <= value[0] < value[1]), value
-    elif kind == "_bucket_sectors":
+    elif kind == "_count_or_all":
         assert value is None or (type(value) is int and value >= 1), value
     elif kind == "numbers.<locals>.parse":
         # a list of the numbers the closure's own type takes: each checked by that type

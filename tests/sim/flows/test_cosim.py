@@ -148,11 +148,24 @@ def test_the_tiering_stalls_and_page_copies_are_the_tiering_models():
         assert step.stall_cycles == expected
         stalled += expected
         copies = sum(int((stage.source == "migration").sum()) for stage in step.stages)
-        assert copies == pytest.approx(sum(step.migrated_sectors.values()), abs=2)
+        assert copies == sum(step.migrated_sectors.values())
         for stage in step.stages:
             moved = stage.addr[stage.source == "migration"]
             assert np.all(moved >= STAGING_BASE)
     assert stalled > 0, "the test needs a configuration that stalls"
+
+
+def test_an_op_riding_wholly_on_its_producer_keeps_its_page_copies():
+    """The bias's optimizer step rides on the weight gradient's writes, so it has no sweep of
+    its own; tm evicts pages at it all the same, and they go through the slice."""
+    planned = share(**STALLING)
+    (op,) = [op for op in planned.ops if op["op"] == "optimizer:fc1.bias"]
+    assert op["rides_on"] is not None
+    (step,) = [step for step in planned.steps if step.op == "optimizer:fc1.bias"]
+    assert [stage.label for stage in step.stages] == ["optimizer:fc1.bias: page copies"]
+    (stage,) = step.stages
+    assert (stage.source == "migration").all() and not stage.launches
+    assert len(stage) == sum(step.migrated_sectors.values()) > 0
 
 
 # --- through the RTL --------------------------------------------------------------------------
@@ -278,8 +291,10 @@ def _planned_digest(shares):
 # before its request columns were built with whole-array operations (recorded from that
 # planner, run on the kernel library and runtime of this tree: the initializers' and the
 # finalizers' µthread counts are part of a launch's entry): the faster planner must lay out
-# the same bits.
-PLANNED_MLP_ITERATION = "4b59dbbfa277b5814e556b3f242487d4d06f9687e8cd65ec5d67eed292e2d453"
+# the same bits. Recorded again for two changes and nothing else (the old bits come back
+# with both undone): the bias's optimizer step, riding on the weight gradient, keeps the
+# page copies tm makes at it, and a step's migrated sectors are its slice's own count.
+PLANNED_MLP_ITERATION = "37391af6529c484e7db02b3213f3fcfca24f61b8b1c6bc7330cd2db5087569bd"
 
 
 def test_the_planner_lays_out_the_iteration_it_laid_out_request_by_request():
@@ -329,7 +344,10 @@ def _harness_input_digest(share):
 # recorded with
 #   python -c 'from tests.sim.flows.test_cosim import *; from tests.sim.flows.test_cosim import \
 #   _harness_input_digest as d; print(d(share_iteration(CosimSetup(batch=2, block="layer1.0"))))'
-PLANNED_RESNET50_BLOCK = "4d3af1636709e754ec8b623c123f5d98e2eeed85e411ae295fd1bf58448329f7"
+# Recorded again for the two changes the MLP's digest above names (the old digest comes back
+# with both undone): nine of the block's ops that ride on their producers keep tm's page
+# copies (494 fetched sectors at relu2's backward step), and migrated sectors are the slice's.
+PLANNED_RESNET50_BLOCK = "4fe9914c7577ff3218b77fb67bb8672d3eebb8da94e87e9b5447563d36ac8d60"
 
 
 def test_the_planner_hands_the_harness_the_resnet_block_it_handed_it_before():
