@@ -106,11 +106,11 @@ def combine_step(op, phase, tensor, slices, launch_overhead_s, bandwidth_bps):
                        launch_overhead_s + (read + written) / bandwidth_bps)
 
 
-def combine_steps(plan):
+def combine_steps(plan, slices=None):
     """The combine steps of ``plan`` (a :class:`~matndp.host.offload.records.Plan`), one
-    per reduction phase of every op placed on the NDP, in graph order; on one slice there
-    is nothing to combine."""
-    slices = plan.meta["ndp_slices"]
+    per reduction phase of every op placed on the NDP, in graph order, its tensors dealt
+    over ``slices`` slices (default the plan's); on one slice there is nothing to combine."""
+    slices = slices or plan.meta["ndp_slices"]
     if slices == 1:
         return []
     memory = plan.memory
@@ -127,6 +127,7 @@ def combine_steps(plan):
 
 
 def combined_iteration_s(plan, steps=None):
-    """The planned iteration with every combine step on the path to its consumer."""
+    """The planned iteration with every combine step (default the plan's) on the path to
+    its consumer."""
     steps = combine_steps(plan) if steps is None else steps
     return plan.matndp_s + sum(step.time_s for step in steps)
