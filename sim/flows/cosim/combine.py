@@ -56,6 +56,9 @@ def _launch_ops(share, step, stage):
             if OPS[share.plan.placements[rider].kernel].phases[0] == plan.launch.kernel.name:
                 ops.append(rider)
                 break
+        else:
+            raise ValueError(f"{stage.label}: no rider of {step.op} has the kernel of launch "
+                             f"{plan.launch.kernel.name}")
     return ops
 
 
