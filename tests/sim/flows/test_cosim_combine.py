@@ -2,7 +2,7 @@
 hand over three slices and combined (the host model's combine beside them, worked out by
 hand), a corrupted partial caught, the slices taken in slice order whatever order they
 come in; and a convolution with its batch-norm on two slices through the RTL, its forward
-and backward reductions combined bit for bit."""
+and backward reductions combined bit for bit (and, slow, the whole iteration so)."""
 
 from types import SimpleNamespace
 
@@ -12,8 +12,8 @@ import pytest
 from matndp.host.zoo.builder import GraphBuilder
 from matndp.sim.batch.check import CheckFailed
 from matndp.sim.flows.cosim.combine import combine_report
-from matndp.sim.flows.cosim.iteration import share_iteration
-from matndp.sim.flows.cosim.run import run_cosim
+from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
+from matndp.sim.flows.cosim.run import run_cosim, run_cosim_iteration
 from matndp.sim.flows.cosim.setup import CosimSetup
 from matndp.sim.golden.kernels import GOLDENS
 
@@ -107,4 +107,18 @@ def test_a_batch_norms_reductions_on_two_slices_through_the_rtl_combine_bit_for_
             for row in combine["reductions"]] == [("c.bn", "bn_stats", 21, 8, True),
                                                   ("c.bn.backward", "bn_bwd_stats", 21, 8, True)]
     assert all(row["host"]["holders"] == 3 for row in combine["reductions"])
+    assert "## Partial reductions across slices" in (tmp_path / "cosim" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_whole_iterations_reductions_on_two_slices_combine_bit_for_bit(tmp_path):
+    # At batch 8 every slice holds some of the loss's logits (4 sectors over 3 slices).
+    graph = convbn(8)
+    shares = share_blocks(SETUP, graph)
+    report = run_cosim_iteration(tmp_path / "cosim", shares=shares, graph=graph, slices=[0, 2],
+                                 progress=_quiet, job_progress=_quiet)
+    combine = report["combine"]
+    assert [(row["op"], row["slices"], row["rows"], row["bit_exact"]) for row in combine["reductions"]] == \
+        [("c.bn", [0, 2], 43 + 42, True), ("c.bn.backward", [0, 2], 43 + 42, True)]
+    assert combine["host_combine_steps"] == 2
     assert "## Partial reductions across slices" in (tmp_path / "cosim" / "report.md").read_text()
