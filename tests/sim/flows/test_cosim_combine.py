@@ -12,10 +12,12 @@ import pytest
 from matndp.host.zoo.builder import GraphBuilder
 from matndp.sim.batch.check import CheckFailed
 from matndp.sim.flows.cosim.combine import combine_report
-from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
-from matndp.sim.flows.cosim.run import run_cosim, run_cosim_iteration
+from matndp.sim.flows.cosim.iteration import share_iteration
+from matndp.sim.flows.cosim.run import run_cosim
 from matndp.sim.flows.cosim.setup import CosimSetup
 from matndp.sim.golden.kernels import GOLDENS
+
+from .test_cosim_slices import iteration_on_slices
 
 
 pytestmark = pytest.mark.xdist_group("engine_slice")
@@ -113,10 +115,7 @@ def test_a_batch_norms_reductions_on_two_slices_through_the_rtl_combine_bit_for_
 @pytest.mark.slow
 def test_the_whole_iterations_reductions_on_two_slices_combine_bit_for_bit(tmp_path):
     # At batch 8 every slice holds some of the loss's logits (4 sectors over 3 slices).
-    graph = convbn(8)
-    shares = share_blocks(SETUP, graph)
-    report = run_cosim_iteration(tmp_path / "cosim", shares=shares, graph=graph, slices=[0, 2],
-                                 progress=_quiet, job_progress=_quiet)
+    _, report = iteration_on_slices(tmp_path / "cosim", convbn(8), [0, 2], SETUP)
     combine = report["combine"]
     assert [(row["op"], row["slices"], row["rows"], row["bit_exact"]) for row in combine["reductions"]] == \
         [("c.bn", [0, 2], 43 + 42, True), ("c.bn.backward", [0, 2], 43 + 42, True)]
