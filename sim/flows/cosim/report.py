@@ -141,7 +141,10 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_sl
     """Measure ``run`` and write every file of :data:`FILES` into ``output``; returns the
     report (what ``report.json`` holds). ``other_slices``: the job results
     (:func:`~matndp.sim.flows.cosim.shard.run_block_job`) of the same block on other
-    slices, set beside ``run``'s slice in ``slice_spread``."""
+    slices, set beside ``run``'s slice in ``slice_spread``, their reductions' partials
+    combined with ``run``'s in ``combine`` (:func:`~matndp.sim.flows.cosim.combine.combine_report`:
+    raises :class:`~matndp.sim.batch.check.CheckFailed` when a combination differs from
+    the golden's)."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     share = run.share
@@ -193,7 +196,8 @@ def write_iteration_report(results, output, *, share, wall_s=None):
     after slice when several were simulated; ``share``: the first block's share on the first
     slice, for the host model's plan): ``report.json``, ``report.md`` and the calibration;
     returns the report. The blocks' figures and the calibration are the first slice's
-    (slice 0), the checks every job's, and ``slice_spread`` sets the slices side by side."""
+    (slice 0), the checks every job's, ``slice_spread`` sets the slices side by side and
+    ``combine`` combines every block's reductions over them."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     by_slice = {}

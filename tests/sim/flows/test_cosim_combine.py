@@ -11,6 +11,7 @@ import pytest
 
 from matndp.host.zoo.builder import GraphBuilder
 from matndp.sim.batch.check import CheckFailed
+from matndp.sim.cli.sim import _cosim_summary
 from matndp.sim.flows.cosim.combine import combine_report
 from matndp.sim.flows.cosim.iteration import share_iteration
 from matndp.sim.flows.cosim.run import run_cosim
@@ -110,6 +111,7 @@ def test_a_batch_norms_reductions_on_two_slices_through_the_rtl_combine_bit_for_
                                                   ("c.bn.backward", "bn_bwd_stats", 21, 8, True)]
     assert all(row["host"]["holders"] == 3 for row in combine["reductions"])
     assert "## Partial reductions across slices" in (tmp_path / "cosim" / "report.md").read_text()
+    assert "2 reductions combined across them bit-exact" in _cosim_summary(report, tmp_path / "cosim")
 
 
 @pytest.mark.slow
