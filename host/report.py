@@ -11,6 +11,7 @@ from .energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_en
 from .gpu import GPUPreset, get_preset, op_time_s
 from .ndpxnet import NDPXNetConfig, expander_cost, simulate_ndpxnet, without_optimizer
 from .offload import MEMORY_PLACEMENTS, PlannerConfig, plan_offload
+from .offload.combine import combine_steps, combined_iteration_s
 from .zoo import build_model
 from .zoo.summary import footprint_bytes
 
@@ -234,4 +235,12 @@ def _single(plan, e_base, e_ndp):
         "energy_j_baseline": e_base.total_j, "energy_j_matndp": e_ndp.total_j,
         "energy_baseline": e_base.as_dict(), "energy_matndp": e_ndp.as_dict(),
         "placements": _placement_counts(plan),
+        "partial_combines": _partial_combines(plan),
     }
+
+
+def _partial_combines(plan):
+    """The GPU's combines of the slices' partial reductions (:mod:`.offload.combine`)."""
+    steps = combine_steps(plan)
+    return {"steps": len(steps), "time_s": sum(step.time_s for step in steps),
+            "matndp_s_with_combines": combined_iteration_s(plan, steps)}

@@ -52,6 +52,11 @@ def _print_report(report):
     print(f"  matNDP        {format_seconds(report['matndp_s']):>10}   speedup {report['speedup']:.3f}x "
           f"(Amdahl bound {report['amdahl_bound']:.3f}x at offloaded share "
           f"{report['offloaded_share']:.1%})")
+    combines = report.get("partial_combines")
+    if combines and combines["steps"]:
+        print(f"  combines      {format_seconds(combines['time_s']):>10}   the GPU combining the slices' "
+              f"partials of {combines['steps']} reductions; with them matNDP "
+              f"{format_seconds(combines['matndp_s_with_combines'])}")
     print(f"  DRAM traffic  {format_bytes(report['dram_bytes_baseline']):>10} -> "
           f"{format_bytes(report['dram_bytes_matndp'])}")
     print(f"  energy        {format_joules(report['energy_j_baseline']):>10} -> "

@@ -177,9 +177,12 @@ def _on_slices(report):
     if len(spread["slices"]) == 1:
         return f"one of {report['slices']} slices"
     busy = spread["busy_cycles"]
+    combine = report.get("combine")
+    combined = (f", {combine['bit_exact']} reductions combined across them bit-exact"
+                if combine and combine["bit_exact"] else "")
     return (f"{len(spread['slices'])} of {report['slices']} slices (busy cycles {busy['min']:,} to "
             f"{busy['max']:,}, slowest slice {busy['slowest_slice']}; figures below of slice "
-            f"{spread['slices'][0]})")
+            f"{spread['slices'][0]}){combined}")
 
 
 COSIM_PRESSURE = 0.1

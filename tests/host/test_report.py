@@ -7,6 +7,7 @@ import re
 import pytest
 
 from matndp.host.gpu import PRESETS, baseline_timeline
+from matndp.host.kernels.library import OPS
 from matndp.host.report import RunConfig, run_gpu
 from matndp.host.zoo import build_model
 
@@ -214,3 +215,14 @@ def test_a_graph_of_ones_own_runs_at_its_own_batch_and_dtype(calibration, tmp_pa
         "gpus": 1, "policy": "all", "offload_optimizer": True}
     assert report["calibration"] == calibration.describe()
     assert report["speedup"] == pytest.approx(report["baseline_s"] / report["matndp_s"])
+
+
+def test_the_gpus_combines_of_the_slices_partials_are_one_per_offloaded_reduction():
+    report, plan = run_gpu(RunConfig("resnet50", "a100", 2, "fp32"), with_plan=True)
+    reductions = sum(len([phase for phase in OPS[placement.kernel].phases if phase.endswith("stats")])
+                     for placement in plan.placements.values() if placement.offloaded)
+    combines = report["partial_combines"]
+    assert combines["steps"] == reductions > 0
+    # Each a launch (4 µs on an A100) and its bytes; on the path to its consumer.
+    assert 4e-6 * reductions < combines["time_s"] < 6e-6 * reductions
+    assert combines["matndp_s_with_combines"] == pytest.approx(report["matndp_s"] + combines["time_s"])

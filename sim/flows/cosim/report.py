@@ -14,6 +14,7 @@ from matndp.host.offload import plan_offload
 from matndp.host.output import pyplot, save_figure
 from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
+from matndp.sim.flows.cosim.combine import combine_lines, combine_report, reduction_partials
 from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure
 from matndp.sim.flows.cosim.slices import SliceMeasures, slice_spread, slowest_slice_retime
 
@@ -140,7 +141,10 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_sl
     """Measure ``run`` and write every file of :data:`FILES` into ``output``; returns the
     report (what ``report.json`` holds). ``other_slices``: the job results
     (:func:`~matndp.sim.flows.cosim.shard.run_block_job`) of the same block on other
-    slices, set beside ``run``'s slice in ``slice_spread``."""
+    slices, set beside ``run``'s slice in ``slice_spread``, their reductions' partials
+    combined with ``run``'s in ``combine`` (:func:`~matndp.sim.flows.cosim.combine.combine_report`:
+    raises :class:`~matndp.sim.batch.check.CheckFailed` when a combination differs from
+    the golden's)."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     share = run.share
@@ -167,6 +171,10 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_sl
     per_slice += [SliceMeasures.of_results([result]) for result in other_slices]
     report["slice_spread"] = _spread(per_slice, share, share.ops,
                                      [checks] + [result["checks"] for result in other_slices])
+    report["combine"] = combine_report(
+        [(share.setup.slice_index, reduction_partials(run))] +
+        [(result["slice"], result["partials"]) for result in other_slices],
+        share, [op["op"] for op in share.ops])
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_markdown(report, share))
     return report
@@ -188,7 +196,8 @@ def write_iteration_report(results, output, *, share, wall_s=None):
     after slice when several were simulated; ``share``: the first block's share on the first
     slice, for the host model's plan): ``report.json``, ``report.md`` and the calibration;
     returns the report. The blocks' figures and the calibration are the first slice's
-    (slice 0), the checks every job's, and ``slice_spread`` sets the slices side by side."""
+    (slice 0), the checks every job's, ``slice_spread`` sets the slices side by side and
+    ``combine`` combines every block's reductions over them."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     by_slice = {}
@@ -225,7 +234,11 @@ def write_iteration_report(results, output, *, share, wall_s=None):
               "notes": list(dict.fromkeys(note for result in results for note in result["notes"])),
               "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
                         "calibration": FILES["calibration"]},
-              "slice_spread": _spread(per_slice, share, ops, [checks], blocks=None)}
+              "slice_spread": _spread(per_slice, share, ops, [checks], blocks=None),
+              "combine": combine_report([(index, [partial for result in slice_results
+                                                  for partial in result["partials"]])
+                                         for index, slice_results in by_slice.items()],
+                                        share, [op["op"] for op in ops])}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
     return report
@@ -279,6 +292,7 @@ def _iteration_markdown(report):
               f"{format_seconds(retimed['iteration_s_host'])}; baseline {format_seconds(retimed['baseline_s'])}), "
               f"speedup {retimed['speedup_retimed']:.3f}× (was {retimed['speedup_host']:.3f}×).", ""]
     lines += _slice_lines(report)
+    lines += combine_lines(report["combine"])
     return "\n".join(lines)
 
 
@@ -465,6 +479,7 @@ def _markdown(report, share):
         "",
         *_tier_reconciliation(report),
         *_slice_lines(report),
+        *combine_lines(report["combine"]),
     ]
     if report.get("files", {}).get("waveform"):
         lines += _waveform_lines(report)

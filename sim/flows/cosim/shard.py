@@ -30,6 +30,7 @@ import matndp.hw
 import matndp.host
 import matndp.sim
 from matndp.sim.designs.files import source_digest
+from matndp.sim.flows.cosim.combine import reduction_partials
 from matndp.sim.flows.cosim.iteration import IterationPlan, share_block
 from matndp.sim.flows.cosim.measure import share_measures
 from matndp.sim.flows.cosim.share_run import ShareRun, build_job
@@ -132,7 +133,9 @@ def _worker():
 def run_block_job(job, directory=None, share=None):
     """Plan (unless ``share``, its :class:`~matndp.sim.flows.cosim.iteration.IterationShare`,
     is given), run and check ``job``; its result as JSON-able data: ``status`` ``"ok"``
-    with the block's ``cycles``, ``checks``, ``measures`` and ``notes``, or ``"failed"``
+    with the block's ``cycles``, ``checks``, ``measures``, ``partials`` (its reductions'
+    partial statistics, :func:`~matndp.sim.flows.cosim.combine.reduction_partials`) and
+    ``notes``, or ``"failed"``
     with ``error`` (the exception's type and message)."""
     started = time.perf_counter()
     line = {"key": job.key, "block": job.block, "number": job.number, "slice": job.slice_index}
@@ -147,7 +150,7 @@ def run_block_job(job, directory=None, share=None):
         launches = sum(len(stage.launches) for step in share.steps for stage in step.stages)
         line.update(status="ok", cycles=int(result.cycles), steps=len(share.steps),
                     launches=launches, checks=checks, measures=share_measures(run),
-                    notes=list(share.notes))
+                    partials=reduction_partials(run), notes=list(share.notes))
     except Exception as error:   # a failing job is a result of the run, named by its block
         line.update(status="failed", error=f"{type(error).__name__}: {error}")
     line.update(wall_s=round(time.perf_counter() - started, 3), worker=_worker())

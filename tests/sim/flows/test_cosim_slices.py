@@ -104,12 +104,16 @@ def test_a_failing_job_is_named_by_its_block_and_slice(monkeypatch):
     assert failed.value.failures == [("fc2 on slice 2", "RuntimeError: the simulator died")]
 
 
+def iteration_on_slices(folder, graph, slices, setup=SETUP):
+    """The whole iteration of ``graph`` on ``slices``, quietly: its shares and its report."""
+    shares = share_blocks(setup, graph)
+    return shares, run_cosim_iteration(folder, shares=shares, graph=graph, slices=slices,
+                                       progress=_quiet, job_progress=_quiet)
+
+
 @pytest.mark.slow
 def test_the_whole_iteration_on_two_slices(tmp_path):
-    graph = mlp(32)
-    shares = share_blocks(SETUP, graph)
-    report = run_cosim_iteration(tmp_path / "cosim", shares=shares, graph=graph, slices=[0, 2],
-                                 progress=_quiet, job_progress=_quiet)
+    shares, report = iteration_on_slices(tmp_path / "cosim", mlp(32), [0, 2])
     assert [(job["block"], job["slice"]) for job in report["jobs"]] == \
         [(block, index) for index in (0, 2) for block in ("fc1", "fc2", "loss")]
     spread = report["slice_spread"]
