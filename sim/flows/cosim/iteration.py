@@ -186,7 +186,7 @@ def _merge_order(*counts):
     """The order merging request lists of ``counts`` requests (given one after another) so
     that each spreads evenly over the merged one."""
     keys = [np.arange(count) / max(1, count) + (index * 1e-9) for index, count in enumerate(counts)]
-    return np.argsort(np.concatenate(keys), kind="stable")
+    return np.argsort(np.concatenate(keys), kind="stable") if keys else np.zeros(0, dtype=np.intp)
 
 
 def _spread(count, cycles):

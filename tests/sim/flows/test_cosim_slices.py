@@ -122,3 +122,24 @@ def test_the_whole_iteration_on_two_slices(tmp_path):
     assert spread["launches_bit_exact"] == report["checks"]["launches_bit_exact"] > \
         sum(len(stage.launches) for share in shares for step in share.steps for stage in step.stages)
     assert "## Slices" in (tmp_path / "cosim" / "report.md").read_text()
+
+
+def test_a_gpu_op_a_slice_holds_none_of_idles_the_slice_for_its_time():
+    """At batch 2 the convolution-and-batch-norm graph's logits are two sectors over three
+    slices: slice 2 holds none of the loss's tensors, so the loss's GPU stage there has no
+    request and spends the op's scheduled time idle."""
+    from dataclasses import replace
+    from .test_cosim_combine import SETUP as CONVBN, convbn
+    shares = share_blocks(replace(CONVBN, slice_index=2), graph=convbn(2))
+    empty = [(step, stage) for share in shares for step in share.steps for stage in step.stages
+             if stage.kind == "gpu" and len(stage) == 0]
+    assert empty, "the test needs a GPU op this slice holds nothing of"
+    for step, stage in empty:
+        assert not stage.launches and stage.idle_after == step.host_cycles > 0
+
+
+@pytest.mark.slow
+def test_the_whole_iteration_on_a_slice_holding_none_of_an_op(tmp_path):
+    from .test_cosim_combine import SETUP as CONVBN, convbn
+    _, report = iteration_on_slices(tmp_path / "cosim", convbn(2), [0, 2], CONVBN)
+    assert report["slice_spread"]["slices"] == [0, 2] and report["checks"]["launches_bit_exact"] > 0
