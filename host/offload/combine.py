@@ -19,15 +19,14 @@ from dataclasses import dataclass
 from math import ceil, prod
 
 from ..graph import DTYPE_BYTES
-from ..kernels.library import OPS
+from ..kernels.library import OPS, SECTOR_BYTES
 
 
 __all__ = ["Reduction", "REDUCTIONS", "CombineStep", "combine_step", "combine_steps",
-           "combined_iteration_s", "PARTIAL_BYTES", "SECTOR_BYTES"]
+           "combined_iteration_s", "PARTIAL_BYTES"]
 
 
 PARTIAL_BYTES = 4          # a partial statistic is one FP32 value per group
-SECTOR_BYTES = 32          # the interleave deals what is not a row of channels in sectors
 
 
 @dataclass(frozen=True)
