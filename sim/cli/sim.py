@@ -31,7 +31,7 @@ def _cosim_setup(args):
     from matndp.sim.flows.cosim.setup import CosimSetup
     return CosimSetup(model=args.model, block=args.block, batch=args.batch or COSIM_BATCH, gpu=args.gpu,
                       policy=args.policy, hbm_fraction=args.hbm_fraction, seed=args.seed,
-                      pressure=COSIM_PRESSURE if args.pressure == "random" else 0.0)
+                      pressure=COSIM_PRESSURE if args.pressure == "random" else 0.0, overlap=args.overlap)
 
 
 def run_sim(args):
@@ -282,6 +282,10 @@ def register(subparsers):
                        help="with --full-iteration or --slices: run the jobs on the Ray cluster at "
                             "ADDRESS (HOST:PORT), the one this machine is part of (auto), or a Ray "
                             "instance started here with --workers CPUs (local)")
+    cosim.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=True,
+                       help="run the steps the host model schedules at the same time (a GPU kernel "
+                            "and an independent NDP op) as one stage; --no-overlap runs every step "
+                            "after the one before, for comparison (default on)")
     cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
                        help="steps whose waveform is written (window.fst; a traced build), or "
                             "none (default %(default)s)")

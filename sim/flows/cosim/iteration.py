@@ -106,6 +106,7 @@ class Step:
     stages: list
     riders: list = field(default_factory=list)
     migrated_sectors: dict = field(default_factory=dict)
+    concurrent_with: str | None = None      # the GPU op whose stage holds this step's first
 
 
 @dataclass
@@ -122,6 +123,8 @@ class IterationShare:
     image: list                     # (addr, bytes) regions
     notes: list
     image_sectors: int = 0          # what the image needs of the harness's memory
+    overlap: dict = field(default_factory=dict)     # the host model's serial and overlapped cycles, what merged
+    serial_steps: list = field(default_factory=list)    # the merged steps as they were
 
 
 def block_of(op_name):
@@ -474,6 +477,12 @@ class _Builder:
                               riding.get(op.name, []),
                               {"fetch": int(fetched[slot]) * page_sectors // self.slices,
                                "evict": int(evicted[slot]) * page_sectors // self.slices}))
+        overlap = self.overlap(steps)
+        merged, serial = overlap.pop("steps"), overlap.pop("serial")
+        if self.setup.overlap:
+            steps = merged
+        else:
+            serial, overlap["merged"] = [], []
         # One region per area: the harness's region map is short.
         launch_area = np.zeros(self.launch_cursor - LAUNCH_BASE, dtype=np.uint8)
         for addr, region in self.launch_regions:
@@ -482,7 +491,19 @@ class _Builder:
             self.image.append((LAUNCH_BASE, launch_area))
         self.image.append((STAGING_BASE, np.zeros(STAGING_SECTORS * SECTOR, dtype=np.uint8)))
         return IterationShare(self.setup, graph, plan, self.tier, self.clock_hz, self.slices,
-                              self.memory_interval, steps, ops, self.image, self.notes, self.sectors)
+                              self.memory_interval, steps, ops, self.image, self.notes, self.sectors,
+                              overlap, serial)
+
+    def overlap(self, steps):
+        """The steps the host model runs at the same time merged (:mod:`~matndp.sim.flows.cosim.overlap`),
+        what merged, and the host model's serial and overlapped cycles of the block."""
+        from matndp.sim.flows.cosim.overlap import overlap_steps, planned_overlap
+        merged, groups, serial = overlap_steps(steps, self.graph, self.plan, self.schedule, interval=self.memory_interval,
+                                       gap_limit=GAP_LIMIT)
+        return {"steps": merged, "serial": serial, **planned_overlap(steps, self.plan, self.schedule, self.clock_hz),
+                "merged": [{"gpu": steps[group.gpu].op, "ndp": [steps[n].op for n in group.ndp],
+                            "planned_overlap_cycles": [self.cycles(s) for s in group.planned_s]}
+                           for group in groups]}
 
 
 def _columns(addr, write, data, mask, source):

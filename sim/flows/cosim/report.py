@@ -14,7 +14,8 @@ from matndp.host.offload import plan_offload
 from matndp.host.output import pyplot, save_figure
 from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
-from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure
+from matndp.sim.flows.cosim.measure import (SLOT_SOURCES, calibration_document, kernel_costs, measure,
+                                            overlap_figures, share_measures)
 from matndp.sim.flows.cosim.slices import SliceMeasures, slice_spread, slowest_slice_retime
 
 
@@ -136,15 +137,19 @@ def _retime(share, calibration_path, blocks=True):
             "calibration_host": share.plan.calibration.describe()["source"]}
 
 
-def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_slices=()):
+def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_slices=(), serial=None):
     """Measure ``run`` and write every file of :data:`FILES` into ``output``; returns the
     report (what ``report.json`` holds). ``other_slices``: the job results
     (:func:`~matndp.sim.flows.cosim.shard.run_block_job`) of the same block on other
-    slices, set beside ``run``'s slice in ``slice_spread``."""
+    slices, set beside ``run``'s slice in ``slice_spread``. ``serial``: the run of the
+    steps the overlap merged, one after another (``measures.overlap`` sets it beside
+    ``run``)."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     share = run.share
     measures = measure(run)
+    if serial is not None:
+        measures["overlap"] = overlap_figures(measures, share_measures(serial))
     calibration = calibration_document(measures, share.clock_hz)
     (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
     retimed = _retime(share, output / FILES["calibration"])
@@ -358,6 +363,28 @@ def _gpu_path_lines(path):
     return lines + [""]
 
 
+def _overlap_lines(overlap):
+    """The paragraph on the steps run concurrently as the host model plans them."""
+    planned = (f"The host model's schedule of the block's steps: {overlap['host_serial_cycles']:,} cycles "
+               f"one after another, {overlap['host_overlapped_cycles']:,} as overlapped.")
+    if not overlap["on"]:
+        return [f"Overlap off (`--no-overlap`): every step ran after the one before. {planned}", ""]
+    if not overlap["merged"]:
+        return [f"Overlap on: no steps the host model runs at the same time. {planned}", ""]
+    pairs = "; ".join(f"`{group['gpu']}` with {', '.join(f'`{op}`' for op in group['ndp'])}"
+                      for group in overlap["merged"])
+    lines = [f"Overlap on: steps the host model runs at the same time ran as one stage: {pairs}. {planned}"]
+    if "achieved" in overlap:
+        achieved = "–" if overlap["achieved"] is None else f"{overlap['achieved']:.0%}"
+        lines[0] += (f" RTL busy cycles: {overlap['rtl_busy_cycles']:,} as run, "
+                     f"{overlap['rtl_serial_busy_cycles']:,} one after another (the merged steps run "
+                     f"again serially: {overlap['rtl_merged_steps_serial_cycles']:,} against "
+                     f"{overlap['rtl_merged_steps_overlapped_cycles']:,}); the RTL saved "
+                     f"{overlap['rtl_saved_cycles']:,} of the {overlap['host_saved_cycles']:,} cycles the "
+                     f"plan's overlap saves: {achieved} achieved.")
+    return [*lines, ""]
+
+
 def _markdown(report, share):
     setup, measures, clock = report["setup"], report["measures"], report["clock_hz"]
     slots = measures["slots"]
@@ -382,6 +409,7 @@ def _markdown(report, share):
         f"numpy golden and the instruction-set simulator. Values: {report['values']}.",
         "",
         *_note_lines(report["notes"]),
+        *_overlap_lines(measures["overlap"]),
         "![timeline](timeline.png)",
         "",
         "## Per op: RTL against the host model",
