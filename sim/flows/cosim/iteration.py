@@ -19,6 +19,9 @@ does work of its own, in schedule order:
   pages it moves between HBM and flash during the op are page copies through the slice
   (fetches write, evictions read) to a staging region no entry watches.
 
+With ``setup.overlap`` a GPU op and an independent NDP op the host model schedules at the
+same time then become one stage (:mod:`~matndp.sim.flows.cosim.overlap`).
+
 Slice ``slice_index`` of the ``slices`` the GPU's memory is interleaved over holds what the
 interleave deals it (:mod:`~matndp.sim.flows.cosim.interleave`): whole rows of an activation
 with channels innermost (so a per-channel reduction is the slice's partial over its rows),

@@ -10,7 +10,7 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.host.kernels.library import OPS
 
 
-__all__ = ["measure", "share_measures", "overlap_figures", "kernel_costs", "calibration_document", "SLOT_SOURCES"]
+__all__ = ["measure", "share_measures", "overlap_figures", "merged_sweeps", "kernel_costs", "calibration_document", "SLOT_SOURCES"]
 
 
 SLOT_SOURCES = ("gpu", "migration", "sweep", "engine")
@@ -203,6 +203,13 @@ def overlap_figures(measures, serial):
                     "rtl_saved_cycles": saved, "host_saved_cycles": planned,
                     "achieved": saved / planned if planned > 0 else None})
     return figures
+
+
+def merged_sweeps(serial):
+    """The steps of ``serial`` (:func:`share_measures` of the merged steps run one after
+    another) with only the sweeps the merges took: each NDP step's first stage (its further
+    stages run on their own in the overlapped run too)."""
+    return [{**step, "stages": step["stages"][:1]} for step in serial["steps"] if step["where"] != "gpu"]
 
 
 def kernel_costs(steps_by_slice, ops, calibration):

@@ -15,7 +15,7 @@ from matndp.host.output import pyplot, save_figure
 from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
 from matndp.sim.flows.cosim.measure import (SLOT_SOURCES, calibration_document, kernel_costs, measure,
-                                            overlap_figures, share_measures)
+                                            merged_sweeps, overlap_figures, share_measures)
 from matndp.sim.flows.cosim.slices import SliceMeasures, slice_spread, slowest_slice_retime
 
 
@@ -149,7 +149,12 @@ def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_sl
     share = run.share
     measures = measure(run)
     if serial is not None:
-        measures["overlap"] = overlap_figures(measures, share_measures(serial))
+        serial_measures = share_measures(serial)
+        measures["overlap"] = overlap_figures(measures, serial_measures)
+        # A merged stage's cycles are the GPU op's, not a kernel's pace: the sweeps the
+        # merges took are measured in the serial run.
+        measures["kernels"] = kernel_costs([measures["steps"] + merged_sweeps(serial_measures)], share.ops,
+                                           share.plan.calibration)
     calibration = calibration_document(measures, share.clock_hz)
     (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
     retimed = _retime(share, output / FILES["calibration"])

@@ -13,7 +13,7 @@ import pytest
 
 from matndp.host.zoo.builder import GraphBuilder
 from matndp.sim.flows.cosim.iteration import GAP_LIMIT, Stage, Step, share_iteration
-from matndp.sim.flows.cosim.measure import share_measures
+from matndp.sim.flows.cosim.measure import merged_sweeps, share_measures
 from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.cosim.overlap import (concurrent_steps, launches_fit, merge_stages, overlap_steps,
                                             planned_overlap, serial_share, side_by_side, stage_times)
@@ -240,3 +240,8 @@ def test_the_report_sets_the_rtl_overlap_beside_the_planned_one(residual_runs, t
     assert json.loads((tmp_path / "report.json").read_text())["measures"]["overlap"]["achieved"] == \
         pytest.approx(figures["achieved"])
     assert "ran as one stage: `blk.0.downsample` with `blk.0.bn1`" in (tmp_path / "report.md").read_text()
+    # The kernels' costs take the sweeps the merges took from the serial run, each once.
+    taken = merged_sweeps(share_measures(serial))
+    assert [(step["op"], [stage["kernels"] for stage in step["stages"]]) for step in taken] == [
+        ("blk.0.bn1", [["bn_apply"]]), ("blk.0.bn1.backward", [["bn_bwd_stats"]]),
+        ("optimizer:blk.0.downsample.weight", [["sgd_momentum"]])]
