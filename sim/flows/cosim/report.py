@@ -235,10 +235,20 @@ def write_iteration_report(results, output, *, share, wall_s=None):
               "notes": list(dict.fromkeys(note for result in results for note in result["notes"])),
               "files": {"report_json": FILES["report_json"], "report_markdown": FILES["report_markdown"],
                         "calibration": FILES["calibration"]},
-              "slice_spread": _spread(per_slice, share, ops, [checks], blocks=None)}
+              "slice_spread": _spread(per_slice, share, ops, [checks], blocks=None),
+              "overlap": _iteration_overlap(first, share.setup.overlap)}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
     return report
+
+
+def _iteration_overlap(results, on):
+    """The blocks' overlap figures summed (``results``: one slice's jobs): the steps
+    merged, the host model's serial and overlapped cycles, the RTL's busy cycles."""
+    figures = [result["measures"]["overlap"] for result in results]
+    return {"on": on, "merged": sum(len(figure["merged"]) for figure in figures),
+            **{key: sum(figure[key] for figure in figures)
+               for key in ("host_serial_cycles", "host_overlapped_cycles", "rtl_busy_cycles")}}
 
 
 # The report's fields that say how a run went rather than what it gave (a job's too).
@@ -270,6 +280,7 @@ def _iteration_markdown(report):
         f"bit-exact against the numpy golden and the instruction-set simulator.",
         "",
         *_note_lines(report["notes"]),
+        *_iteration_overlap_lines(report["overlap"]),
         "| block | steps | kernel launches | host cycles | RTL cycles | RTL / host | stall cycles |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -366,6 +377,16 @@ def _gpu_path_lines(path):
         lines.append(f"| {title} | {row['requests']:,} | {spread} | "
                      f"{row['held_for_full_event_queue_cycles']:,} | {row['id_gated_cycles']:,} |")
     return lines + [""]
+
+
+def _iteration_overlap_lines(overlap):
+    if not overlap["on"]:
+        return ["Overlap off (`--no-overlap`): every step ran after the one before.", ""]
+    return [f"Overlap on: {overlap['merged']} groups of steps the host model runs at the same time ran "
+            f"as one stage each; the host model's schedule of the blocks' steps: "
+            f"{overlap['host_serial_cycles']:,} cycles one after another, {overlap['host_overlapped_cycles']:,} "
+            f"as overlapped; RTL busy cycles {overlap['rtl_busy_cycles']:,} (a `--no-overlap` run gives "
+            f"them one after another).", ""]
 
 
 def _overlap_lines(overlap):
