@@ -3,7 +3,7 @@
 The host model's schedule overlaps a standalone NDP work item with the GPU kernel running
 beside it when neither needs the other's result. Here such a pair of steps becomes one
 stage: the GPU's requests keep their times (spread over the GPU op's scheduled time), the
-NDP sweep's requests take the memory slots the GPU leaves, as early as possible, and the
+NDP sweep's requests are spread evenly over the same time in the cycles between, and the
 launches of both are programmed before the stage (on entries side by side, their
 scratchpad regions one after the other), which ends when all its kernels complete.
 
@@ -151,23 +151,26 @@ def stage_times(gaps):
 
 def merge_stages(gpu, sweeps, interval, gap_limit, rebase=side_by_side):
     """One stage of GPU stage ``gpu`` and sweep stages ``sweeps``: the GPU's requests at
-    their times, the sweeps' in the memory slots (``interval`` cycles each) no GPU
-    request falls in, from the stage's start, one after another; the idle cycles a gap
-    cannot hold (above ``gap_limit``) go after the stage, as a GPU stage's do. The
-    launches, the GPU's then the sweeps', are ``rebase`` d to run side by side."""
+    their times, each sweep's spread evenly over the GPU's stream in the cycles between
+    (over one memory slot of ``interval`` cycles a request when the GPU has none); the idle
+    cycles a gap cannot hold (above ``gap_limit``) go after the stage, as a GPU stage's
+    do. The launches, the GPU's then the sweeps', are ``rebase`` d to run side by side.
+
+    Spread, not as early as the slots allow: the stage is one request stream in order, so
+    a sweep request the slice holds back (its kernel slower than the memory's slots) holds
+    every GPU request behind it, and the GPU's gaps count from the request before."""
     gpu_times = stage_times(gpu.gap)
-    count = sum(len(sweep) for sweep in sweeps)
-    taken = np.unique(gpu_times // interval)
-    candidates = np.arange(count + len(taken), dtype=np.int64)
-    free = candidates[~np.isin(candidates, taken)][:count]
-    times = np.concatenate([gpu_times, free * interval])
+    times = [gpu_times]
+    for sweep in sweeps:
+        span = int(gpu_times[-1]) + 1 if len(gpu_times) else len(sweep) * interval
+        times.append(np.floor(np.arange(len(sweep)) * (span / max(1, len(sweep)))).astype(np.int64))
+    times = np.concatenate(times)
     parts = [gpu, *sweeps]
-    # Ties cannot happen (a sweep's slot holds no GPU request); the order is the time's.
+    # On a tie the GPU's request goes first and the sweep's a cycle later.
     order = np.argsort(times, kind="stable")
     columns = {key: np.concatenate([getattr(part, key) for part in parts])[order]
                for key in ("addr", "write", "data", "mask", "source")}
-    times = times[order]
-    gaps = np.diff(times, prepend=-1) - 1
+    gaps = np.maximum(np.diff(times[order], prepend=-1) - 1, 0)
     over = int(np.maximum(gaps - gap_limit, 0).sum())
     label = " + ".join([gpu.label, *(sweep.label for sweep in sweeps)])
     return replace(gpu, label=label, launches=rebase([*gpu.launches, *(plan for s in sweeps for plan in s.launches)]),

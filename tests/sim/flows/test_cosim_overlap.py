@@ -118,17 +118,27 @@ def test_merged_steps_keep_their_order_stalls_and_further_stages():
     assert serial[0].stages == steps[2].stages
 
 
-def test_the_sweep_takes_the_memory_slots_the_gpu_leaves_as_early_as_possible():
+def test_the_sweep_spreads_over_the_gpu_stream_in_the_cycles_between():
     gpu = _stage("gpu", "g", 3, gap=9)            # offered at cycles 9, 19, 29
     assert stage_times(gpu.gap).tolist() == [9, 19, 29]
     sweep = _stage("sweep", "s", 3)
     sweep.addr = sweep.addr + 1000
     merged = merge_stages(gpu, [sweep], interval=4, gap_limit=GAP_LIMIT, rebase=list)
-    # Slots of 4 cycles: the GPU's fall in slots 2, 4 and 7; the sweep takes 0, 1 and 3.
-    assert stage_times(merged.gap).tolist() == [0, 4, 9, 12, 19, 29]
-    assert merged.source.tolist() == ["sweep", "sweep", "gpu", "sweep", "gpu", "gpu"]
-    assert merged.addr.tolist() == [1000, 1032, 0, 1064, 32, 64]
+    # The GPU's 30 cycles over 3 sweep requests: at 0, 10 and 20.
+    assert stage_times(merged.gap).tolist() == [0, 9, 10, 19, 20, 29]
+    assert merged.source.tolist() == ["sweep", "gpu", "sweep", "gpu", "sweep", "gpu"]
+    assert merged.addr.tolist() == [1000, 0, 1032, 32, 1064, 64]
     assert merged.kind == "gpu" and merged.idle_after == 0
+    # A tie: the GPU's request first, the sweep's the cycle after; two sweeps each spread.
+    other = _stage("sweep", "t", 1)
+    tied = merge_stages(_stage("gpu", "g", 1), [other, _stage("sweep", "u", 2)], interval=4, gap_limit=GAP_LIMIT,
+                        rebase=list)
+    assert stage_times(tied.gap).tolist() == [0, 1, 2, 3] and tied.label == "g + t + u"
+    assert tied.source.tolist() == ["gpu", "sweep", "sweep", "sweep"]
+    # No GPU request: one memory slot a sweep request.
+    alone = merge_stages(_stage("gpu", "g", 0), [_stage("sweep", "s", 3)], interval=4, gap_limit=GAP_LIMIT,
+                         rebase=list)
+    assert stage_times(alone.gap).tolist() == [0, 4, 8]
 
 
 def test_a_gap_the_field_cannot_hold_goes_after_the_merged_stage():
