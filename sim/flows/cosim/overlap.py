@@ -25,8 +25,8 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.kernel_run import scratchpad_bases
 
 
-__all__ = ["serial_share", "Concurrent", "concurrent_steps", "launches_fit", "side_by_side", "overlap_steps", "planned_overlap", "stage_times",
-           "merge_stages"]
+__all__ = ["Concurrent", "concurrent_steps", "launches_fit", "side_by_side", "merge_stages", "stage_times",
+           "overlap_steps", "serial_share", "planned_interval", "planned_overlap"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ class _Ancestors:
     def __call__(self, name):
         if name in self.known:
             return self.known[name]
-        # Iteratively, in post-order: the graph is deeper than Python's recursion limit.
+        # Iteratively, in post-order: a whole iteration's chains of dependencies can be
+        # deeper than Python's recursion limit.
         stack = [name]
         while stack:
             top = stack[-1]

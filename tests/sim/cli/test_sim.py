@@ -57,3 +57,9 @@ def test_every_slice_of_the_iteration(asked, tmp_path):
                       "--workers", "1"]) == 130
     assert asked["iteration"]["slices"] == list(range(160))
     assert asked["iteration"]["shares"] == ["planned"] and asked["iteration"]["runner"] is None
+
+
+def test_overlap_without_the_co_simulation_is_refused(asked, tmp_path, capsys):
+    assert exit_code(["sim", "--output", str(tmp_path), "--no-cosim", "--no-overlap"]) == 2
+    assert "--no-overlap: the co-simulation is off" in capsys.readouterr().err
+    assert asked == {}
