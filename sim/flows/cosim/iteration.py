@@ -109,7 +109,7 @@ class Step:
     stages: list
     riders: list = field(default_factory=list)
     migrated_sectors: dict = field(default_factory=dict)
-    concurrent_with: str | None = None      # the GPU op whose stage holds this step's first
+    concurrent_with: str | None = None      # the GPU op whose merged stage holds this step's first stage
 
 
 @dataclass
@@ -501,9 +501,10 @@ class _Builder:
         """The steps the host model runs at the same time merged (:mod:`~matndp.sim.flows.cosim.overlap`),
         what merged, and the host model's serial and overlapped cycles of the block."""
         from matndp.sim.flows.cosim.overlap import overlap_steps, planned_overlap
-        merged, groups, serial = overlap_steps(steps, self.graph, self.plan, self.schedule, interval=self.memory_interval,
-                                       gap_limit=GAP_LIMIT)
-        return {"steps": merged, "serial": serial, **planned_overlap(steps, self.plan, self.schedule, self.clock_hz),
+        merged, groups, serial = overlap_steps(steps, self.graph, self.plan, self.schedule,
+                                               interval=self.memory_interval, gap_limit=GAP_LIMIT)
+        return {"steps": merged, "serial": serial,
+                **planned_overlap(steps, self.plan, self.schedule, self.clock_hz),
                 "merged": [{"gpu": steps[group.gpu].op, "ndp": [steps[n].op for n in group.ndp],
                             "planned_overlap_cycles": [self.cycles(s) for s in group.planned_s]}
                            for group in groups]}

@@ -10,7 +10,8 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.host.kernels.library import OPS
 
 
-__all__ = ["measure", "share_measures", "overlap_figures", "merged_sweeps", "kernel_costs", "calibration_document", "SLOT_SOURCES"]
+__all__ = ["measure", "share_measures", "overlap_figures", "merged_sweeps", "kernel_costs",
+           "calibration_document", "SLOT_SOURCES"]
 
 
 SLOT_SOURCES = ("gpu", "migration", "sweep", "engine")

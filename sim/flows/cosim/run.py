@@ -69,7 +69,7 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                  f"checking every output against the golden models and the instruction-set "
                  f"simulator")
         checks = run.check()
-        serial = _serial_run(share, work, simulator, progress)
+        serial = _serial_run(share, work, simulator, progress, traceable=bool(window))
         others = _other_slices(share, slices, simulator, runner, work, output, progress, job_progress)
         files = {}
         if window:
@@ -81,15 +81,15 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                             extra_files=files, other_slices=others, serial=serial)
 
 
-def _serial_run(share, work, simulator, progress):
+def _serial_run(share, work, simulator, progress, traceable):
     """The steps the overlap merged, run again one after another (checked as every run
-    is): what the merges saved."""
+    is): what the merges saved. On the build the run itself took (``traceable``)."""
     serial = serial_share(share)
     if serial is None:
         return None
     progress(f"sim: the {len(serial.steps)} merged steps again one after another, for the cycles "
              f"the overlap saved")
-    run = run_share(serial, simulator=simulator, directory=work / "serial_run")
+    run = run_share(serial, simulator=simulator, directory=work / "serial_run", traceable=traceable)
     run.check()
     return run
 
