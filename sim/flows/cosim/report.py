@@ -212,7 +212,7 @@ def write_iteration_report(results, output, *, share, wall_s=None):
     blocks, steps, ops = [], [], []
     for result in first:
         measures = result["measures"]
-        steps += measures["steps"]
+        steps += measures["steps"] + measures.get("merged_sweeps", [])
         ops += measures["ops"]
         blocks.append({"block": result["block"], "steps": result["steps"], "launches": result["launches"],
                        "host_cycles": measures["host_cycles"], "rtl_cycles": measures["rtl_busy_cycles"],
@@ -246,9 +246,15 @@ def _iteration_overlap(results, on):
     """The blocks' overlap figures summed (``results``: one slice's jobs): the steps
     merged, the host model's serial and overlapped cycles, the RTL's busy cycles."""
     figures = [result["measures"]["overlap"] for result in results]
-    return {"on": on, "merged": sum(len(figure["merged"]) for figure in figures),
-            **{key: sum(figure[key] for figure in figures)
-               for key in ("host_serial_cycles", "host_overlapped_cycles", "rtl_busy_cycles")}}
+    summed = {"on": on, "merged": sum(len(figure["merged"]) for figure in figures),
+              **{key: sum(figure[key] for figure in figures)
+                 for key in ("host_serial_cycles", "host_overlapped_cycles", "rtl_busy_cycles")}}
+    # A block with nothing merged saved nothing.
+    saved = sum(figure.get("rtl_saved_cycles", 0) for figure in figures)
+    planned = summed["host_serial_cycles"] - summed["host_overlapped_cycles"]
+    summed.update({"rtl_serial_busy_cycles": summed["rtl_busy_cycles"] + saved, "rtl_saved_cycles": saved,
+                   "host_saved_cycles": planned, "achieved": saved / planned if on and planned > 0 else None})
+    return summed
 
 
 # The report's fields that say how a run went rather than what it gave (a job's too).
@@ -379,14 +385,20 @@ def _gpu_path_lines(path):
     return lines + [""]
 
 
+def _achieved(overlap):
+    return "–" if overlap["achieved"] is None else f"{overlap['achieved']:.0%}"
+
+
 def _iteration_overlap_lines(overlap):
     if not overlap["on"]:
         return ["Overlap off (`--no-overlap`): every step ran after the one before.", ""]
     return [f"Overlap on: {overlap['merged']} groups of steps the host model runs at the same time ran "
             f"as one stage each; the host model's schedule of the blocks' steps: "
             f"{overlap['host_serial_cycles']:,} cycles one after another, {overlap['host_overlapped_cycles']:,} "
-            f"as overlapped; RTL busy cycles {overlap['rtl_busy_cycles']:,} (a `--no-overlap` run gives "
-            f"them one after another).", ""]
+            f"as overlapped. RTL busy cycles: {overlap['rtl_busy_cycles']:,} as run, "
+            f"{overlap['rtl_serial_busy_cycles']:,} one after another (each block's merged steps run again "
+            f"serially); the RTL saved {overlap['rtl_saved_cycles']:,} of the {overlap['host_saved_cycles']:,} "
+            f"cycles the plan's overlap saves: {_achieved(overlap)} achieved.", ""]
 
 
 def _overlap_lines(overlap):
@@ -401,13 +413,12 @@ def _overlap_lines(overlap):
                       for group in overlap["merged"])
     lines = [f"Overlap on: steps the host model runs at the same time ran as one stage: {pairs}. {planned}"]
     if "achieved" in overlap:
-        achieved = "–" if overlap["achieved"] is None else f"{overlap['achieved']:.0%}"
         lines[0] += (f" RTL busy cycles: {overlap['rtl_busy_cycles']:,} as run, "
                      f"{overlap['rtl_serial_busy_cycles']:,} one after another (the merged steps run "
                      f"again serially: {overlap['rtl_merged_steps_serial_cycles']:,} against "
                      f"{overlap['rtl_merged_steps_overlapped_cycles']:,}); the RTL saved "
                      f"{overlap['rtl_saved_cycles']:,} of the {overlap['host_saved_cycles']:,} cycles the "
-                     f"plan's overlap saves: {achieved} achieved.")
+                     f"plan's overlap saves: {_achieved(overlap)} achieved.")
     return [*lines, ""]
 
 

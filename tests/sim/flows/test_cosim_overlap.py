@@ -18,6 +18,8 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.cosim.overlap import (concurrent_steps, launches_fit, merge_stages, overlap_steps,
                                             planned_overlap, serial_share, side_by_side, stage_times)
 from matndp.sim.flows.cosim.report import write_report
+from matndp.sim.flows.cosim.shard import BlockJob, run_block_job
+from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.flows.kernel_run import Launch, plan_launches
 from matndp.sim.flows.cosim.setup import CosimError, CosimSetup
 from matndp.sim.flows.cosim.share_run import run_share
@@ -255,3 +257,15 @@ def test_the_report_sets_the_rtl_overlap_beside_the_planned_one(residual_runs, t
     assert [(step["op"], [stage["kernels"] for stage in step["stages"]]) for step in taken] == [
         ("blk.0.bn1", [["bn_apply"]]), ("blk.0.bn1.backward", [["bn_bwd_stats"]]),
         ("optimizer:blk.0.downsample.weight", [["sgd_momentum"]])]
+
+
+def test_a_block_job_runs_its_merged_steps_again_serially(tmp_path):
+    job = BlockJob(residual_share(True).setup, 0, HarnessShape(), graph=residual())
+    result = run_block_job(job, tmp_path)
+    assert result["status"] == "ok", result.get("error")
+    figures = result["measures"]["overlap"]
+    assert len(figures["merged"]) == 3 and figures["rtl_saved_cycles"] > 0
+    assert figures["rtl_serial_busy_cycles"] == figures["rtl_busy_cycles"] + figures["rtl_saved_cycles"]
+    assert [step["op"] for step in result["measures"]["merged_sweeps"]] == [
+        "blk.0.bn1", "blk.0.bn1.backward", "optimizer:blk.0.downsample.weight"]
+    assert (tmp_path / "serial").is_dir()
