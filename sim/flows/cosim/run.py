@@ -89,7 +89,8 @@ def _serial_run(share, work, simulator, progress, traceable):
         return None
     progress(f"sim: the {len(serial.steps)} merged steps again one after another, for the cycles "
              f"the overlap saved")
-    run = run_share(serial, simulator=simulator, directory=work / "serial_run", traceable=traceable)
+    run = run_share(serial, simulator=simulator, directory=work / "serial_run", traceable=traceable,
+                    trace_scopes=TRACE_SCOPES)
     run.check()
     return run
 
