@@ -18,7 +18,7 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.sim.flows.cosim.overlap import (concurrent_steps, launches_fit, merge_stages, overlap_steps,
                                             planned_overlap, serial_share, side_by_side, stage_times)
 from matndp.sim.flows.cosim.report import write_report
-from matndp.sim.flows.cosim.shard import BlockJob, run_block_job
+from matndp.sim.flows.cosim import shard
 from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.flows.kernel_run import Launch, plan_launches
 from matndp.sim.flows.cosim.setup import CosimError, CosimSetup
@@ -259,13 +259,23 @@ def test_the_report_sets_the_rtl_overlap_beside_the_planned_one(residual_runs, t
         ("optimizer:blk.0.downsample.weight", [["sgd_momentum"]])]
 
 
-def test_a_block_job_runs_its_merged_steps_again_serially(tmp_path):
-    job = BlockJob(residual_share(True).setup, 0, HarnessShape(), graph=residual())
-    result = run_block_job(job, tmp_path)
+def test_a_block_job_runs_its_merged_steps_again_serially(residual_runs, tmp_path, monkeypatch):
+    # The fixture's runs stand for the job's own: the job's share with the steps merged,
+    # then the serial share of those steps, in a folder of its own.
+    asked = []
+
+    def stand_in(share, job, directory):
+        asked.append((bool(share.serial_steps), directory))
+        run = residual_runs[True] if share.serial_steps else residual_runs["merged steps serially"]
+        assert [step.op for step in share.steps] == [step.op for step in run.share.steps]
+        return run, run.check()
+    monkeypatch.setattr(shard, "_run_checked", stand_in)
+    share = residual_runs[True].share
+    result = shard.run_block_job(shard.BlockJob(share.setup, 0, HarnessShape(), graph=residual()), tmp_path, share)
     assert result["status"] == "ok", result.get("error")
+    assert asked == [(True, tmp_path), (False, tmp_path / "serial")]
     figures = result["measures"]["overlap"]
     assert len(figures["merged"]) == 3 and figures["rtl_saved_cycles"] > 0
     assert figures["rtl_serial_busy_cycles"] == figures["rtl_busy_cycles"] + figures["rtl_saved_cycles"]
     assert [step["op"] for step in result["measures"]["merged_sweeps"]] == [
         "blk.0.bn1", "blk.0.bn1.backward", "optimizer:blk.0.downsample.weight"]
-    assert (tmp_path / "serial").is_dir()
