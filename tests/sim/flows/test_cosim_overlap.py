@@ -3,7 +3,8 @@
 Which steps merge is worked out by hand on a hand-built plan; the merged stage's request
 times by hand on a small stage; a small residual block (a convolution and its batch-norm,
 beside an independent shortcut convolution) runs through the RTL with overlap and without,
-every check passing."""
+every check passing, and its merged steps again one after another for the report and for
+a block job's result."""
 
 import json
 import types
