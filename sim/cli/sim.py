@@ -31,7 +31,8 @@ def _cosim_setup(args):
     from matndp.sim.flows.cosim.setup import CosimSetup
     return CosimSetup(model=args.model, block=args.block, batch=args.batch or COSIM_BATCH, gpu=args.gpu,
                       policy=args.policy, hbm_fraction=args.hbm_fraction, seed=args.seed,
-                      pressure=COSIM_PRESSURE if args.pressure == "random" else 0.0)
+                      pressure=COSIM_PRESSURE if args.pressure == "random" else 0.0,
+                      overlap=args.overlap is not False)
 
 
 def run_sim(args):
@@ -47,6 +48,9 @@ def run_sim(args):
     share = shares = runner = None
     if args.slices != 1 and not args.cosim:
         raise UsageError(f"--slices {args.slices or 'all'}: the co-simulation is off (--no-cosim, the default under Icarus)")
+    if args.overlap is not None and not args.cosim:
+        raise UsageError(f"--{'' if args.overlap else 'no-'}overlap: the co-simulation is off (--no-cosim, the "
+                         f"default under Icarus)")
     slices = _slices(args) if args.cosim else None
     several = slices is not None and len(slices) > 1
     if (args.workers is not None or args.ray is not None) and not (args.cosim and (args.full_iteration or several)):
@@ -285,6 +289,10 @@ def register(subparsers):
                        help="with --full-iteration or --slices: run the jobs on the Ray cluster at "
                             "ADDRESS (HOST:PORT), the one this machine is part of (auto), or a Ray "
                             "instance started here with --workers CPUs (local)")
+    cosim.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                       help="run the steps the host model schedules at the same time (a GPU kernel "
+                            "and an independent NDP op) as one stage; --no-overlap runs every step "
+                            "after the one before, for comparison (default on)")
     cosim.add_argument("--window", type=_window, default="0:2", metavar="FIRST:END",
                        help="steps whose waveform is written (window.fst; a traced build), or "
                             "none (default %(default)s)")

@@ -19,6 +19,9 @@ does work of its own, in schedule order:
   pages it moves between HBM and flash during the op are page copies through the slice
   (fetches write, evictions read) to a staging region no entry watches.
 
+With ``setup.overlap`` a GPU op and an independent NDP op the host model schedules at the
+same time then become one stage (:mod:`~matndp.sim.flows.cosim.overlap`).
+
 Slice ``slice_index`` of the ``slices`` the GPU's memory is interleaved over holds what the
 interleave deals it (:mod:`~matndp.sim.flows.cosim.interleave`): whole rows of an activation
 with channels innermost (so a per-channel reduction is the slice's partial over its rows),
@@ -106,6 +109,7 @@ class Step:
     stages: list
     riders: list = field(default_factory=list)
     migrated_sectors: dict = field(default_factory=dict)
+    concurrent_with: str | None = None      # the GPU op whose merged stage holds this step's first stage
 
 
 @dataclass
@@ -122,6 +126,8 @@ class IterationShare:
     image: list                     # (addr, bytes) regions
     notes: list
     image_sectors: int = 0          # what the image needs of the harness's memory
+    overlap: dict = field(default_factory=dict)     # the host model's serial and overlapped cycles, what merged
+    serial_steps: list = field(default_factory=list)    # the merged steps as they were
 
 
 def block_of(op_name):
@@ -471,6 +477,12 @@ class _Builder:
                     continue
             steps.append(Step(op.name, placement.where, op.phase, host_cycles, stall, stages,
                               riding.get(op.name, []), migrated))
+        overlap = self.overlap(steps)
+        merged, serial = overlap.pop("steps"), overlap.pop("serial")
+        if self.setup.overlap:
+            steps = merged
+        else:
+            serial, overlap["merged"] = [], []
         # One region per area: the harness's region map is short.
         launch_area = np.zeros(self.launch_cursor - LAUNCH_BASE, dtype=np.uint8)
         for addr, region in self.launch_regions:
@@ -479,7 +491,20 @@ class _Builder:
             self.image.append((LAUNCH_BASE, launch_area))
         self.image.append((STAGING_BASE, np.zeros(STAGING_SECTORS * SECTOR, dtype=np.uint8)))
         return IterationShare(self.setup, graph, plan, self.tier, self.clock_hz, self.slices,
-                              self.memory_interval, steps, ops, self.image, self.notes, self.sectors)
+                              self.memory_interval, steps, ops, self.image, self.notes, self.sectors,
+                              overlap, serial)
+
+    def overlap(self, steps):
+        """The steps the host model runs at the same time merged (:mod:`~matndp.sim.flows.cosim.overlap`),
+        what merged, and the host model's serial and overlapped cycles of the block."""
+        from matndp.sim.flows.cosim.overlap import overlap_steps, planned_overlap
+        merged, groups, serial = overlap_steps(steps, self.graph, self.plan, self.schedule,
+                                               interval=self.memory_interval, gap_limit=GAP_LIMIT)
+        return {"steps": merged, "serial": serial,
+                **planned_overlap(steps, self.plan, self.schedule, self.clock_hz),
+                "merged": [{"gpu": steps[group.gpu].op, "ndp": [steps[n].op for n in group.ndp],
+                            "planned_overlap_cycles": [self.cycles(s) for s in group.planned_s]}
+                           for group in groups]}
 
 
 def _columns(addr, write, data, mask, source):

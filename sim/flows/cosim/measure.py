@@ -10,7 +10,8 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.host.kernels.library import OPS
 
 
-__all__ = ["measure", "share_measures", "kernel_costs", "calibration_document", "SLOT_SOURCES"]
+__all__ = ["measure", "share_measures", "overlap_figures", "merged_sweeps", "kernel_costs",
+           "calibration_document", "SLOT_SOURCES"]
 
 
 SLOT_SOURCES = ("gpu", "migration", "sweep", "engine")
@@ -161,6 +162,7 @@ def share_measures(run, taken=None):
                       "first_cycle": rows[0]["first_cycle"] if rows else None,
                       "last_cycle": rows[-1]["last_cycle"] if rows else None,
                       "riders": step.riders, "migrated_sectors": step.migrated_sectors,
+                      "concurrent_with": step.concurrent_with,
                       "stages": rows})
     step_of = {step["op"]: step for step in steps}
     ops = []
@@ -168,14 +170,47 @@ def share_measures(run, taken=None):
         step = step_of.get(op["op"])
         carrier = step_of.get(op["rides_on"]) if op["rides_on"] else None
         rtl = step["rtl_cycles"] if step else (carrier["rtl_cycles"] if carrier else None)
-        ops.append({**op, "rtl_cycles": rtl,
-                    "measured_as": "own step" if step else (f"rides on {op['rides_on']}" if carrier else "not run")})
+        if step and step["concurrent_with"]:
+            measured_as = f"first stage with {step['concurrent_with']}"
+        else:
+            measured_as = "own step" if step else (f"rides on {op['rides_on']}" if carrier else "not run")
+        ops.append({**op, "rtl_cycles": rtl, "measured_as": measured_as})
     total_rtl = sum(step["rtl_cycles"] for step in steps)
     total_stall = sum(step["stall_cycles"] for step in steps)
     return {"rtl_busy_cycles": total_rtl, "stall_cycles": total_stall,
             "host_cycles": sum(step["host_cycles"] for step in steps),
             "host_stall_cycles": sum(step["stall_cycles_host"] for step in steps),
-            "steps": steps, "ops": ops, "kernels": kernel_costs([steps], share.ops, share.plan.calibration)}
+            "steps": steps, "ops": ops, "kernels": kernel_costs([steps], share.ops, share.plan.calibration),
+            "overlap": {"on": share.setup.overlap, "merged": share.overlap.get("merged", []),
+                        "host_serial_cycles": share.overlap.get("serial_cycles"),
+                        "host_overlapped_cycles": share.overlap.get("overlapped_cycles"),
+                        "rtl_busy_cycles": total_rtl}}
+
+
+def overlap_figures(measures, serial):
+    """What the merges of concurrent steps gained (``measures``: :func:`share_measures` of
+    the run with them; ``serial``: of the merged steps run one after another,
+    :func:`~matndp.sim.flows.cosim.overlap.serial_share`), beside what the host model
+    planned: the block's RTL busy cycles as run and one after another (the merged steps'
+    serial cycles in place of theirs), and the share of the planned overlap achieved."""
+    figures = dict(measures["overlap"])
+    merged_ops = {step["op"] for step in serial["steps"]}
+    overlapped = sum(step["rtl_cycles"] for step in measures["steps"] if step["op"] in merged_ops)
+    saved = serial["rtl_busy_cycles"] - overlapped
+    planned = figures["host_serial_cycles"] - figures["host_overlapped_cycles"]
+    figures.update({"rtl_merged_steps_overlapped_cycles": overlapped,
+                    "rtl_merged_steps_serial_cycles": serial["rtl_busy_cycles"],
+                    "rtl_serial_busy_cycles": measures["rtl_busy_cycles"] + saved,
+                    "rtl_saved_cycles": saved, "host_saved_cycles": planned,
+                    "achieved": saved / planned if planned > 0 else None})
+    return figures
+
+
+def merged_sweeps(serial):
+    """The steps of ``serial`` (:func:`share_measures` of the merged steps run one after
+    another) with only the sweeps the merges took: each NDP step's first stage (its further
+    stages run on their own in the overlapped run too)."""
+    return [{**step, "stages": step["stages"][:1]} for step in serial["steps"] if step["where"] != "gpu"]
 
 
 def kernel_costs(steps_by_slice, ops, calibration):

@@ -15,7 +15,8 @@ from matndp.host.output import pyplot, save_figure
 from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
 from matndp.sim.flows.cosim.combine import combine_lines, combine_report, reduction_partials
-from matndp.sim.flows.cosim.measure import SLOT_SOURCES, calibration_document, kernel_costs, measure
+from matndp.sim.flows.cosim.measure import (SLOT_SOURCES, calibration_document, kernel_costs, measure,
+                                            merged_sweeps, overlap_figures, share_measures)
 from matndp.sim.flows.cosim.slices import SliceMeasures, slice_spread, slowest_slice_retime
 
 
@@ -137,18 +138,26 @@ def _retime(share, calibration_path, blocks=True):
             "calibration_host": share.plan.calibration.describe()["source"]}
 
 
-def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_slices=()):
+def write_report(run, output, *, checks, wall_s=None, extra_files=None, other_slices=(), serial=None):
     """Measure ``run`` and write every file of :data:`FILES` into ``output``; returns the
     report (what ``report.json`` holds). ``other_slices``: the job results
     (:func:`~matndp.sim.flows.cosim.shard.run_block_job`) of the same block on other
     slices, set beside ``run``'s slice in ``slice_spread``, their reductions' partials
     combined with ``run``'s in ``combine`` (:func:`~matndp.sim.flows.cosim.combine.combine_report`:
     raises :class:`~matndp.sim.batch.check.CheckFailed` when a combination differs from
-    the golden's)."""
+    the golden's). ``serial``: the run of the steps the overlap merged, one after another
+    (``measures.overlap`` sets it beside ``run``)."""
     output = pathlib.Path(output)
     output.mkdir(parents=True, exist_ok=True)
     share = run.share
     measures = measure(run)
+    if serial is not None:
+        serial_measures = share_measures(serial)
+        measures["overlap"] = overlap_figures(measures, serial_measures)
+        # A merged stage's cycles are the GPU op's, not a kernel's pace: the sweeps the
+        # merges took are measured in the serial run.
+        measures["kernels"] = kernel_costs([measures["steps"] + merged_sweeps(serial_measures)], share.ops,
+                                           share.plan.calibration)
     calibration = calibration_document(measures, share.clock_hz)
     (output / FILES["calibration"]).write_text(json.dumps(calibration, indent=2) + "\n")
     retimed = _retime(share, output / FILES["calibration"])
@@ -211,7 +220,7 @@ def write_iteration_report(results, output, *, share, wall_s=None):
     blocks, steps, ops = [], [], []
     for result in first:
         measures = result["measures"]
-        steps += measures["steps"]
+        steps += measures["steps"] + measures.get("merged_sweeps", [])
         ops += measures["ops"]
         blocks.append({"block": result["block"], "steps": result["steps"], "launches": result["launches"],
                        "host_cycles": measures["host_cycles"], "rtl_cycles": measures["rtl_busy_cycles"],
@@ -238,10 +247,26 @@ def write_iteration_report(results, output, *, share, wall_s=None):
               "combine": combine_report([(index, [partial for result in slice_results
                                                   for partial in result["partials"]])
                                          for index, slice_results in by_slice.items()],
-                                        share, [op["op"] for op in ops])}
+                                        share, [op["op"] for op in ops]),
+              "overlap": _iteration_overlap(first, share.setup.overlap)}
     (output / FILES["report_json"]).write_text(json.dumps(report, indent=2, default=_plain) + "\n")
     (output / FILES["report_markdown"]).write_text(_iteration_markdown(report))
     return report
+
+
+def _iteration_overlap(results, on):
+    """The blocks' overlap figures summed (``results``: one slice's jobs): the steps
+    merged, the host model's serial and overlapped cycles, the RTL's busy cycles."""
+    figures = [result["measures"]["overlap"] for result in results]
+    summed = {"on": on, "merged": sum(len(figure["merged"]) for figure in figures),
+              **{key: sum(figure[key] for figure in figures)
+                 for key in ("host_serial_cycles", "host_overlapped_cycles", "rtl_busy_cycles")}}
+    # A block with nothing merged saved nothing.
+    saved = sum(figure.get("rtl_saved_cycles", 0) for figure in figures)
+    planned = summed["host_serial_cycles"] - summed["host_overlapped_cycles"]
+    summed.update({"rtl_serial_busy_cycles": summed["rtl_busy_cycles"] + saved, "rtl_saved_cycles": saved,
+                   "host_saved_cycles": planned, "achieved": saved / planned if on and planned > 0 else None})
+    return summed
 
 
 # The report's fields that say how a run went rather than what it gave (a job's too).
@@ -273,6 +298,7 @@ def _iteration_markdown(report):
         f"bit-exact against the numpy golden and the instruction-set simulator.",
         "",
         *_note_lines(report["notes"]),
+        *_iteration_overlap_lines(report["overlap"]),
         "| block | steps | kernel launches | host cycles | RTL cycles | RTL / host | stall cycles |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -372,6 +398,43 @@ def _gpu_path_lines(path):
     return lines + [""]
 
 
+def _achieved(overlap):
+    return "–" if overlap["achieved"] is None else f"{overlap['achieved']:.0%}"
+
+
+def _iteration_overlap_lines(overlap):
+    if not overlap["on"]:
+        return ["Overlap off (`--no-overlap`): every step ran after the one before.", ""]
+    return [f"Overlap on: {overlap['merged']} groups of steps the host model runs at the same time ran "
+            f"as one stage each; the host model's schedule of the blocks' steps: "
+            f"{overlap['host_serial_cycles']:,} cycles one after another, {overlap['host_overlapped_cycles']:,} "
+            f"as overlapped. RTL busy cycles: {overlap['rtl_busy_cycles']:,} as run, "
+            f"{overlap['rtl_serial_busy_cycles']:,} one after another (each block's merged steps run again "
+            f"serially); the RTL saved {overlap['rtl_saved_cycles']:,} of the {overlap['host_saved_cycles']:,} "
+            f"cycles the plan's overlap saves: {_achieved(overlap)} achieved.", ""]
+
+
+def _overlap_lines(overlap):
+    """The paragraph on the steps run concurrently as the host model plans them."""
+    planned = (f"The host model's schedule of the block's steps: {overlap['host_serial_cycles']:,} cycles "
+               f"one after another, {overlap['host_overlapped_cycles']:,} as overlapped.")
+    if not overlap["on"]:
+        return [f"Overlap off (`--no-overlap`): every step ran after the one before. {planned}", ""]
+    if not overlap["merged"]:
+        return [f"Overlap on: no steps the host model runs at the same time. {planned}", ""]
+    pairs = "; ".join(f"`{group['gpu']}` with {', '.join(f'`{op}`' for op in group['ndp'])}"
+                      for group in overlap["merged"])
+    lines = [f"Overlap on: steps the host model runs at the same time ran as one stage: {pairs}. {planned}"]
+    if "achieved" in overlap:
+        lines[0] += (f" RTL busy cycles: {overlap['rtl_busy_cycles']:,} as run, "
+                     f"{overlap['rtl_serial_busy_cycles']:,} one after another (the merged steps run "
+                     f"again serially: {overlap['rtl_merged_steps_serial_cycles']:,} against "
+                     f"{overlap['rtl_merged_steps_overlapped_cycles']:,}); the RTL saved "
+                     f"{overlap['rtl_saved_cycles']:,} of the {overlap['host_saved_cycles']:,} cycles the "
+                     f"plan's overlap saves: {_achieved(overlap)} achieved.")
+    return [*lines, ""]
+
+
 def _markdown(report, share):
     setup, measures, clock = report["setup"], report["measures"], report["clock_hz"]
     slots = measures["slots"]
@@ -396,6 +459,7 @@ def _markdown(report, share):
         f"numpy golden and the instruction-set simulator. Values: {report['values']}.",
         "",
         *_note_lines(report["notes"]),
+        *_overlap_lines(measures["overlap"]),
         "![timeline](timeline.png)",
         "",
         "## Per op: RTL against the host model",

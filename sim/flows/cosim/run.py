@@ -14,6 +14,7 @@ from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
 
 from matndp.sim.flows.cosim.iteration import share_blocks, share_iteration
 from matndp.sim.flows.cosim.report import FILES, write_iteration_report, write_report
+from matndp.sim.flows.cosim.overlap import serial_share
 from matndp.sim.flows.cosim.progress import JobProgress
 from matndp.sim.flows.cosim.share_run import run_share, shape_for
 from matndp.sim.flows.cosim.shard import BlockJob, run_block_jobs
@@ -68,6 +69,7 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                  f"checking every output against the golden models and the instruction-set "
                  f"simulator")
         checks = run.check()
+        serial = _serial_run(share, work, simulator, progress, traceable=bool(window))
         others = _other_slices(share, slices, simulator, runner, work, output, progress, job_progress)
         files = {}
         if window:
@@ -76,7 +78,21 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
             files = write_window(share, window, work, simulator=simulator, final=output)
         progress("sim: the co-simulation's report, figures and calibration")
         return write_report(run, work, checks=checks, wall_s=time.monotonic() - started,
-                            extra_files=files, other_slices=others)
+                            extra_files=files, other_slices=others, serial=serial)
+
+
+def _serial_run(share, work, simulator, progress, traceable):
+    """The steps the overlap merged, run again one after another (checked as every run
+    is): what the merges saved. On the build the run itself took (``traceable``)."""
+    serial = serial_share(share)
+    if serial is None:
+        return None
+    progress(f"sim: the {len(serial.steps)} merged steps again one after another, for the cycles "
+             f"the overlap saved")
+    run = run_share(serial, simulator=simulator, directory=work / "serial_run", traceable=traceable,
+                    trace_scopes=TRACE_SCOPES)
+    run.check()
+    return run
 
 
 def _other_slices(share, slices, simulator, runner, work, output, progress, job_progress):

@@ -24,7 +24,9 @@ class CosimSetup:
     × the calibration's slices per controller); the share is slice number ``slice_index``'s,
     what the interleave deals it of every tensor
     (:mod:`~matndp.sim.flows.cosim.interleave`). ``pressure`` is the random back-pressure on every stream of the harness;
-    ``seed`` seeds values and back-pressure."""
+    ``seed`` seeds values and back-pressure. With ``overlap`` the steps the host model
+    schedules at the same time run as one stage (:mod:`~matndp.sim.flows.cosim.overlap`);
+    without, one after another."""
 
     model: str = "resnet50"
     block: str = "layer1.0"
@@ -37,6 +39,7 @@ class CosimSetup:
     slice_index: int = 0
     seed: int = 1
     pressure: float = 0.1
+    overlap: bool = True
 
     def __post_init__(self):
         if self.model not in MODELS.names:
@@ -60,6 +63,8 @@ class CosimSetup:
             raise CosimError(f"hbm_fraction must be in (0, 1], not {self.hbm_fraction!r}")
         if not 0 <= self.pressure < 1:
             raise CosimError(f"pressure must be in [0, 1), not {self.pressure!r}")
+        if not isinstance(self.overlap, bool):
+            raise CosimError(f"overlap must be True or False, not {self.overlap!r}")
         if not self.block or not isinstance(self.block, str):
             raise CosimError(f"block must be an op-name prefix such as 'layer1.0', not {self.block!r}")
 

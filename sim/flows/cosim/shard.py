@@ -32,7 +32,8 @@ import matndp.sim
 from matndp.sim.designs.files import source_digest
 from matndp.sim.flows.cosim.combine import reduction_partials
 from matndp.sim.flows.cosim.iteration import IterationPlan, share_block
-from matndp.sim.flows.cosim.measure import share_measures
+from matndp.sim.flows.cosim.measure import merged_sweeps, overlap_figures, share_measures
+from matndp.sim.flows.cosim.overlap import serial_share
 from matndp.sim.flows.cosim.share_run import ShareRun, build_job
 from matndp.sim.flows.cosim.setup import CosimSetup
 from matndp.sim.runner import SIMULATORS
@@ -142,20 +143,34 @@ def run_block_job(job, directory=None, share=None):
     try:
         if share is None:
             share = share_block(_iteration_plan(job), job.block, job.number)
-        batch_job, keys, dump = build_job(share, shape=job.shape)
-        from matndp.sim.batch.run import run_batch
-        result = run_batch(batch_job, simulator=job.simulator, directory=directory)
-        run = ShareRun(share, batch_job, keys, dump, result)
-        checks = run.check()
+        run, checks = _run_checked(share, job, directory)
         launches = sum(len(stage.launches) for step in share.steps for stage in step.stages)
-        line.update(status="ok", cycles=int(result.cycles), steps=len(share.steps),
-                    launches=launches, checks=checks, measures=share_measures(run),
+        measures = share_measures(run)
+        serial = serial_share(share)
+        if serial is not None:
+            # The steps the overlap merged, again one after another: what the merges saved,
+            # and the sweeps they took, for the calibration.
+            serial_run, _ = _run_checked(serial, job, directory and pathlib.Path(directory) / "serial")
+            serial_measures = share_measures(serial_run)
+            measures["overlap"] = overlap_figures(measures, serial_measures)
+            measures["merged_sweeps"] = merged_sweeps(serial_measures)
+        line.update(status="ok", cycles=int(run.result.cycles), steps=len(share.steps),
+                    launches=launches, checks=checks, measures=measures,
                     partials=reduction_partials(run), notes=list(share.notes))
     except Exception as error:   # a failing job is a result of the run, named by its block
         line.update(status="failed", error=f"{type(error).__name__}: {error}")
     line.update(wall_s=round(time.perf_counter() - started, 3), worker=_worker())
     # Through JSON, so that a result read back from the folder of results is the same data.
     return json.loads(json.dumps(line, default=_plain))
+
+
+def _run_checked(share, job, directory):
+    """``share`` run through the harness of ``job`` (a :class:`ShareRun`) and its checks'
+    summary."""
+    from matndp.sim.batch.run import run_batch
+    batch_job, keys, dump = build_job(share, shape=job.shape)
+    run = ShareRun(share, batch_job, keys, dump, run_batch(batch_job, simulator=job.simulator, directory=directory))
+    return run, run.check()
 
 
 def _run_in_worker(task):

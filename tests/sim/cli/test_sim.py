@@ -1,6 +1,7 @@
 """``matndp sim``'s co-simulation options reach the co-simulation as asked: ``--slices``
 picks the slices spread over the GPU, for a block and for the whole iteration, on the pool
-``--workers`` asks for (the runs themselves stood in for: tests/sim/flows runs them)."""
+``--workers`` asks for; ``--no-overlap`` runs the steps one after another (the runs
+themselves stood in for: tests/sim/flows runs them)."""
 
 import pytest
 
@@ -41,6 +42,14 @@ def test_slices_spread_over_the_gpu_for_a_block_on_the_pool_asked_for(asked, tmp
 def test_one_slice_is_the_single_slice_run(asked, tmp_path):
     assert exit_code(["sim", "--output", str(tmp_path), "--window", "none"]) == 130
     assert asked["block"]["slices"] == [0] and asked["block"]["runner"] is None
+    assert asked["block"]["share"].setup.overlap
+
+
+def test_no_overlap_runs_the_steps_one_after_another(asked, tmp_path):
+    assert exit_code(["sim", "--output", str(tmp_path), "--window", "none", "--no-overlap"]) == 130
+    share = asked["block"]["share"]
+    assert not share.setup.overlap and share.overlap["merged"] == []
+    assert all(step.concurrent_with is None for step in share.steps)
 
 
 def test_every_slice_of_the_iteration(asked, tmp_path):
@@ -48,3 +57,9 @@ def test_every_slice_of_the_iteration(asked, tmp_path):
                       "--workers", "1"]) == 130
     assert asked["iteration"]["slices"] == list(range(160))
     assert asked["iteration"]["shares"] == ["planned"] and asked["iteration"]["runner"] is None
+
+
+def test_overlap_without_the_co_simulation_is_refused(asked, tmp_path, capsys):
+    assert exit_code(["sim", "--output", str(tmp_path), "--no-cosim", "--no-overlap"]) == 2
+    assert "--no-overlap: the co-simulation is off" in capsys.readouterr().err
+    assert asked == {}

@@ -5,6 +5,7 @@ stalls and page copies."""
 
 import json
 import pickle
+from dataclasses import replace
 
 import pytest
 
@@ -74,6 +75,14 @@ def test_two_workers_give_the_serial_run_s_report(planned, pooled, tmp_path):
     assert serial["checks"]["dumps_checked"] == 3
     assert sum(block["stall_cycles"] for block in serial["blocks"]) == \
         sum(step.stall_cycles for share in shares for step in share.steps) > 0
+    # The MLP's blocks merge nothing: the RTL saves nothing.
+    busy = sum(block["rtl_cycles"] for block in serial["blocks"])
+    planned = {key: sum(share.overlap[key] for share in shares) for key in ("serial_cycles", "overlapped_cycles")}
+    assert serial["overlap"] == {"on": True, "merged": 0, "rtl_busy_cycles": busy, "rtl_serial_busy_cycles": busy,
+                                 "rtl_saved_cycles": 0, "host_serial_cycles": planned["serial_cycles"],
+                                 "host_overlapped_cycles": planned["overlapped_cycles"],
+                                 "host_saved_cycles": planned["serial_cycles"] - planned["overlapped_cycles"],
+                                 "achieved": serial["overlap"]["achieved"]}
     assert _outputs(tmp_path / "serial") == _outputs(pooled[0])
     # The pool's workers ran the jobs, not this process.
     assert {job["worker"] for job in pooled[1]["jobs"]}.isdisjoint({job["worker"] for job in serial["jobs"]})
@@ -145,7 +154,7 @@ def test_a_job_is_keyed_by_everything_its_result_depends_on():
     others = [BlockJob(SETUP, 1, shape), BlockJob(CosimSetup(slices=SLICES, policy="ideal"), 0, shape),
               BlockJob(SETUP, 0, HarnessShape(regions=2 * shape.regions)),
               BlockJob(SETUP, 0, shape, "icarus"), BlockJob(SETUP, 0, shape, graph=mlp(64)),
-              BlockJob(SETUP, 0, shape, graph=mlp(32))]
+              BlockJob(SETUP, 0, shape, graph=mlp(32)), BlockJob(replace(SETUP, overlap=False), 0, shape)]
     assert len({job.key} | {other.key for other in others}) == 1 + len(others)
 
 
