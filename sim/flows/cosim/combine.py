@@ -46,12 +46,14 @@ def _floats(text):
 
 def _launch_ops(share, step, stage):
     """The op each of ``stage``'s launches is the kernel of: a sweep's is its step's op; a
-    GPU stage's are the riders the slice holds a share of, in the step's order of riders."""
+    GPU stage's are the riders the slice holds a share of, in the step's order of riders,
+    then the NDP steps the overlap merged into it, one launch each, in the order of steps."""
     if stage.kind != "gpu":
         return [step.op] * len(stage.launches)
+    merged = [other.op for other in share.steps if other.concurrent_with == step.op]
     riders = iter(step.riders)
     ops = []
-    for plan in stage.launches:
+    for plan in stage.launches[:len(stage.launches) - len(merged)]:
         for rider in riders:
             if OPS[share.plan.placements[rider].kernel].phases[0] == plan.launch.kernel.name:
                 ops.append(rider)
@@ -59,7 +61,7 @@ def _launch_ops(share, step, stage):
         else:
             raise ValueError(f"{stage.label}: no rider of {step.op} has the kernel of launch "
                              f"{plan.launch.kernel.name}")
-    return ops
+    return ops + merged
 
 
 def reduction_partials(run):
