@@ -392,6 +392,18 @@ class _Builder:
                 evicted[slot] += event.dirty
         return stalls, fetched, evicted
 
+    def carry(self, steps, carrier, stall, migration, migrated):
+        """Add a rider's tiering ``stall`` and page copies (``migration`` request columns,
+        ``migrated`` sector counts) to its ``carrier`` (step number, launches, request
+        groups): the stall before the carrier's step, the copies spread over its stage."""
+        number, launch_plans, groups = carrier
+        groups += [[part] for part in migration]
+        step = steps[number]
+        stage = self.stage("gpu", step.op, launch_plans, groups, step.host_cycles)
+        steps[number] = replace(step, stall_cycles=step.stall_cycles + stall, stages=[stage],
+                                migrated_sectors={kind: step.migrated_sectors[kind] + migrated[kind]
+                                                  for kind in migrated})
+
     def build(self):
         graph, plan = self.graph, self.plan
         block = self.block
@@ -417,6 +429,7 @@ class _Builder:
 
         steps, ops, seed = [], [], self.setup.seed * 1000 + 7919 * self.number
         rode = {rider for riders in riding.values() for rider in riders}
+        carriers = {}       # a GPU op -> (its step's number, its launches, its request groups)
         for slot, op in block:
             placement = plan.placements[op.name]
             scheduled = self.schedule[op.name]
@@ -452,8 +465,15 @@ class _Builder:
                 groups = [reads, writes, *[[part] for part in migration]]
                 groups = [group for group in groups if any(len(part["addr"]) for part in group)]
                 stages.append(self.stage("gpu", op.name, launch_plans, groups, host_cycles))
+                carriers[op.name] = (len(steps), launch_plans, groups)
             else:
                 sweep_phases = phases[1:] if op.name in rode else phases
+                if not sweep_phases and ops[-1]["rides_on"] in carriers:
+                    # Every phase rode on the carrier's writes, so the op ran during the
+                    # carrier: its tiering stall and page copies go with the carrier's step.
+                    if stall or migration:
+                        self.carry(steps, carriers[ops[-1]["rides_on"]], stall, migration, migrated)
+                    continue
                 trigger = graph.tensors[placement.trigger]
                 self.note_rows(placement.trigger)
                 for index, name in enumerate(sweep_phases):
@@ -469,8 +489,8 @@ class _Builder:
                         groups += [[part] for part in migration]
                     stages.append(self.stage("sweep", f"{op.name}: {name}", [launch_plan], groups, 0))
                 if not stages and migration:
-                    # No sweep of its own here (the slice holds none of the trigger, or every
-                    # phase rode on the producer's writes): the op's page copies still move.
+                    # No sweep of its own here (the slice holds none of the trigger): the
+                    # op's page copies still move.
                     stages.append(self.stage("sweep", f"{op.name}: page copies", [],
                                              [[part] for part in migration], 0))
                 if not stages:
