@@ -10,7 +10,7 @@ from matndp.sim.designs import KERNEL_CONFIG
 from matndp.host.kernels.library import OPS
 
 
-__all__ = ["measure", "share_measures", "overlap_figures", "merged_sweeps", "kernel_costs",
+__all__ = ["measure", "share_measures", "overlap_figures", "overlap_saving", "merged_sweeps", "kernel_costs",
            "calibration_document", "SLOT_SOURCES"]
 
 
@@ -193,17 +193,21 @@ def overlap_figures(measures, serial):
     :func:`~matndp.sim.flows.cosim.overlap.serial_share`), beside what the host model
     planned: the block's RTL busy cycles as run and one after another (the merged steps'
     serial cycles in place of theirs), and the share of the planned overlap achieved."""
-    figures = dict(measures["overlap"])
     merged_ops = {step["op"] for step in serial["steps"]}
     overlapped = sum(step["rtl_cycles"] for step in measures["steps"] if step["op"] in merged_ops)
-    saved = serial["rtl_busy_cycles"] - overlapped
+    return overlap_saving({**measures["overlap"], "rtl_merged_steps_overlapped_cycles": overlapped,
+                           "rtl_merged_steps_serial_cycles": serial["rtl_busy_cycles"]},
+                          serial["rtl_busy_cycles"] - overlapped)
+
+
+def overlap_saving(figures, saved):
+    """``figures`` (``on``, the host model's serial and overlapped cycles, the RTL's busy
+    cycles as run) with the RTL's ``saved`` cycles: the RTL one after another, the host
+    model's saving and the share of it the RTL achieved."""
     planned = figures["host_serial_cycles"] - figures["host_overlapped_cycles"]
-    figures.update({"rtl_merged_steps_overlapped_cycles": overlapped,
-                    "rtl_merged_steps_serial_cycles": serial["rtl_busy_cycles"],
-                    "rtl_serial_busy_cycles": measures["rtl_busy_cycles"] + saved,
-                    "rtl_saved_cycles": saved, "host_saved_cycles": planned,
-                    "achieved": saved / planned if planned > 0 else None})
-    return figures
+    return {**figures, "rtl_serial_busy_cycles": figures["rtl_busy_cycles"] + saved,
+            "rtl_saved_cycles": saved, "host_saved_cycles": planned,
+            "achieved": saved / planned if figures["on"] and planned > 0 else None}
 
 
 def merged_sweeps(serial):

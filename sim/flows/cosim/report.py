@@ -16,7 +16,8 @@ from matndp.host.units import GB, format_seconds
 from matndp.sim.batch.executor import CLOCK_NS
 from matndp.sim.flows.cosim.combine import combine_lines, combine_report, reduction_partials
 from matndp.sim.flows.cosim.measure import (SLOT_SOURCES, calibration_document, kernel_costs, measure,
-                                            merged_sweeps, overlap_figures, share_measures)
+                                            merged_sweeps, overlap_figures, overlap_saving,
+                                            share_measures)
 from matndp.sim.flows.cosim.slices import SliceMeasures, slice_spread, slowest_slice_retime
 
 
@@ -262,11 +263,7 @@ def _iteration_overlap(results, on):
               **{key: sum(figure[key] for figure in figures)
                  for key in ("host_serial_cycles", "host_overlapped_cycles", "rtl_busy_cycles")}}
     # A block with nothing merged saved nothing.
-    saved = sum(figure.get("rtl_saved_cycles", 0) for figure in figures)
-    planned = summed["host_serial_cycles"] - summed["host_overlapped_cycles"]
-    summed.update({"rtl_serial_busy_cycles": summed["rtl_busy_cycles"] + saved, "rtl_saved_cycles": saved,
-                   "host_saved_cycles": planned, "achieved": saved / planned if on and planned > 0 else None})
-    return summed
+    return overlap_saving(summed, sum(figure.get("rtl_saved_cycles", 0) for figure in figures))
 
 
 # The report's fields that say how a run went rather than what it gave (a job's too).
