@@ -174,7 +174,7 @@ def share_measures(run, taken=None):
             measured_as = f"first stage with {step['concurrent_with']}"
         else:
             measured_as = "own step" if step else (f"rides on {op['rides_on']}" if carrier else "not run")
-        ops.append({**op, "rtl_cycles": rtl, "measured_as": measured_as})
+        ops.append({**op, "rtl_cycles": rtl, "measured_as": measured_as, "own_step": step is not None})
     total_rtl = sum(step["rtl_cycles"] for step in steps)
     total_stall = sum(step["stall_cycles"] for step in steps)
     return {"rtl_busy_cycles": total_rtl, "stall_cycles": total_stall,

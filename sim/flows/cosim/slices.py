@@ -48,8 +48,9 @@ def slice_spread(per_slice, slices):
     of the ``slices`` the memory is interleaved over) of each op's RTL cycles (an op a slice
     did not run, holding none of its trigger, counts 0 there) and of the whole's, busy (the
     tiering stalls cut out) and as run; and the sum over the ops of the slowest slice's
-    cycles, beside the host model's cycles of the same ops (an op with no step of its own,
-    riding on another's, is counted in its carrier's)."""
+    cycles, beside the host model's cycles of the same ops: every op with a step of its own,
+    a merged one's (its first stage run with a concurrent op's) included; an op with no
+    step of its own, riding on another's, is counted in its carrier's."""
     indices = [measures.slice for measures in per_slice]
     ops, slowest_sum, host_sum = [], 0, 0
     for number, op in enumerate(per_slice[0].ops):
@@ -60,7 +61,7 @@ def slice_spread(per_slice, slices):
                "measured_as": op["measured_as"],
                "rtl_cycles": _distribution([value or 0 for value in cycles], indices)}
         ops.append(row)
-        if op["measured_as"] == "own step":
+        if op["own_step"]:
             slowest_sum += row["rtl_cycles"]["max"]
             host_sum += op["host_cycles"]
     return {"slices": indices, "of": slices,

@@ -26,22 +26,25 @@ def _quiet(*args):
     pass
 
 
-def _op(name, cycles, rides_on=None, own_step=None):
+def _op(name, cycles, rides_on=None, own_step=None, concurrent_with=None):
     """An op's measurements; one riding on another for its first phase may have a step of its
-    own for the rest (a batch-norm's bn_apply sweep)."""
+    own for the rest (a batch-norm's bn_apply sweep); a step merged with a concurrent one's
+    first stage is a step of its own too."""
     own = own_step if own_step is not None else rides_on is None
+    measured_as = (f"first stage with {concurrent_with}" if concurrent_with else
+                   "own step" if own else f"rides on {rides_on}")
     return {"op": name, "where": "gpu", "host_cycles": 100, "rtl_cycles": cycles,
-            "measured_as": "own step" if own else f"rides on {rides_on}", "rides_on": rides_on}
+            "measured_as": measured_as, "own_step": own, "rides_on": rides_on}
 
 
 def test_the_spread_of_the_slices_cycles_worked_out_by_hand():
     def slice_measures(index, a, sweep, apply):
         # Steps: a (b rides on it), c's sweep (none where the slice holds none of its
-        # trigger), e's own step after riding on a.
+        # trigger) merged with a's first stage, e's own step after riding on a.
         steps = [{"rtl_cycles": a}, {"rtl_cycles": sweep or 0}, {"rtl_cycles": apply}]
         return SliceMeasures(index, a + (sweep or 0) + apply + 7, steps,
-                             [_op("a", a), _op("b", a, rides_on="a"), _op("c", sweep), _op("d", None),
-                              _op("e", apply, rides_on="a", own_step=True)])
+                             [_op("a", a), _op("b", a, rides_on="a"), _op("c", sweep, concurrent_with="a"),
+                              _op("d", None), _op("e", apply, rides_on="a", own_step=True)])
     spread = slice_spread([slice_measures(0, 50, 30, 9), slice_measures(40, 52, 20, 9),
                            slice_measures(80, 51, None, 8)], 160)
     assert spread["slices"] == [0, 40, 80] and spread["of"] == 160
