@@ -109,9 +109,9 @@ _PLANS = {}
 
 
 def _iteration_plan(job):
-    # Every block's share on every slice comes from the same plan.
-    fields = {name: value for name, value in job.setup.as_dict().items()
-              if name not in ("block", "slice_index")}
+    # Every block's share on one slice comes from the same plan; the plan holds the slice
+    # whose shares it deals, so a worker given jobs of several slices plans each.
+    fields = {name: value for name, value in job.setup.as_dict().items() if name != "block"}
     key = (canonical_json(fields), _graph_digest(job.graph))
     if key not in _PLANS:
         _PLANS.clear()

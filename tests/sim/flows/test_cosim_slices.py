@@ -3,6 +3,7 @@ block on two slices through the RTL (each checked, the report's spread), the who
 iteration on two slices, and a failing job named by its block and slice."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -107,6 +108,23 @@ def test_a_failing_job_is_named_by_its_block_and_slice(monkeypatch):
     assert failed.value.failures == [("fc2 on slice 2", "RuntimeError: the simulator died")]
 
 
+def _addresses(share):
+    return [tuple(stage.addr.tolist()) for step in share.steps for stage in step.stages]
+
+
+def test_a_worker_running_several_slices_jobs_gives_each_its_own_share():
+    """A worker process keeps the iteration's plan for its next jobs; one given jobs of
+    several slices (slice-major, as a run deals them) must still deal each its own share:
+    fc1's 32 rows over 3 slices are 11 on slice 0 and 10 on slice 2."""
+    graph = mlp(32)
+    own = {index: _addresses(share_blocks(replace(SETUP, slice_index=index), graph)[0])
+           for index in (0, 2)}
+    assert own[0] != own[2]
+    for index in (0, 2, 0):
+        job = BlockJob(replace(SETUP, slice_index=index), 0, HarnessShape(), graph=graph)
+        assert _addresses(shard.share_block(shard._iteration_plan(job), job.block, job.number)) == own[index]
+
+
 def iteration_on_slices(folder, graph, slices, setup=SETUP):
     """The whole iteration of ``graph`` on ``slices``, quietly: its shares and its report."""
     shares = share_blocks(setup, graph)
@@ -122,8 +140,11 @@ def test_the_whole_iteration_on_two_slices(tmp_path):
     spread = report["slice_spread"]
     assert spread["slices"] == [0, 2]
     assert spread["cycles"]["by_slice"][0] == report["cycles"] == sum(block["cycles"] for block in report["blocks"])
-    assert spread["launches_bit_exact"] == report["checks"]["launches_bit_exact"] > \
-        sum(len(stage.launches) for share in shares for step in share.steps for stage in step.stages)
+    launches = {index: sum(len(stage.launches) for share in share_blocks(replace(SETUP, slice_index=index), mlp(32))
+                           for step in share.steps for stage in step.stages) for index in (0, 2)}
+    assert launches[0] != launches[2], "the test needs slices holding different shares"
+    assert report["checks"]["launches_bit_exact"] == launches[0]
+    assert spread["launches_bit_exact"] == launches[0] + launches[2]
     assert "## Slices" in (tmp_path / "cosim" / "report.md").read_text()
 
 
