@@ -80,10 +80,12 @@ def run_sim(args):
             try:
                 if share is not None:
                     cosim = run_cosim(output / "cosim", share=share, simulator=args.simulator,
-                                      window=args.window, progress=tools.step, slices=slices, runner=runner)
+                                      window=args.window, progress=tools.step, slices=slices, runner=runner,
+                                      status=tools.status)
                 else:
                     cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
-                                                runner=runner, progress=tools.step, slices=slices)
+                                                runner=runner, progress=tools.step, slices=slices,
+                                                status=tools.status)
             except JobsFailed as failed:
                 for where, error in failed.failures:
                     print(f"{command}: block {where} failed: {error}", file=sys.stderr)

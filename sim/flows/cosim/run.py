@@ -31,7 +31,7 @@ DEFAULT_WINDOW = (0, 2)
 
 
 def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=DEFAULT_WINDOW,
-              progress=print, slices=None, runner=None, job_progress=None):
+              progress=print, slices=None, runner=None, job_progress=None, status=None):
     """Run ``setup`` (a :class:`~matndp.sim.flows.cosim.setup.CosimSetup`, default ``make sim``'s; or ``share``,
     its :class:`~matndp.sim.flows.cosim.iteration.IterationShare` planned already) into ``output``: the files of :data:`~matndp.sim.flows.cosim.report.FILES` and, when ``window`` (first step, end
     step) is given, ``window.fst`` and ``window.gtkw``. Made in a folder beside ``output``
@@ -42,7 +42,9 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
     ``slices``: the slice indices to simulate (:func:`~matndp.sim.flows.cosim.interleave.spread_slices`;
     default the share's own), the share's slice first: the others run after it as jobs (on
     ``runner`` as :func:`run_cosim_iteration` runs its jobs, kept in :func:`jobs_folder`
-    until all succeed) and the report sets them beside it. Raises
+    until all succeed; their progress, ``job_progress`` or by default a
+    :class:`~matndp.sim.flows.cosim.progress.JobProgress`, written to ``status``, default
+    standard error) and the report sets them beside it. Raises
     :class:`~matndp.sim.flows.cosim.shard.JobsFailed` naming the slices whose job failed."""
     output = pathlib.Path(output)
     started = time.monotonic()
@@ -70,7 +72,8 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
                  f"simulator")
         checks = run.check()
         serial = _serial_run(share, work, simulator, progress, traceable=bool(window))
-        others = _other_slices(share, slices, simulator, runner, work, output, progress, job_progress)
+        others = _other_slices(share, slices, simulator, runner, work, output, progress,
+                               job_progress, status)
         files = {}
         if window:
             progress(f"sim: the waveform of steps {window[0]}..{window[1] - 1}, run again on the "
@@ -95,7 +98,7 @@ def _serial_run(share, work, simulator, progress, traceable):
     return run
 
 
-def _other_slices(share, slices, simulator, runner, work, output, progress, job_progress):
+def _other_slices(share, slices, simulator, runner, work, output, progress, job_progress, status):
     """The job results of ``share``'s block on the ``slices`` after the first (its own)."""
     others = slices[1:]
     if not others:
@@ -109,7 +112,7 @@ def _other_slices(share, slices, simulator, runner, work, output, progress, job_
         prepare_batch(KERNEL_CONFIG, shape, simulator=simulator)
     requests = sum(len(stage) for step in share.steps for stage in step.stages)
     if job_progress is None:
-        job_progress = JobProgress(len(jobs), weights={job.key: requests for job in jobs})
+        job_progress = JobProgress(len(jobs), weights={job.key: requests for job in jobs}, stream=status)
     return run_block_jobs(jobs, runner=runner, directory=work / "slices", store=jobs_folder(output),
                           progress=job_progress)
 
@@ -117,7 +120,7 @@ def _other_slices(share, slices, simulator, runner, work, output, progress, job_
 
 
 def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulator="verilator",
-                        runner=None, progress=print, job_progress=None, slices=None):
+                        runner=None, progress=print, job_progress=None, slices=None, status=None):
     """The whole iteration of ``setup`` (or its ``shares``, from
     :func:`~matndp.sim.flows.cosim.iteration.share_blocks`; ``graph`` standing for the zoo
     model when they were planned from one), a job per block, into ``output``
@@ -127,8 +130,8 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
     plans its blocks again); None runs them here one after another. Finished jobs are kept
     beside ``output`` (``cosim.jobs/``) until the run succeeds, so the same command
     resumes a stopped run; ``job_progress`` (default: a
-    :class:`~matndp.sim.flows.cosim.progress.JobProgress` on standard error) is told of
-    each job. ``slices``: the slice indices to simulate (default the shares' own), the
+    :class:`~matndp.sim.flows.cosim.progress.JobProgress` on ``status``, default standard
+    error) is told of each job. ``slices``: the slice indices to simulate (default the shares' own), the
     shares' first: a job per block and slice, the other slices' shares planned by the jobs.
     Raises :class:`~matndp.sim.flows.cosim.shard.JobsFailed` naming the blocks (and slices)
     that failed."""
@@ -153,7 +156,7 @@ def run_cosim_iteration(output, setup=None, *, shares=None, graph=None, simulato
         # Made once here, not by every worker as its first job starts.
         prepare_batch(KERNEL_CONFIG, shape, simulator=simulator)
     if job_progress is None:
-        job_progress = JobProgress(len(jobs), weights=requests)
+        job_progress = JobProgress(len(jobs), weights=requests, stream=status)
     with whole_folder(output) as work:
         # Here, the first slice's jobs run the shares planned already.
         planned = None if runner else shares + [None] * (len(jobs) - len(shares))

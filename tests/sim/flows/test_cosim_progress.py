@@ -3,7 +3,14 @@ second and the time left, a line per job in a log and one line refreshed on a te
 
 import io
 
+import pytest
+
+from matndp.sim.flows.cosim import run as run_module
+from matndp.sim.flows.cosim.iteration import share_blocks
 from matndp.sim.flows.cosim.progress import JobProgress
+
+from .test_cosim import mlp
+from .test_cosim_slices import SETUP
 
 
 class _Clock:
@@ -79,3 +86,21 @@ def test_a_job_on_another_slice_than_slice_0_is_named_with_its_slice():
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("cosim: 1/2 jobs (fc1 done), ")
     assert lines[1].startswith("cosim: 2/2 jobs (fc1 on slice 40 done), ")
+
+
+def test_a_run_s_progress_goes_to_its_status_stream(tmp_path, monkeypatch):
+    """A command sends standard error to its log; the jobs' progress goes to the stream its
+    own lines go to (the terminal)."""
+    class Stopped(Exception):
+        pass
+
+    def run_block_jobs(jobs, progress, **options):
+        progress(_line(jobs[0].block, 1000, key=jobs[0].key, slice=0), 1, len(jobs))
+        raise Stopped
+
+    monkeypatch.setattr(run_module, "run_block_jobs", run_block_jobs)
+    status = _Terminal()
+    with pytest.raises(Stopped):
+        run_module.run_cosim_iteration(tmp_path / "cosim", shares=share_blocks(SETUP, mlp(32)),
+                                       graph=mlp(32), progress=lambda line: None, status=status)
+    assert status.getvalue().startswith("\rcosim: 1/3 jobs (fc1 done), ")
