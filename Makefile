@@ -8,7 +8,7 @@ MATNDP    := $(VENV)/bin/matndp
 # pytest-xdist workers; the suite is simulator-bound and the machines have 2 cores.
 JOBS      ?= 2
 
-.PHONY: setup soc-setup sim soc-sim test test-slow soak mutate verilog lint synth bench docs clean
+.PHONY: setup soc-setup sim soc-sim soc test test-slow soak mutate verilog lint synth bench docs clean
 
 # The stamp is refreshed when the packaging or the set-up script change, so an unchanged
 # checkout costs only this timestamp check.
@@ -38,6 +38,13 @@ soc-setup: $(STAMP)
 
 soc-sim: $(SOC_STAMP)
 	$(MATNDP) soc-sim $(if $(WAVEFORM),--waveform)
+
+# The same SoC on a ULX3S 85F board (docs/fpga.md, "Run it on a board"): gateware, Yosys,
+# nextpnr-ecp5 at SOC_SEED and ecppack to build/soc/board/gateware/matndp_soc.bit, with
+# the resource and timing report in build/soc/board/soc.md. Hours on 2 cores.
+SOC_SEED ?= 1
+soc: $(SOC_STAMP)
+	$(MATNDP) soc --seed $(SOC_SEED)
 
 # The suite's processes (its workers, simulators and commands) reuse the compiled modules
 # one of them writes (git ignores them), where PYTHONDONTWRITEBYTECODE, set in some

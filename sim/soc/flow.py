@@ -27,7 +27,7 @@ from matndp.sim.soc.firmware_header import SOC_KERNELS, firmware_header
 
 
 __all__ = ["SoCRun", "KernelLine", "FIRMWARE_SOURCES", "TOOLCHAIN_PREFIX", "parse_output",
-           "simulate_soc", "missing_tools"]
+           "simulate_soc", "missing_tools", "missing_firmware_tools", "compile_firmware"]
 
 
 FIRMWARE_SOURCES = pathlib.Path(__file__).parent / "firmware"
@@ -105,21 +105,31 @@ def parse_output(text):
     return kernels, summary, lines
 
 
-def missing_tools():
-    """The tools and packages a SoC build needs that are not there (names to install)."""
-    put_environment_tools_on_path()
+def missing_firmware_tools():
+    """What generating the SoC and compiling its firmware need that is not there (names to
+    install): the cross compiler, LiteX, LiteDRAM, migen and the CPU's Verilog."""
     missing = []
     if shutil.which(f"{TOOLCHAIN_PREFIX}gcc") is None:
         missing.append("gcc-riscv64-unknown-elf (system package)")
-    if shutil.which("verilator") is None:
-        missing.append("verilator on PATH (make setup)")
     for module, package in (("litex", "litex"), ("litedram", "litedram"), ("migen", "migen"),
-                            ("pythondata_cpu_vexriscv", "pythondata-cpu-vexriscv"),
-                            ("pythondata_misc_tapcfg", "pythondata-misc-tapcfg")):
+                            ("pythondata_cpu_vexriscv", "pythondata-cpu-vexriscv")):
         try:
             __import__(module)
         except ImportError:
             missing.append(f"{package} (make soc-setup)")
+    return missing
+
+
+def missing_tools():
+    """The tools and packages a SoC simulation needs that are not there (names to install)."""
+    put_environment_tools_on_path()
+    missing = missing_firmware_tools()
+    if shutil.which("verilator") is None:
+        missing.append("verilator on PATH (make setup)")
+    try:
+        __import__("pythondata_misc_tapcfg")
+    except ImportError:
+        missing.append("pythondata-misc-tapcfg (make soc-setup)")
     for header, package in (("/usr/include/event2/event.h", "libevent-dev"),
                             ("/usr/include/json-c/json.h", "libjson-c-dev"),
                             ("/usr/include/zlib.h", "zlib1g-dev")):
@@ -128,7 +138,7 @@ def missing_tools():
     return missing
 
 
-def _compile_firmware(header, include_dir, output, *, trace_kernels=False):
+def compile_firmware(header, include_dir, output, *, trace_kernels=False):
     """The firmware's ROM image (32-bit words) built against ``header`` and LiteX's
     generated headers in ``include_dir``; with ``trace_kernels``, one that turns the
     simulator's trace on while each kernel runs."""
@@ -197,7 +207,7 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
     file object for the tools' output."""
     from litex.build.sim.config import SimConfig
     from litex.soc.integration.builder import Builder
-    from matndp.sim.soc.soc import NDPSoC, SYSTEM_CLOCK
+    from matndp.sim.soc.simulated import SYSTEM_CLOCK, SimulatedSoC
 
     missing = missing_tools()
     if missing:
@@ -211,10 +221,10 @@ def simulate_soc(output, *, kernels=SOC_KERNELS, waveform=False, log=None):
     builder = None
 
     def firmware():
-        return _compile_firmware(header, pathlib.Path(builder.include_dir), output / "firmware",
+        return compile_firmware(header, pathlib.Path(builder.include_dir), output / "firmware",
                                  trace_kernels=waveform)
 
-    soc = NDPSoC(slice_verilog, AXI_SLICE_MODULE, config, firmware=firmware)
+    soc = SimulatedSoC(slice_verilog, AXI_SLICE_MODULE, config, firmware=firmware)
     builder = Builder(soc, output_dir=str(output), compile_software=False, compile_gateware=False)
     sim_config = SimConfig()
     sim_config.add_clocker("sys_clk", freq_hz=SYSTEM_CLOCK)

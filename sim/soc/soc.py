@@ -1,27 +1,23 @@
-"""The LiteX SoC around the NDP slice (docs/fpga.md, "The slice in a LiteX SoC"), for
-LiteX's Verilator simulation.
+"""The LiteX SoC around the NDP slice (docs/fpga.md, "The slice in a LiteX SoC"): what the
+simulated SoC (:mod:`.simulated`) and the board's (:mod:`.ulx3s`) share, built the same
+way on both.
 
 VexRiscv (``minimal``: RV32I, no caches, so the CPU and the DMAs see DRAM alike) runs the
-firmware from ROM, with SRAM for its stack and LiteX's simulated UART. DRAM is LiteDRAM
-with a simulated DDR3 module (``SDRAMPHYModel``, MT41K128M16 timings) and no L2 cache; its
-crossbar has three ports: the CPU's main RAM (Wishbone), the slice's ``m_axi`` (AXI4,
-256-bit, through LiteDRAM's AXI-to-native bridge and its width converter) and the DMA's
-reads (native, 256-bit). The slice's exported Verilog is instantiated as it is: its
-``s_axil`` registers sit on the SoC bus at :data:`NDP_REGISTER_BASE` (LiteX bridges
-Wishbone to AXI4-Lite), its ``s_axi`` GPU side takes the DMA's writes and reads
-(:class:`~.dma.SectorDMA`), its ``irq`` goes to the SoC's interrupt controller
-(:class:`~.interrupt.SliceInterrupt`) and to the DMA, which times it."""
+firmware from ROM, with SRAM for its stack. DRAM is LiteDRAM without an L2 cache, its PHY
+and module the platform's; :meth:`NDPSoC.add_ndp_slice` adds two ports to its crossbar
+beside the CPU's main RAM (Wishbone): the slice's ``m_axi`` (AXI4, 256-bit, through
+LiteDRAM's AXI-to-native bridge and its width converter) and the DMA's reads (native,
+256-bit). The slice's exported Verilog is instantiated as it is: its ``s_axil`` registers
+sit on the SoC bus at :data:`NDP_REGISTER_BASE` (LiteX bridges Wishbone to AXI4-Lite), its
+``s_axi`` GPU side takes the DMA's writes and reads (:class:`~.dma.SectorDMA`), its
+``irq`` goes to the SoC's interrupt controller (:class:`~.interrupt.SliceInterrupt`) and
+to the DMA, which times it."""
 
 import re
 
 from migen import ClockSignal, Instance, ResetSignal, Signal
 
-from litedram import modules as dram_modules
 from litedram.frontend.axi import LiteDRAMAXI2Native
-from litedram.phy.model import SDRAMPHYModel, get_sdram_phy_settings, sdram_module_nphases
-from litex.build.generic_platform import Pins, Subsignal
-from litex.build.io import CRG
-from litex.build.sim import SimPlatform
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.axi import AXIInterface, AXILiteInterface
@@ -34,27 +30,14 @@ from .dma import SectorDMA
 from .interrupt import SliceInterrupt
 
 
-__all__ = ["NDPSoC", "NDP_REGISTER_BASE", "DRAM_MODULE", "instance_ports"]
+__all__ = ["NDPSoC", "NDP_REGISTER_BASE", "SLICE_PORTS", "instance_ports"]
 
 
 NDP_REGISTER_BASE = 0x8000_0000
-DRAM_MODULE = "MT41K128M16"
-DRAM_CHIP_WIDTH = 16
-# The module's timings are LiteX's for this clock (the simulation's clock is nominal).
-DRAM_TIMING_CLOCK = int(100e6)
-SYSTEM_CLOCK = int(1e6)
 ROM_BYTES = 0x1_0000
 SRAM_BYTES = 0x2000
-
-_IO = [
-    ("sys_clk", 0, Pins(1)),
-    ("sys_rst", 0, Pins(1)),
-    ("serial", 0,
-        Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
-        Subsignal("source_data", Pins(8)),
-        Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
-        Subsignal("sink_data", Pins(8))),
-]
+# The slice's ports outside its three buses: a slice with an engine.
+SLICE_PORTS = frozenset({"clk", "rst", "irq"})
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", re.MULTILINE)
 _CHANNELS = ("aw", "ar", "w", "b", "r")
@@ -93,33 +76,28 @@ def instance_ports(verilog, module, buses):
 
 
 class NDPSoC(SoCCore):
-    """The SoC around the slice whose Verilog is ``slice_verilog`` (module ``module``,
-    the AXI top of a slice of ``config``, an :class:`~matndp.hw.config.NDPConfig`)."""
+    """The SoC's common part on ``platform`` at ``clock_hz``: the CPU, ROM and SRAM, the
+    UART ``uart_name`` (LiteX's name of its kind). A platform's SoC then adds its clocking,
+    its DRAM (``add_sdram``, the PHY and module its own) and the slice
+    (:meth:`add_ndp_slice`), in that order.
 
-    def __init__(self, slice_verilog, module, config, firmware=None):
-        # ``firmware``: a function giving the ROM's words, called once LiteX has generated
-        # the headers it is compiled against (``init_mems``).
+    ``firmware``: a function giving the ROM's words, called once LiteX has generated the
+    headers it is compiled against (``init_mems``)."""
+
+    def __init__(self, platform, clock_hz, *, uart_name, firmware=None, **soc_options):
         self.firmware = firmware
-        platform = SimPlatform("SIM", _IO)
-        SoCCore.__init__(self, platform, clk_freq=SYSTEM_CLOCK, ident="matNDP SoC",
+        SoCCore.__init__(self, platform, clk_freq=clock_hz, ident="matNDP SoC",
                          cpu_type="vexriscv", cpu_variant="minimal",
                          integrated_rom_size=ROM_BYTES, integrated_sram_size=SRAM_BYTES,
-                         uart_name="sim", with_timer=False)
-        self.crg = CRG(platform.request("sys_clk"))
-        # The simulator's trace switch (a traced model's firmware turns it on for each
-        # kernel) and the register the firmware ends the run with.
-        platform.add_debug(self, reset=0)
+                         uart_name=uart_name, with_timer=False, **soc_options)
 
-        module_class = getattr(dram_modules, DRAM_MODULE)
-        rate = f"1:{sdram_module_nphases[module_class.memtype]}"
-        dram_module = module_class(DRAM_TIMING_CLOCK, rate)
-        settings = get_sdram_phy_settings(memtype=module_class.memtype,
-                                          data_width=DRAM_CHIP_WIDTH,
-                                          clk_freq=DRAM_TIMING_CLOCK)
-        self.sdrphy = SDRAMPHYModel(module=dram_module, settings=settings,
-                                    clk_freq=DRAM_TIMING_CLOCK)
-        self.add_sdram("sdram", phy=self.sdrphy, module=dram_module, l2_cache_size=0)
-
+    def add_ndp_slice(self, slice_verilog, module, config):
+        """The slice whose Verilog is the file ``slice_verilog`` (module ``module``, the AXI
+        top of a slice of ``config``, an :class:`~matndp.hw.config.NDPConfig`), with its
+        registers on the bus, the DMA on its GPU side, its memory side on a DRAM port and
+        its ``irq`` to the interrupt controller. The DRAM (``self.sdram``) must be there."""
+        if not hasattr(self, "sdram"):
+            raise ValueError("the SoC has no DRAM yet: add_sdram comes before add_ndp_slice")
         data_width = config.data_width
         memory_side = AXIInterface(data_width=data_width, address_width=config.addr_width,
                                    id_width=config.mem_id_width)
@@ -138,15 +116,14 @@ class NDPSoC(SoCCore):
         ports, other = instance_ports(slice_verilog.read_text(), module,
                                       {"s_axil_": registers, "s_axi_": gpu_side,
                                        "m_axi_": memory_side})
-        expected = {"clk", "rst", "irq"}
-        if set(other) != expected:
+        if set(other) != SLICE_PORTS:
             raise ValueError(f"the slice's ports outside its buses are {sorted(other)}, "
-                             f"expected {sorted(expected)} (a slice with an engine)")
+                             f"expected {sorted(SLICE_PORTS)} (a slice with an engine)")
         self.specials += Instance(module, i_clk=ClockSignal("sys"), i_rst=ResetSignal("sys"),
                                   o_irq=irq, **ports)
         self.slice_irq = SliceInterrupt(irq)
         self.irq.add("slice_irq", use_loc_if_exists=True)
-        platform.add_source(str(slice_verilog))
+        self.platform.add_source(str(slice_verilog))
 
     def init_mems(self, **kwargs):
         if self.firmware is not None:

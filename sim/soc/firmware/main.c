@@ -247,6 +247,7 @@ int main(void)
     put_string(" kernels passed\n");
     while (uart_txfull_read())
         ;
+#ifdef CSR_SIM_FINISH_BASE
     sim_finish_finish_write(1);
     /* Not an empty loop: fetching it back to back would hold the bus, and LiteX's
        arbiter hands the bus to the data side only when the instruction side lets go,
@@ -254,4 +255,9 @@ int main(void)
        with it. */
     for (;;)
         (void)sim_finish_finish_read();
+#else
+    /* On a board the run ends here; a reset (the button) runs it again. */
+    for (;;)
+        (void)uart_txfull_read();
+#endif
 }

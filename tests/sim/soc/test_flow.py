@@ -60,7 +60,7 @@ def test_a_firmware_that_does_not_compile_fails_naming_its_first_error(monkeypat
         step, 1, "", stderr))
     header = tmp_path / "ndp_firmware.h"
     with pytest.raises(SimulationFailed) as failure:
-        flow._compile_firmware(header, tmp_path, tmp_path / "firmware")
+        flow.compile_firmware(header, tmp_path, tmp_path / "firmware")
     assert str(failure.value) == ("the firmware's build failed: main.c:12:5: error: 'x' "
                                   "undeclared (first use in this function)")
     assert stderr in capsys.readouterr().err   # the whole of it, for the run's log
