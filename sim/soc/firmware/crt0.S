@@ -1,6 +1,6 @@
 /* Reset entry of the SoC's firmware: stack at the top of SRAM, .data copied from ROM,
    .bss cleared, traps to trap_entry with external interrupts allowed (main unmasks them),
-   then main; the firmware ends the simulation itself. */
+   then main; the firmware ends a simulation itself. */
     .section .text.start
     .global _start
 _start:

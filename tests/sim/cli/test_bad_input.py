@@ -63,6 +63,8 @@ TABLE = [
     (["export"], ["--design", "expander-axi", "--config", "fpga"],
      "--config applies to --design axi or axi-pipelined, not expander-axi"),
     (["soc-sim"], ["--build", UNWRITABLE], "argument --build: cannot create"),
+    (["soc"], ["--build", UNWRITABLE], "argument --build: cannot create"),
+    (["soc"], ["--seed", "-1"], "argument --seed: must be an integer in 0..2147483647, got '-1'"),
     (["lint"], ["missing.v"], "no Verilog at missing.v"),
     (["bench"], ["--output", UNWRITABLE], "argument --output: cannot create"),
     (["bench"], ["--only", "warp_drive"], "unknown benchmark(s) warp_drive"),

@@ -1,0 +1,86 @@
+"""The board build's report from nextpnr's, its refusals, and (``-m slow``) ``matndp soc
+--gateware-only`` writing the SoC's Verilog, constraints and scripts with the firmware in
+its ROM."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from matndp.sim.runner import ToolMissing
+from matndp.sim.soc import bitstream
+from matndp.sim.soc.bitstream import board_report, report_markdown
+
+
+def _nextpnr_report(**clocks):
+    cells = {"TRELLIS_COMB": (52000, 83640), "TRELLIS_FF": (30000, 83640),
+             "MULT18X18D": (40, 156), "DP16KD": (60, 208), "TRELLIS_IO": (50, 365)}
+    return {"utilization": {cell: {"used": used, "available": available}
+                            for cell, (used, available) in cells.items()},
+            "fmax": {name: {"achieved": achieved, "constraint": 50.0}
+                     for name, achieved in clocks.items()},
+            "critical_paths": []}
+
+
+def test_the_report_takes_the_resources_and_the_system_clock_from_nextpnrs():
+    report = board_report(_nextpnr_report(**{"$glbnet$sys_clk": 51.26, "$glbnet$clk25": 180.0}),
+                          seed=2, target_mhz=50)
+    assert report["resources"] == {"lut": {"used": 52000, "available": 83640},
+                                   "ff": {"used": 30000, "available": 83640},
+                                   "dsp": {"used": 40, "available": 156},
+                                   "bram": {"used": 60, "available": 208}}
+    assert (report["system_clock"], report["fmax_mhz"], report["meets_target"]) == \
+        ("$glbnet$sys_clk", 51.3, True)
+    assert report["seed"] == 2 and report["critical_path"] is None
+    text = report_markdown(report, "matndp soc --seed 2")
+    assert "| LUT4 (carry cells included) | 52000 | 83640 | 62.2 % |" in text
+    assert "51.3 MHz achieved, meets the 50 MHz target" in text
+
+
+def test_a_slow_system_clock_misses_the_target():
+    report = board_report(_nextpnr_report(**{"$glbnet$sys_clk": 43.0}), seed=1, target_mhz=50)
+    assert not report["meets_target"]
+    assert "misses the 50 MHz target" in report_markdown(report, "matndp soc")
+
+
+def test_a_report_without_a_single_system_clock_or_a_resource_is_refused():
+    with pytest.raises(ValueError, match=r"names 0 system clocks among \['\$glbnet\$clk25'\]"):
+        board_report(_nextpnr_report(**{"$glbnet$clk25": 180.0}), seed=1, target_mhz=50)
+    broken = _nextpnr_report(**{"$glbnet$sys_clk": 51.0})
+    del broken["utilization"]["DP16KD"]
+    with pytest.raises(ValueError, match="no utilization of DP16KD"):
+        board_report(broken, seed=1, target_mhz=50)
+
+
+def test_a_build_without_its_tools_names_them(monkeypatch, tmp_path):
+    monkeypatch.setattr(bitstream, "missing_firmware_tools", lambda: ["litex (make soc-setup)"])
+    monkeypatch.setattr(bitstream, "tool_path", lambda name: (_ for _ in ()).throw(
+        ToolMissing(name)) if name == "yowasp-ecppack" else name)
+    with pytest.raises(ToolMissing, match=r"needs: litex \(make soc-setup\), yowasp-ecppack "
+                                          r"\(make setup\)$"):
+        bitstream.build_board_soc(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(bitstream.missing_board_tools()), reason="make soc-setup has not run")
+def test_the_gateware_alone_is_written_with_the_firmware_in_rom(tmp_path):
+    # As `make soc` runs it, in a process of its own; the slice's export is the simulation's.
+    done = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "soc", "--gateware-only",
+                           "--build", str(tmp_path), "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["report"] is None
+    files = {role: tmp_path / "gateware" / name for role, name in (
+        ("verilog", "matndp_soc.v"), ("constraints", "matndp_soc.lpf"),
+        ("yosys_script", "matndp_soc.ys"))}
+    assert {role: result["files"][role] for role in files} == \
+        {role: str(path) for role, path in files.items()}
+    assert "ndp_slice_axi ndp_slice_axi(" in files["verilog"].read_text()
+    assert 'LOCATE COMP "clk25" SITE "G2";' in files["constraints"].read_text()
+    assert "synth_ecp5" in files["yosys_script"].read_text()
+    firmware = (tmp_path / "firmware" / "firmware.bin").read_bytes()
+    rom = (tmp_path / "gateware" / "matndp_soc_rom.init").read_text().split()
+    assert int(rom[0], 16) == int.from_bytes(firmware[:4], "little")
+    assert not (tmp_path / "gateware" / "matndp_soc.bit").exists()
