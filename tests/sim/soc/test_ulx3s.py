@@ -7,6 +7,8 @@ import pytest
 from matndp.sim.designs import FPGA_ENGINE_SLICE
 from matndp.sim.soc.soc import NDP_REGISTER_BASE
 
+from .stand_in import STAND_IN_SLICE
+
 
 # The ULX3S's pins of the signals the SoC uses, from the board's constraint file
 # (ulx3s_v20.lpf, as LiteX-Boards' radiona_ulx3s.py has them).
@@ -22,16 +24,6 @@ SDRAM_BUS_PINS = {
     "sdram_dm": ["U19", "E20"],
 }
 
-# The slice's ports outside its buses and one of each bus, enough for the SoC to bind.
-STAND_IN_SLICE = """module ndp_slice_axi(clk, rst, irq, s_axil_awaddr, s_axi_awvalid, m_axi_arvalid);
-  input clk;
-  input rst;
-  output irq;
-  input [20:0] s_axil_awaddr;
-  input s_axi_awvalid;
-  output m_axi_arvalid;
-endmodule
-"""
 
 
 @pytest.fixture
