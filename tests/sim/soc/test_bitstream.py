@@ -13,12 +13,13 @@ from matndp.sim.soc import bitstream
 from matndp.sim.soc.bitstream import board_report, report_markdown
 
 
-def _nextpnr_report(**clocks):
+def _nextpnr_report(constraints=None, **clocks):
+    constraints = constraints or {}
     cells = {"TRELLIS_COMB": (52000, 83640), "TRELLIS_FF": (30000, 83640),
              "MULT18X18D": (40, 156), "DP16KD": (60, 208), "TRELLIS_IO": (50, 365)}
     return {"utilization": {cell: {"used": used, "available": available}
                             for cell, (used, available) in cells.items()},
-            "fmax": {name: {"achieved": achieved, "constraint": 50.0}
+            "fmax": {name: {"achieved": achieved, "constraint": constraints.get(name, 50.0)}
                      for name, achieved in clocks.items()},
             "critical_paths": []}
 
@@ -46,6 +47,15 @@ def test_the_system_clock_may_be_named_by_the_plls_output():
         ("$glbnet$generate_gateware_crg_clkout0", 50.5)
 
 
+def test_a_system_clock_named_by_another_net_is_the_one_at_the_target_but_the_drams():
+    clocks = {"$glbnet$VexRiscv.IBusSimplePlugin_rspJoin_rspBuffer_c.clk": 48.7,
+              "$glbnet$generate_gateware_crg_clkout1": 300.0, "$glbnet$clk25": 180.0}
+    report = board_report(_nextpnr_report({"$glbnet$clk25": 25.0}, **clocks), seed=1,
+                          target_mhz=50)
+    assert (report["system_clock"], report["fmax_mhz"], report["meets_target"]) == \
+        ("$glbnet$VexRiscv.IBusSimplePlugin_rspJoin_rspBuffer_c.clk", 48.7, False)
+
+
 def test_a_slow_system_clock_misses_the_target():
     report = board_report(_nextpnr_report(**{"$glbnet$sys_clk": 43.0}), seed=1, target_mhz=50)
     assert not report["meets_target"]
@@ -54,7 +64,11 @@ def test_a_slow_system_clock_misses_the_target():
 
 def test_a_report_without_a_single_system_clock_or_a_resource_is_refused():
     with pytest.raises(ValueError, match=r"names 0 system clocks among \['\$glbnet\$clk25'\]"):
-        board_report(_nextpnr_report(**{"$glbnet$clk25": 180.0}), seed=1, target_mhz=50)
+        board_report(_nextpnr_report({"$glbnet$clk25": 25.0}, **{"$glbnet$clk25": 180.0}),
+                     seed=1, target_mhz=50)
+    with pytest.raises(ValueError, match=r"names 2 system clocks"):
+        board_report(_nextpnr_report(**{"$glbnet$a.clk": 60.0, "$glbnet$b.clk": 70.0}),
+                     seed=1, target_mhz=50)
     broken = _nextpnr_report(**{"$glbnet$sys_clk": 51.0})
     del broken["utilization"]["DP16KD"]
     with pytest.raises(ValueError, match="no utilization of DP16KD"):
