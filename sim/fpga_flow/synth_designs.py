@@ -38,8 +38,8 @@ DESIGNS = {
     "ndp_slice_pipelined": _slice_design(
         PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
     "ndp_slice_engine": _slice_design(
-        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
-                           "4 argument blocks, 4 KiB scratchpad"),
+        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 2 FMA units, "
+                           "256 instruction words, 4 argument blocks, 4 KiB scratchpad"),
     # The slices of the other named configurations (docs/engine.md, "Named configurations").
     **{f"ndp_slice_engine_{name}": _slice_design(named_config(name), f"named configuration {name}")
        for name in ("default", "channel")},
