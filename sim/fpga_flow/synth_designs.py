@@ -3,6 +3,14 @@ timing class and the placer and router it takes."""
 
 from matndp.hw.arbiter import MemoryArbiter
 from matndp.hw.config import NDPConfig, named_config
+from matndp.hw.engine.convert import VectorConvert
+from matndp.hw.engine.divide import VectorDivide
+from matndp.hw.engine.fma_lanes import FMALanes
+from matndp.hw.engine.load_store import LoadStoreUnit
+from matndp.hw.engine.ordering import AtomicOrder
+from matndp.hw.engine.reduce import VectorReduce
+from matndp.hw.engine.scratchpad import Scratchpad
+from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
@@ -10,7 +18,7 @@ from matndp.sim.designs import FPGA_ENGINE_SLICE, PIPELINED_TRIGGER_SLICE, TRIGG
 from matndp.sim.fpga_flow.synth import DEFAULT_PLACER, DEFAULT_ROUTER
 
 
-__all__ = ["DESIGNS", "DEFAULT_DESIGNS", "NEXTPNR_DEFAULTS", "WIDE_DESIGN_PNR"]
+__all__ = ["DESIGNS", "DEFAULT_DESIGNS", "ENGINE_PARTS", "NEXTPNR_DEFAULTS", "WIDE_DESIGN_PNR"]
 
 
 # nextpnr's placer and router for a design: its defaults (HeAP, router1) for the FP units;
@@ -55,5 +63,35 @@ DESIGNS = {
         "design": "AXISlice(NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True)))",
         "timing": "-", **WIDE_DESIGN_PNR},
 }
-# The engine slices take far longer than everything else together; they run when named.
-DEFAULT_DESIGNS = [name for name in DESIGNS if not name.startswith("ndp_slice_engine")]
+
+
+def _engine_part(build, description):
+    return {"build": lambda: build(FPGA_ENGINE_SLICE),
+            "design": f"{description} of the named configuration fpga", "timing": "-",
+            **WIDE_DESIGN_PNR}
+
+
+# The engine's parts in the `fpga` configuration, each alone: where the engine slice's area
+# goes (docs/engine.md, "Named configurations"), in minutes each where the slice takes most
+# of an hour. Not among them, so counted in the slice's rest: the sub-core with its
+# memories, ALU and multiply, the entry control and the spawner, on which Yosys's
+# WebAssembly build exhausts its stack (in its topological sort) when each is synthesized
+# alone.
+ENGINE_PARTS = {
+    "fma_lanes": (FMALanes, "FMALanes"),
+    "vector_misc": (VectorMisc, "VectorMisc"),
+    "convert": (VectorConvert, "VectorConvert"),
+    "reduce": (VectorReduce, "VectorReduce"),
+    "divide": (VectorDivide, "VectorDivide"),
+    "scratchpad": (Scratchpad, "Scratchpad"),
+    "load_store": (LoadStoreUnit, "LoadStoreUnit"),
+    "ordering": (lambda config: AtomicOrder(config, release_sources=1), "AtomicOrder"),
+    "memory_arbiter": (MemoryArbiter, "MemoryArbiter"),
+}
+DESIGNS.update({f"engine_fpga_{name}": _engine_part(build, description)
+                for name, (build, description) in ENGINE_PARTS.items()})
+
+# The engine slices take far longer than everything else together; they and the engine's
+# parts run when named.
+DEFAULT_DESIGNS = [name for name in DESIGNS
+                   if not name.startswith(("ndp_slice_engine", "engine_fpga_"))]
