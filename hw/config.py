@@ -261,14 +261,18 @@ class NDPConfig:
 #   default.
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
 #   divider, two FMA units for the eight lanes (in the FMA lanes and in the scratchpad's
-#   atomics, which were two fifths of the slice's logic with one per lane), small
-#   memories, one instruction in flight; the GPU port as by default.
+#   atomics, which with one per lane were half the slice's logic), small memories, one
+#   instruction in flight; four filter entries, as many as its argument blocks give
+#   launches arguments of their own; the GPU port as by default.
+_FPGA_LAUNCHES = 4
 NAMED_CONFIGS = {
     "default": NDPConfig(),
     "channel": NDPConfig(engine=EngineConfig(sub_cores=4, divide_units=2)),
-    "fpga": NDPConfig(engine=EngineConfig(
-        sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
-        divide_units=1, fma_units=2, in_flight=1)),
+    "fpga": NDPConfig(
+        trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
+        engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
+                            argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
+                            divide_units=1, fma_units=2, in_flight=1)),
 }
 
 

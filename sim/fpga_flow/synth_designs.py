@@ -3,11 +3,12 @@ timing class and the placer and router it takes."""
 
 from matndp.hw.arbiter import MemoryArbiter
 from matndp.hw.config import NDPConfig, named_config
+from matndp.hw.engine.alu import ALU
 from matndp.hw.engine.convert import VectorConvert
 from matndp.hw.engine.divide import VectorDivide
 from matndp.hw.engine.fma_lanes import FMALanes
 from matndp.hw.engine.load_store import LoadStoreUnit
-from matndp.hw.engine.ordering import AtomicOrder
+from matndp.hw.engine.multiply import Multiply
 from matndp.hw.engine.reduce import VectorReduce
 from matndp.hw.engine.scratchpad import Scratchpad
 from matndp.hw.engine.vector_misc import VectorMisc
@@ -47,7 +48,8 @@ DESIGNS = {
         PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
     "ndp_slice_engine": _slice_design(
         FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 2 FMA units, "
-                           "256 instruction words, 4 argument blocks, 4 KiB scratchpad"),
+                           "256 instruction words, 4 argument blocks, 4 KiB scratchpad, "
+                           "4 filter entries"),
     # The slices of the other named configurations (docs/engine.md, "Named configurations").
     **{f"ndp_slice_engine_{name}": _slice_design(named_config(name), f"named configuration {name}")
        for name in ("default", "channel")},
@@ -73,11 +75,13 @@ def _engine_part(build, description):
 
 # The engine's parts in the `fpga` configuration, each alone: where the engine slice's area
 # goes (docs/engine.md, "Named configurations"), in minutes each where the slice takes most
-# of an hour. Not among them, so counted in the slice's rest: the sub-core with its
-# memories, ALU and multiply, the entry control and the spawner, on which Yosys's
-# WebAssembly build exhausts its stack (in its topological sort) when each is synthesized
-# alone.
+# of an hour. Not among them, so counted in the slice's rest: the sub-core's pipeline and
+# memories, the entry control and the spawner, on which Yosys's WebAssembly build exhausts
+# its stack (in its topological sort) when each is synthesized alone, and the ordering
+# station, on which its ABC9 mapping fails without a message.
 ENGINE_PARTS = {
+    "alu": (ALU, "ALU"),
+    "multiply": (Multiply, "Multiply"),
     "fma_lanes": (FMALanes, "FMALanes"),
     "vector_misc": (VectorMisc, "VectorMisc"),
     "convert": (VectorConvert, "VectorConvert"),
@@ -85,7 +89,6 @@ ENGINE_PARTS = {
     "divide": (VectorDivide, "VectorDivide"),
     "scratchpad": (Scratchpad, "Scratchpad"),
     "load_store": (LoadStoreUnit, "LoadStoreUnit"),
-    "ordering": (lambda config: AtomicOrder(config, release_sources=1), "AtomicOrder"),
     "memory_arbiter": (MemoryArbiter, "MemoryArbiter"),
 }
 DESIGNS.update({f"engine_fpga_{name}": _engine_part(build, description)
