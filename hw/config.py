@@ -76,6 +76,12 @@ class EngineConfig:
     divide_units:       divide / square-root units per sub-core, shared by the lanes (a
                         vector divide takes ``lanes / divide_units`` passes); ``None``: one
                         per lane.
+    fma_units:          fused multiply-add units of each sub-core's FMA lanes and of the
+                        scratchpad's atomics, shared by the lanes: a vector passes them in
+                        ``lanes / fma_units`` groups of lanes, one group a cycle (the
+                        results are the same; an FMA-class instruction or a scratchpad
+                        add or multiply-add occupies them that many cycles); ``None``: one
+                        per lane.
     watchdog_cycles:    reset value of the per-µthread watchdog (cycles from start to exit).
     ordered_atomics:    atomics per µthread of an ordered entry that may wait for its turn
                         (a power of two); a µthread with more waits at dispatch.
@@ -93,6 +99,7 @@ class EngineConfig:
     argument_blocks: int = 32
     scratchpad_bytes: int = 32768
     divide_units: int | None = None
+    fma_units: int | None = None
     watchdog_cycles: int = 1 << 16
     ordered_atomics: int = 4
     in_flight: int = 4
@@ -111,11 +118,12 @@ class EngineConfig:
         if not _is_power_of_two(self.scratchpad_bytes) or not 256 <= self.scratchpad_bytes <= 1 << 20:
             raise ValueError(f"EngineConfig.scratchpad_bytes must be a power of two in 256..1048576, "
                              f"not {self.scratchpad_bytes}")
-        if self.divide_units is not None and (
-                isinstance(self.divide_units, bool) or not isinstance(self.divide_units, int) or
-                not _is_power_of_two(self.divide_units) or not 1 <= self.divide_units <= 32):
-            raise ValueError(f"EngineConfig.divide_units must be a power of two in 1..32, "
-                             f"not {self.divide_units}")
+        for name in ("divide_units", "fma_units"):
+            units = getattr(self, name)
+            if units is not None and (isinstance(units, bool) or not isinstance(units, int) or
+                                      not _is_power_of_two(units) or not 1 <= units <= 32):
+                raise ValueError(f"EngineConfig.{name} must be a power of two in 1..32, "
+                                 f"not {units}")
         _check_range(self, "watchdog_cycles", 16, (1 << 32) - 1)
         if not _is_power_of_two(self.ordered_atomics) or not 1 <= self.ordered_atomics <= 16:
             raise ValueError(f"EngineConfig.ordered_atomics must be a power of two in 1..16, "
@@ -197,9 +205,11 @@ class NDPConfig:
             raise ValueError(f"the engine needs sectors of at least 8 bytes (two lanes), not "
                              f"{self.sector_bytes}; use NDPConfig(engine=None) for a slice "
                              f"of the trigger alone")
-        if self.engine.divide_units is not None and self.engine.divide_units > self.lanes:
-            raise ValueError(f"EngineConfig.divide_units ({self.engine.divide_units}) exceeds the "
-                             f"{self.lanes} lanes of a {self.sector_bytes}-byte sector")
+        for name in ("divide_units", "fma_units"):
+            units = getattr(self.engine, name)
+            if units is not None and units > self.lanes:
+                raise ValueError(f"EngineConfig.{name} ({units}) exceeds the {self.lanes} lanes "
+                                 f"of a {self.sector_bytes}-byte sector")
         if self.engine.scratchpad_bytes < self.sector_bytes:
             raise ValueError(f"EngineConfig.scratchpad_bytes ({self.engine.scratchpad_bytes}) is "
                              f"smaller than one {self.sector_bytes}-byte sector")
@@ -235,6 +245,11 @@ class NDPConfig:
         """Divide / square-root units per sub-core."""
         return (self.engine.divide_units or self.lanes) if self.engine else 0
 
+    @property
+    def fma_units(self):
+        """Fused multiply-add units of each sub-core's FMA lanes and of the scratchpad."""
+        return (self.engine.fma_units or self.lanes) if self.engine else 0
+
 
 # Named configurations, by name (docs/engine.md, "Named configurations"):
 # - ``default``: every parameter at its default; the host model's calibration is measured
@@ -245,13 +260,19 @@ class NDPConfig:
 #   kernels do not divide; the finalizers' few divides take four passes), the rest as by
 #   default.
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
-#   divider, small memories, one instruction in flight; the GPU port as by default.
+#   divider, two FMA units for the eight lanes (in the FMA lanes and in the scratchpad's
+#   atomics, which with one per lane were half the slice's logic), small memories, one
+#   instruction in flight; four filter entries, as many as its argument blocks give
+#   launches arguments of their own; the GPU port as by default.
+_FPGA_LAUNCHES = 4
 NAMED_CONFIGS = {
     "default": NDPConfig(),
     "channel": NDPConfig(engine=EngineConfig(sub_cores=4, divide_units=2)),
-    "fpga": NDPConfig(engine=EngineConfig(
-        sub_cores=1, slots=4, instruction_words=256, argument_blocks=4, scratchpad_bytes=4096,
-        divide_units=1, in_flight=1)),
+    "fpga": NDPConfig(
+        trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
+        engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
+                            argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
+                            divide_units=1, fma_units=2, in_flight=1)),
 }
 
 

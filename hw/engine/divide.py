@@ -29,7 +29,8 @@ from ..fp.divide import FPDivide
 from ..fp.lanes import FPLanes, LanesConfig
 from ..fp.sqrt import FPSqrt
 from .isa import Opcode
-from .layouts import VectorUnit, vector_layout
+from .lane_groups import GroupCollect, GroupIssue
+from .layouts import VectorUnit
 
 
 __all__ = ["VectorDivide"]
@@ -77,37 +78,23 @@ class VectorDivide(VectorUnit):
             bits = vector.as_value()
             return bits if passes == 1 else bits.word_select(index, 32 * units)
 
-        # Issue: the groups of the instruction, one a cycle. The offered instruction is taken
-        # with its first group; the groups after it come from the copy held meanwhile.
-        issue_group = Signal(range(max(passes, 2)))
-        holding = Signal()
-        held = Signal(request.payload.shape())
-        current = Signal(request.payload.shape())
-        m.d.comb += current.eq(Mux(holding, held.as_value(), request.payload.as_value()))
+        # Issue: the groups of the instruction, one a cycle.
+        issue = GroupIssue(m, request, passes, start_room=tags.w_rdy)
+        current = issue.current
         opcode = current.opcode
         dividing = opcode == Opcode.VDIV
         reciprocal = opcode == Opcode.VRSQRT
-        first = issue_group == 0
         # vrsqrt groups in the square-root units, which a vdiv must not overtake.
         reciprocals_in_roots = Signal(range(FPSqrt.LATENCY + 1))
-        offered = (holding | request.valid) & (~first | tags.w_rdy)
-        offer_divide = offered & dividing & (reciprocals_in_roots == 0)
-        offer_root = offered & ~dividing & flags.w_rdy
+        offer_divide = issue.offered & dividing & (reciprocals_in_roots == 0)
+        offer_root = issue.offered & ~dividing & flags.w_rdy
         issued = (offer_divide & dividers.operands.ready) | (offer_root & roots.operands.ready)
-        last = issue_group == passes - 1
-        with m.If(issued):
-            m.d.sync += issue_group.eq(Mux(last, 0, issue_group + 1))
-            if passes > 1:
-                with m.If(first):
-                    m.d.sync += [holding.eq(1), held.eq(request.payload)]
-                with m.If(last):
-                    m.d.sync += holding.eq(0)
+        issue.issue(issued)
         m.d.comb += [
-            request.ready.eq(issued & ~holding),
-            tags.w_en.eq(issued & first),
+            tags.w_en.eq(issued & issue.first),
             tags.w_data.eq(Cat(current.slot, ~dividing & ~reciprocal)),
             roots.operands.valid.eq(offer_root),
-            roots.operands.payload.a.as_value().eq(group(current.a, issue_group)),
+            roots.operands.payload.a.as_value().eq(group(current.a, issue.group)),
             flags.w_en.eq(offer_root & roots.operands.ready),
             flags.w_data.eq(reciprocal),
         ]
@@ -118,43 +105,28 @@ class VectorDivide(VectorUnit):
             dividers.operands.valid.eq(forward | offer_divide),
             dividers.operands.payload.a.as_value().eq(Mux(
                 forward, Cat(Const(_ONE, 32) for _ in range(units)),
-                group(current.a, issue_group))),
+                group(current.a, issue.group))),
             dividers.operands.payload.b.as_value().eq(Mux(
                 forward, roots.result.payload,
-                group(current.b, issue_group))),
+                group(current.b, issue.group))),
         ]
         entering = offer_root & roots.operands.ready & reciprocal
         leaving = forward & dividers.operands.ready
         m.d.sync += reciprocals_in_roots.eq(reciprocals_in_roots + entering - leaving)
 
         # Collect: the groups of the oldest instruction, from the pipeline its tag names.
-        collect_group = Signal(range(max(passes, 2)))
-        collected = Signal(vector_layout(config))
-        slot = Signal.like(request.payload.slot)
-        complete = Signal()
+        collect = GroupCollect(m, result, config, passes, units)
         head_slot, head_from_roots = tags.r_data[:-1], tags.r_data[-1]
-        room = ~complete | result.ready
         from_roots = tags.r_rdy & head_from_roots & roots.result.valid & ~flags.r_data
         from_dividers = tags.r_rdy & ~head_from_roots & dividers.result.valid
-        take = room & (from_roots | from_dividers)
-        group_value = Mux(head_from_roots, roots.result.payload, dividers.result.payload)
-        finished = collect_group == passes - 1
+        take = collect.room & (from_roots | from_dividers)
         m.d.comb += [
-            roots.result.ready.eq(Mux(flags.r_data, dividers.operands.ready, room & from_roots)),
+            roots.result.ready.eq(Mux(flags.r_data, dividers.operands.ready,
+                                      collect.room & from_roots)),
             flags.r_en.eq(roots.result.valid & roots.result.ready),
-            dividers.result.ready.eq(room & from_dividers),
-            tags.r_en.eq(take & finished),
-            result.valid.eq(complete),
-            result.payload.slot.eq(slot),
-            result.payload.value.eq(collected),
+            dividers.result.ready.eq(collect.room & from_dividers),
+            tags.r_en.eq(take & collect.finished),
         ]
-        with m.If(result.ready):
-            m.d.sync += complete.eq(0)
-        with m.If(take):
-            m.d.sync += [
-                group(collected, collect_group).eq(group_value),
-                collect_group.eq(Mux(finished, 0, collect_group + 1)),
-            ]
-            with m.If(finished):
-                m.d.sync += [complete.eq(1), slot.eq(head_slot)]
+        collect.collect(take, Mux(head_from_roots, roots.result.payload, dividers.result.payload),
+                        head_slot)
         return m

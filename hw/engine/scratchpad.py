@@ -49,17 +49,21 @@ _KIND_OF_OPCODE = {
     Opcode.SAMOFMA: _Kind.MULTIPLY_ADD,
 }
 
-# The stage in which each kind of access writes the memory.
-_FMA_STAGE = 2 + FPFusedMultiplyAdd.LATENCY
 _MAXIMUM_STAGE = 2 + FPMinMax.LATENCY
-_WRITE_STAGE = {
-    _Kind.STORE: 1,
-    _Kind.HOST_WRITE: 1,
-    _Kind.MAXIMUM: _MAXIMUM_STAGE,
-    _Kind.ADD: _FMA_STAGE,
-    _Kind.MULTIPLY_ADD: _FMA_STAGE,
-}
-_LAST_STAGE = max(_WRITE_STAGE.values())
+_FMA_KINDS = [_Kind.ADD, _Kind.MULTIPLY_ADD]
+
+
+def _write_stages(passes):
+    """The stage in which each kind of access writes the memory, when a vector passes the
+    FMA units in ``passes`` groups of lanes (one group a cycle, from stage 2 on)."""
+    fma_stage = 2 + FPFusedMultiplyAdd.LATENCY + passes - 1
+    return {
+        _Kind.STORE: 1,
+        _Kind.HOST_WRITE: 1,
+        _Kind.MAXIMUM: _MAXIMUM_STAGE,
+        _Kind.ADD: fma_stage,
+        _Kind.MULTIPLY_ADD: fma_stage,
+    }
 
 
 def host_addr_width(config):
@@ -109,8 +113,15 @@ class Scratchpad(CompletingUnit):
             "sector": unsigned(sector_bits),
             "lane":   unsigned(lane_bits),
         })
+        # With fewer FMA units than lanes an addition or multiply-add enters them in
+        # `passes` groups of lanes, one a cycle, and writes once its last group is out.
+        units = config.fma_units
+        passes = lanes // units
+        write_stage = _write_stages(passes)
+        fma_stage_index = write_stage[_Kind.ADD]
+        last_stage = max(write_stage.values())
         stages = [None] + [Signal(stage_layout, name=f"stage{index}")
-                           for index in range(1, _LAST_STAGE + 1)]
+                           for index in range(1, last_stage + 1)]
 
         # Stage 0: the candidate, a waiting host access before any op.
         op = self.ops.payload
@@ -137,18 +148,22 @@ class Scratchpad(CompletingUnit):
 
         # Wait while an access in flight has still to write the candidate's sector, or
         # would write in the cycle the candidate writes.
+        # Nor while the FMA units are still taking an earlier access's groups.
         hazard = 0
         conflict = 0
-        for index in range(1, _LAST_STAGE + 1):
+        for index in range(1, last_stage + 1):
             stage = stages[index]
-            unwritten = [kind for kind, at in _WRITE_STAGE.items() if at >= index]
+            unwritten = [kind for kind, at in write_stage.items() if at >= index]
             hazard = hazard | (stage.valid & _is(stage.kind, unwritten)
                                & (stage.sector == candidate_sector))
-            for kind, at in _WRITE_STAGE.items():
-                for candidate, candidate_at in _WRITE_STAGE.items():
+            for kind, at in write_stage.items():
+                for candidate, candidate_at in write_stage.items():
                     if at - index == candidate_at:
                         conflict = conflict | (stage.valid & (stage.kind == kind)
                                                & (candidate_kind == candidate))
+            if index < passes:
+                conflict = conflict | (stage.valid & _is(stage.kind, _FMA_KINDS)
+                                       & _is(candidate_kind, _FMA_KINDS))
         refused = _is(candidate_kind, [_Kind.REFUSED, _Kind.HOST_REFUSED])
         go = refused | ~(hazard | conflict)
         op_enters = ~host_pending & self.ops.valid & go
@@ -191,7 +206,7 @@ class Scratchpad(CompletingUnit):
                             Mux(multiply_add, op.b, op.c))),
             stage1_y.eq(Mux(multiply_add, op.c, Cat([Const(_ONE, 32)] * lanes))),
         ]
-        for index in range(2, _LAST_STAGE + 1):
+        for index in range(2, last_stage + 1):
             m.d.sync += stages[index].eq(stages[index - 1])
 
 
@@ -224,27 +239,49 @@ class Scratchpad(CompletingUnit):
             queue.fill.payload.thread.eq(stage2.thread),
             queue.fill.payload.value.eq(stage2_s),
         ]
-        # One FP unit per lane, each with its result always taken: a unit's pipeline then
-        # advances every cycle (its enable is constant, with no handshake across lanes), and
-        # a result leaves exactly LATENCY cycles after its operands, in the stage that
-        # writes it.
-        fma_result = Signal(vector)
+        # The FP units, each with its result always taken: a unit's pipeline then advances
+        # every cycle (its enable is constant, with no handshake across lanes), and a result
+        # leaves exactly LATENCY cycles after its operands. An addition or multiply-add
+        # enters the FMA units group by group from stage 2 (its later groups from a copy
+        # shifted down a group a cycle), and its results are shifted into a register
+        # group by group, the last joining them in the stage that writes.
         maximum_result = Signal(vector)
-        fma_valid = stage2.valid & _is(stage2.kind, [_Kind.ADD, _Kind.MULTIPLY_ADD])
+        fma_valid = stage2.valid & _is(stage2.kind, _FMA_KINDS)
         maximum_valid = stage2.valid & (stage2.kind == _Kind.MAXIMUM)
-        for lane in range(lanes):
+        group_bits = 32 * units
+        fma_inputs = {"a": stage2_x.as_value(), "b": stage2_y.as_value(), "c": stage2_s.as_value()}
+        fma_entering = fma_valid
+        if passes > 1:
+            for name, value in list(fma_inputs.items()):
+                waiting = Signal(len(value) - group_bits, name=f"fma_waiting_{name}")
+                m.d.sync += waiting.eq(Mux(fma_valid, value[group_bits:], waiting[group_bits:]))
+                fma_inputs[name] = Mux(fma_valid, value[:group_bits], waiting[:group_bits])
+            for index in range(3, 2 + passes):
+                fma_entering = fma_entering | (stages[index].valid &
+                                               _is(stages[index].kind, _FMA_KINDS))
+        fma_group = Signal(group_bits)
+        for lane in range(units):
             fma = FPFusedMultiplyAdd()
-            maximum = FPMinMax()
             m.submodules[f"fma{lane}"] = fma
-            m.submodules[f"maximum{lane}"] = maximum
             m.d.comb += [
-                fma.operands.valid.eq(fma_valid),
-                fma.operands.payload.a.eq(stage2_x[lane]),
-                fma.operands.payload.b.eq(stage2_y[lane]),
-                fma.operands.payload.c.eq(stage2_s[lane]),
+                fma.operands.valid.eq(fma_entering),
+                fma.operands.payload.a.eq(fma_inputs["a"].word_select(lane, 32)),
+                fma.operands.payload.b.eq(fma_inputs["b"].word_select(lane, 32)),
+                fma.operands.payload.c.eq(fma_inputs["c"].word_select(lane, 32)),
                 fma.operands.payload.op.eq(FusedMultiplyAddOp.FMA),
                 fma.result.ready.eq(1),
-                fma_result[lane].eq(fma.result.payload),
+                fma_group.word_select(lane, 32).eq(fma.result.payload),
+            ]
+        if passes > 1:
+            fma_earlier_groups = Signal(32 * lanes - group_bits)
+            m.d.sync += fma_earlier_groups.eq(Cat(fma_earlier_groups[group_bits:], fma_group))
+            fma_result = Cat(fma_earlier_groups, fma_group)
+        else:
+            fma_result = fma_group
+        for lane in range(lanes):
+            maximum = FPMinMax()
+            m.submodules[f"maximum{lane}"] = maximum
+            m.d.comb += [
                 maximum.operands.valid.eq(maximum_valid),
                 maximum.operands.payload.a.eq(stage2_s[lane]),
                 maximum.operands.payload.b.eq(stage2_x[lane]),
@@ -255,9 +292,9 @@ class Scratchpad(CompletingUnit):
 
         # The writes, in the stages the hazard logic reserved for them (never two at once).
         maximum_stage = stages[_MAXIMUM_STAGE]
-        fma_stage = stages[_FMA_STAGE]
+        fma_stage = stages[fma_stage_index]
         writes_maximum = maximum_stage.valid & (maximum_stage.kind == _Kind.MAXIMUM)
-        writes_fma = fma_stage.valid & _is(fma_stage.kind, [_Kind.ADD, _Kind.MULTIPLY_ADD])
+        writes_fma = fma_stage.valid & _is(fma_stage.kind, _FMA_KINDS)
         all_lanes = (1 << lanes) - 1
         with m.If(stage1.valid & (stage1.kind == _Kind.STORE)):
             m.d.comb += [write.addr.eq(stage1.sector), write.data.eq(stage1_x),

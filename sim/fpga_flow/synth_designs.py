@@ -3,6 +3,15 @@ timing class and the placer and router it takes."""
 
 from matndp.hw.arbiter import MemoryArbiter
 from matndp.hw.config import NDPConfig, named_config
+from matndp.hw.engine.alu import ALU
+from matndp.hw.engine.convert import VectorConvert
+from matndp.hw.engine.divide import VectorDivide
+from matndp.hw.engine.fma_lanes import FMALanes
+from matndp.hw.engine.load_store import LoadStoreUnit
+from matndp.hw.engine.multiply import Multiply
+from matndp.hw.engine.reduce import VectorReduce
+from matndp.hw.engine.scratchpad import Scratchpad
+from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.hw.fp.units import FP_UNITS, timing_text
 from matndp.hw.fpga.top import AXISlice
 from matndp.hw.ndp_slice import NDPSlice
@@ -10,7 +19,7 @@ from matndp.sim.designs import FPGA_ENGINE_SLICE, PIPELINED_TRIGGER_SLICE, TRIGG
 from matndp.sim.fpga_flow.synth import DEFAULT_PLACER, DEFAULT_ROUTER
 
 
-__all__ = ["DESIGNS", "DEFAULT_DESIGNS", "NEXTPNR_DEFAULTS", "WIDE_DESIGN_PNR"]
+__all__ = ["DESIGNS", "DEFAULT_DESIGNS", "ENGINE_PARTS", "NEXTPNR_DEFAULTS", "WIDE_DESIGN_PNR"]
 
 
 # nextpnr's placer and router for a design: its defaults (HeAP, router1) for the FP units;
@@ -38,8 +47,9 @@ DESIGNS = {
     "ndp_slice_pipelined": _slice_design(
         PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
     "ndp_slice_engine": _slice_design(
-        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 256 instruction words, "
-                           "4 argument blocks, 4 KiB scratchpad"),
+        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 2 FMA units, "
+                           "256 instruction words, 4 argument blocks, 4 KiB scratchpad, "
+                           "4 filter entries"),
     # The slices of the other named configurations (docs/engine.md, "Named configurations").
     **{f"ndp_slice_engine_{name}": _slice_design(named_config(name), f"named configuration {name}")
        for name in ("default", "channel")},
@@ -55,5 +65,36 @@ DESIGNS = {
         "design": "AXISlice(NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True)))",
         "timing": "-", **WIDE_DESIGN_PNR},
 }
-# The engine slices take far longer than everything else together; they run when named.
-DEFAULT_DESIGNS = [name for name in DESIGNS if not name.startswith("ndp_slice_engine")]
+
+
+def _engine_part(build, description):
+    return {"build": lambda: build(FPGA_ENGINE_SLICE),
+            "design": f"{description} of the named configuration fpga", "timing": "-",
+            **WIDE_DESIGN_PNR}
+
+
+# The engine's parts in the `fpga` configuration, each alone: where the engine slice's area
+# goes (docs/engine.md, "Named configurations"), in minutes each where the slice takes most
+# of an hour. Not among them, so counted in the slice's rest: the sub-core's pipeline and
+# memories, the entry control and the spawner, on which Yosys's WebAssembly build exhausts
+# its stack (in its topological sort) when each is synthesized alone, and the ordering
+# station, on which its ABC9 mapping fails without a message.
+ENGINE_PARTS = {
+    "alu": (ALU, "ALU"),
+    "multiply": (Multiply, "Multiply"),
+    "fma_lanes": (FMALanes, "FMALanes"),
+    "vector_misc": (VectorMisc, "VectorMisc"),
+    "convert": (VectorConvert, "VectorConvert"),
+    "reduce": (VectorReduce, "VectorReduce"),
+    "divide": (VectorDivide, "VectorDivide"),
+    "scratchpad": (Scratchpad, "Scratchpad"),
+    "load_store": (LoadStoreUnit, "LoadStoreUnit"),
+    "memory_arbiter": (MemoryArbiter, "MemoryArbiter"),
+}
+DESIGNS.update({f"engine_fpga_{name}": _engine_part(build, description)
+                for name, (build, description) in ENGINE_PARTS.items()})
+
+# The engine slices take far longer than everything else together; they and the engine's
+# parts run when named.
+DEFAULT_DESIGNS = [name for name in DESIGNS
+                   if not name.startswith(("ndp_slice_engine", "engine_fpga_"))]

@@ -21,6 +21,11 @@ def test_defaults_follow_the_architecture():
     (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
     (lambda: EngineConfig(in_flight=9), r"EngineConfig.in_flight must be in 1..8, not 9"),
     (lambda: EngineConfig(in_flight=2.0), "EngineConfig.in_flight must be an int"),
+    (lambda: EngineConfig(fma_units=3), r"EngineConfig.fma_units must be a power of two in 1..32, not 3"),
+    (lambda: EngineConfig(fma_units=0), r"EngineConfig.fma_units must be a power of two in 1..32, not 0"),
+    (lambda: EngineConfig(fma_units=True), r"EngineConfig.fma_units must be a power of two"),
+    (lambda: NDPConfig(engine=EngineConfig(fma_units=16)),
+     r"EngineConfig.fma_units \(16\) exceeds the 8 lanes of a 32-byte sector"),
 ])
 def test_bad_configuration_is_refused_by_name(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
@@ -33,6 +38,8 @@ def test_named_configurations_are_looked_up_by_name():
     channel, fpga = named_config("channel"), named_config("fpga")
     assert channel.engine.sub_cores > NDPConfig().engine.sub_cores
     assert fpga.engine.slots < NDPConfig().engine.slots and fpga.engine.in_flight == 1
+    assert fpga.fma_units < fpga.lanes == NDPConfig().fma_units
+    assert fpga.trigger.filter_entries == fpga.engine.argument_blocks
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())
 

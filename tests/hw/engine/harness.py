@@ -12,7 +12,7 @@ import random
 from ..streams import simulate
 
 
-__all__ = ["Source", "Sink", "CompletionSinks", "simulate", "overrun_seen"]
+__all__ = ["Source", "DispatchSource", "Sink", "CompletionSinks", "simulate", "overrun_seen"]
 
 
 def overrun_seen(dut, payloads):
@@ -63,6 +63,26 @@ class Source:
             self.accepted.append((cycle, record))
             return record
         return None
+
+
+class DispatchSource(Source):
+    """Offers each record for one cycle, as DISPATCH offers an instruction: one its unit
+    does not take is replayed, and another µthread's, drawn at random from those waiting,
+    may be offered first."""
+
+    def __init__(self, port, records, *, pause, seed):
+        self.waiting = list(records)
+        super().__init__(port, self._draw, pause=pause, seed=seed)
+
+    def _draw(self):
+        return self.waiting.pop(self.random.randrange(len(self.waiting))) if self.waiting else None
+
+    def sample(self, ctx, cycle):
+        record = super().sample(ctx, cycle)
+        if record is None and self.offer is not None:
+            self.waiting.append(self.offer)
+            self.offer = None
+        return record
 
 
 class Sink:

@@ -13,7 +13,7 @@ from matndp.hw.engine.isa import Opcode
 from matndp.hw.fp.sqrt import FPSqrt
 from matndp.sim.golden.fp import SPECIAL_VALUES, random_operands, reference
 
-from .harness import Sink, Source, simulate
+from .harness import DispatchSource, Sink, Source, simulate
 from ..streams import shared
 
 
@@ -57,32 +57,12 @@ def _instructions(unit, opcodes, seed):
     return records
 
 
-class _Dispatch(Source):
-    """Offers each record for one cycle, as DISPATCH offers an instruction: one its unit
-    does not take is replayed, and another µthread's, drawn at random from those waiting,
-    may be offered first."""
-
-    def __init__(self, port, records, *, pause, seed):
-        self.waiting = list(records)
-        super().__init__(port, self._draw, pause=pause, seed=seed)
-
-    def _draw(self):
-        return self.waiting.pop(self.random.randrange(len(self.waiting))) if self.waiting else None
-
-    def sample(self, ctx, cycle):
-        record = super().sample(ctx, cycle)
-        if record is None and self.offer is not None:
-            self.waiting.append(self.offer)
-            self.offer = None
-        return record
-
-
 def _run(unit, records, *, pause, seed, dispatch=False):
-    """Offer ``records`` (in order, each held until taken; or as :class:`_Dispatch` does);
+    """Offer ``records`` (in order, each held until taken; or as :class:`~.harness.DispatchSource` does);
     returns the source's accepted and the sink's taken ``(cycle, ...)`` lists once every
     result is back."""
     pending = list(records)
-    source = _Dispatch(unit.request, records, pause=pause, seed=seed) if dispatch else \
+    source = DispatchSource(unit.request, records, pause=pause, seed=seed) if dispatch else \
         Source(unit.request, lambda: pending.pop(0) if pending else None, pause=pause, seed=seed)
     sink = Sink(unit.result, pause=pause, seed=seed + 1)
     # A vdiv may wait for a vrsqrt's roots; back-pressure slows both sides.

@@ -22,17 +22,18 @@ from matndp.host.kernels.library.inputs import random_inputs
 from .engine_runner import EngineEntry, run_engine
 
 
-def engine_config(scratchpad_bytes=256, sub_cores=1, divide_units=None):
+def engine_config(scratchpad_bytes=256, sub_cores=1, divide_units=None, fma_units=None):
     scratchpad = 256
     while scratchpad < scratchpad_bytes:
         scratchpad *= 2
     return NDPConfig(trigger=TriggerConfig(filter_entries=2),
                      engine=EngineConfig(sub_cores=sub_cores, slots=8, instruction_words=128,
                                          argument_blocks=2, scratchpad_bytes=scratchpad,
-                                         divide_units=divide_units))
+                                         divide_units=divide_units, fma_units=fma_units))
 
 
-def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1, divide_units=None):
+def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1, divide_units=None,
+                       fma_units=None):
     """``name`` on ``problem`` through the engine and through the instruction-set
     simulator, on the same inputs: ((engine outputs, run), (ISS outputs, ISS result))."""
     launch = kernel(name).launch(problem)
@@ -49,7 +50,7 @@ def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1, divide_
                         arguments=launch.arguments(placed.addresses),
                         expected=launch.expected_triggers, init_threads=launch.init_threads,
                         final_threads=launch.final_threads)
-    config = engine_config(launch.scratchpad_bytes, sub_cores, divide_units)
+    config = engine_config(launch.scratchpad_bytes, sub_cores, divide_units, fma_units)
     run = run_engine(config, entry, placed.memory, placed.events,
                      base=placed.addresses[launch.trigger], seed=seed, pause=pause)
     return (placed.outputs(), run), (iss_outputs, iss_result)
@@ -64,35 +65,40 @@ def assert_same_bits(got, expected, what):
         assert wrong.size == 0, f"{what}: {name} differs in {wrong.size} bytes, first at {wrong[0]}"
 
 
-# (kernel, problem, sub-cores, divide units: None is one per lane). bn_stats at 16 channels
-# ends in two finalizer µthreads, which divide at once: with one divider their vectors take
-# eight passes each, and must not mix.
+# (kernel, problem, sub-cores, divide units, FMA units: None is one per lane). bn_stats at
+# 16 channels ends in two finalizer µthreads, which divide at once: with one divider their
+# vectors take eight passes each, and must not mix; with two FMA units (as in `fpga`) its
+# additions, in the FMA lanes and in the scratchpad's atomics, take four.
 # Each case takes 10-20 s in Amaranth's simulator. In the slow suite: relu_fwd on one
 # sub-core, which the two sub-cores' case covers, and the kernels the default suite runs on
 # the exported slice (tests/sim/flows/test_kernel_run.py): bias_relu, bn_stats with a
 # divider per lane, layernorm_stats and adam.
 CASES = [
-    pytest.param("relu_fwd", {"elements": 128}, 1, None, marks=pytest.mark.slow),
-    ("relu_fwd", {"elements": 128}, 2, None),
-    pytest.param("bias_relu", {"rows": 4, "channels": 16}, 1, None, marks=pytest.mark.slow),
-    ("softmax_scale", {"rows": 2, "columns": 32}, 1, None),
-    pytest.param("bn_stats", {"rows": 8, "channels": 16}, 1, None, marks=pytest.mark.slow),
-    ("bn_stats", {"rows": 8, "channels": 16}, 1, 1),
-    pytest.param("layernorm_stats", {"rows": 3, "columns": 32}, 1, None, marks=pytest.mark.slow),
-    pytest.param("adam", {"elements": 32}, 1, None, marks=pytest.mark.slow),
+    pytest.param("relu_fwd", {"elements": 128}, 1, None, None, marks=pytest.mark.slow),
+    ("relu_fwd", {"elements": 128}, 2, None, None),
+    pytest.param("bias_relu", {"rows": 4, "channels": 16}, 1, None, None, marks=pytest.mark.slow),
+    ("softmax_scale", {"rows": 2, "columns": 32}, 1, None, None),
+    pytest.param("bn_stats", {"rows": 8, "channels": 16}, 1, None, None, marks=pytest.mark.slow),
+    ("bn_stats", {"rows": 8, "channels": 16}, 1, 1, 2),
+    pytest.param("layernorm_stats", {"rows": 3, "columns": 32}, 1, None, None,
+                 marks=pytest.mark.slow),
+    pytest.param("adam", {"elements": 32}, 1, None, None, marks=pytest.mark.slow),
+    pytest.param("adam", {"elements": 32}, 1, 1, 2, marks=pytest.mark.slow),
 ]
 
 
 def _case_id(case):
-    name, _, sub_cores, units = case.values if hasattr(case, "values") else case
-    return f"{name}-{sub_cores}sub" + (f"-{units}div" if units else "")
+    name, _, sub_cores, divide_units, fma_units = case.values if hasattr(case, "values") else case
+    return (f"{name}-{sub_cores}sub" + (f"-{divide_units}div" if divide_units else "")
+            + (f"-{fma_units}fma" if fma_units else ""))
 
 
-@pytest.mark.parametrize("name, problem, sub_cores, divide_units", CASES,
+@pytest.mark.parametrize("name, problem, sub_cores, divide_units, fma_units", CASES,
                          ids=[_case_id(case) for case in CASES])
-def test_library_kernel_matches_the_iss(name, problem, sub_cores, divide_units):
+def test_library_kernel_matches_the_iss(name, problem, sub_cores, divide_units, fma_units):
     (outputs, run), (iss_outputs, iss_result) = run_library_kernel(
-        name, problem, seed=len(name), sub_cores=sub_cores, divide_units=divide_units)
+        name, problem, seed=len(name), sub_cores=sub_cores, divide_units=divide_units,
+        fma_units=fma_units)
     assert run.error is None and not run.stopped, f"{name}: {run.error}"
     assert run.complete and run.completed == kernel(name).launch(problem).expected_triggers
     assert_same_bits(outputs, iss_outputs, name)

@@ -34,6 +34,9 @@ CONFIGS = {
     "small-scratchpad": NDPConfig(trigger=TriggerConfig(filter_entries=5),
                                   engine=EngineConfig(slots=4, scratchpad_bytes=256)),
     "two-lane": NDPConfig(sector_bytes=8, engine=EngineConfig(slots=4, scratchpad_bytes=256)),
+    # The lanes in four groups through two FMA units, as the `fpga` configuration has them.
+    "fma-groups": NDPConfig(trigger=TriggerConfig(filter_entries=5),
+                            engine=EngineConfig(slots=4, scratchpad_bytes=512, fma_units=2)),
 }
 
 ATOMICS = (Opcode.SAMOADD, Opcode.SAMOMAX, Opcode.SAMOFMA)
@@ -312,11 +315,12 @@ def _table_through_atomic(config, opcode, columns, *, seed):
     return results.reshape(-1)[:count]
 
 
-def test_atomic_add_is_ieee_addition_over_special_values():
+@pytest.mark.parametrize("name", ["default", "fma-groups"])
+def test_atomic_add_is_ieee_addition_over_special_values(name):
     """samoadd runs c × 1.0 + s through the fused multiply-add: bit-exact with IEEE
     addition over every pair of special values and the adder's boundary cases, against
     MPFR and against numpy's float32 addition."""
-    config = CONFIGS["default"]
+    config = CONFIGS[name]
     s, c = directed_operands("add")
     results = _table_through_atomic(config, Opcode.SAMOADD, (s, c), seed=1)
     expected = reference("add", s, c)
@@ -334,8 +338,9 @@ def test_atomic_maximum_over_special_values():
     assert not mismatches(reference("max", s, c), results, s, c)
 
 
-def test_atomic_multiply_add_over_special_values():
-    config = CONFIGS["default"]
+@pytest.mark.parametrize("name", ["default", "fma-groups"])
+def test_atomic_multiply_add_over_special_values(name):
+    config = CONFIGS[name]
     b, c, s = directed_operands("fma")
     results = _table_through_atomic(config, Opcode.SAMOFMA, (b, c, s), seed=3)
     assert not mismatches(reference("fma", b, c, s), results, b, c, s)
@@ -405,6 +410,18 @@ def test_one_op_per_cycle_without_hazards():
     ops = [(index % 16, kinds[index % 4], 32 * index) for index in range(64)]
     accepted, _, _ = _timed(config, ops)
     assert accepted == list(range(64))
+
+
+def test_grouped_fma_lanes_take_an_addition_every_pass():
+    """With the lanes in four groups through the FMA units, additions and multiply-adds of
+    distinct sectors enter one every four cycles, loads between them at once, and each
+    writes three cycles later than with a unit per lane."""
+    config = CONFIGS["fma-groups"]
+    ops = [(0, Opcode.SAMOADD, 0x00), (1, Opcode.SAMOFMA, 0x20), (2, Opcode.SLD, 0x40),
+           (3, Opcode.SAMOADD, 0x60)]
+    accepted, offered, _ = _timed(config, ops)
+    assert accepted == [0, 4, 5, 8]
+    assert [done - start for start, done in zip(accepted, offered)] == [16, 16, 4, 16]
 
 
 def test_dependent_accesses_wait_for_the_write():

@@ -4,7 +4,7 @@ random back-pressure on both sides."""
 import numpy as np
 import pytest
 
-from matndp.hw.config import NDPConfig
+from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.engine.convert import VectorConvert
 from matndp.hw.engine.fma_lanes import FMALanes
 from matndp.hw.engine.isa import Opcode
@@ -13,6 +13,7 @@ from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.sim.golden.fp import SPECIAL_VALUES, canonicalize_nans, random_operands, reference
 
 from ..streams import receive, send, simulate
+from .harness import DispatchSource, Sink, Source
 
 
 CONFIG = NDPConfig()
@@ -55,8 +56,10 @@ def _check(results, expected):
             f"result {index}: {[hex(v) for v in got]} != {[hex(int(v)) for v in value]}"
 
 
-@pytest.mark.parametrize("pressure", [0.0, 0.3])
-def test_fma_lanes_compute_every_fma_class_instruction(pressure):
+# (FMA units, back-pressure): one unit per lane, and the lanes in groups through fewer.
+@pytest.mark.parametrize("fma_units, pressure", [(None, 0.0), (None, 0.3), (1, 0.3), (2, 0.0),
+                                                 (2, 0.3), (4, 0.3)])
+def test_fma_lanes_compute_every_fma_class_instruction(fma_units, pressure):
     rng = np.random.default_rng(11)
     requests, expected = [], []
     golden = {
@@ -76,7 +79,63 @@ def test_fma_lanes_compute_every_fma_class_instruction(pressure):
                        random_operands("fma", LANES, seed=index))
         requests.append(_request(index % 16, opcode, a, b, c))
         expected.append((index % 16, canonicalize_nans(golden[opcode](a, b, c))))
-    _check(_run(FMALanes(CONFIG), requests, seed=3, pressure=pressure), expected)
+    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
+    _check(_run(unit, requests, seed=3, pressure=pressure, cycles_each=12 + unit.passes),
+           expected)
+
+
+def _fma_records(count, seed):
+    """``vfma`` requests of random operands, with their slots and golden values as notes."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for index in range(count):
+        a, b, c = _vectors(rng, 3)
+        records.append((_request(index % 16, Opcode.VFMA, a, b, c),
+                        (index % 16, canonicalize_nans(reference("fma", a, b, c)))))
+    return records
+
+
+def _run_offers(unit, source, count, *, pause, seed):
+    """Drive ``source`` into ``unit`` until ``count`` results are back; the results taken."""
+    sink = Sink(unit.result, pause=pause, seed=seed)
+
+    async def bench(ctx):
+        for cycle in range(count * (unit.passes + unit.LATENCY) * 4 + 100):
+            source.drive(ctx)
+            sink.drive(ctx)
+            source.sample(ctx, cycle)
+            sink.sample(ctx, cycle)
+            await ctx.tick()
+            if len(sink.taken) == count:
+                break
+
+    simulate(unit, bench)
+    assert len(sink.taken) == count, f"{len(sink.taken)} of {count} results"
+    return sink.taken
+
+
+@pytest.mark.parametrize("fma_units", [1, 4])
+def test_grouped_fma_lanes_take_an_instruction_offered_a_cycle_at_a_time_whole(fma_units):
+    """DISPATCH offers an instruction for one cycle and may offer another µthread's next:
+    a vector that passes the units in groups is taken whole with its first group, its
+    lanes never mixed with another's."""
+    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
+    source = DispatchSource(unit.request, _fma_records(24, seed=fma_units), pause=0.3,
+                            seed=fma_units)
+    taken = _run_offers(unit, source, 24, pause=0.3, seed=fma_units + 1)
+    _check([payload for _, payload in taken], [note for _, (_, note) in source.accepted])
+
+
+@pytest.mark.parametrize("fma_units", [2, 8])
+def test_fma_instructions_stream_at_one_per_pass(fma_units):
+    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
+    records = _fma_records(12, seed=3)
+    pending = list(records)
+    source = Source(unit.request, lambda: pending.pop(0) if pending else None, pause=0.0, seed=1)
+    taken = _run_offers(unit, source, len(records), pause=0.0, seed=2)
+    _check([payload for _, payload in taken], [note for _, note in records])
+    taken_at = [cycle for cycle, _ in source.accepted]
+    assert np.diff(taken_at).tolist() == [unit.passes] * (len(records) - 1)
 
 
 def _minimum(a, b, maximum):

@@ -133,6 +133,17 @@ def test_every_library_kernel(name):
     check_run(run, name)
 
 
+# The FPGA configuration shares its FMA units and its divider among the lanes (a vector
+# passes them in groups) and has four slots and one instruction in flight per µthread: the
+# same bits, under back-pressure, on its own build of the slice.
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_every_library_kernel_on_the_fpga_configuration(name):
+    run = run_kernel_rtl(name, _problem(name), seed=8, pressure=0.3, unrelated_per_access=1,
+                         config=named_config("fpga"))
+    check_run(run, f"{name} on fpga")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_every_library_kernel_under_icarus(name):
