@@ -10,9 +10,10 @@ level waiting for the one before) held each of them about 30 cycles.
 
 The units of one level are driven alike (the same ``valid``, the same ``ready``), so they
 advance together and the first one's handshake stands for the level's. The slot of each
-instruction waits in a queue, in instruction order. The adders' tree is deeper than the
-maximum units', so that results leave in order an instruction enters only while the other
-tree is empty.
+instruction waits in a queue, in instruction order, with the tree it is in; a result is
+taken from the tree the queue's head names, so results leave in instruction order (a
+result of the shallower maximum tree waits there). An instruction also enters only while
+the other tree is empty.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
