@@ -263,6 +263,10 @@ MUTANTS = (
        "answered = target.ack", BUS),
     _m("decoder-refusal-forgotten", _DECODER, "refused.eq(selected == 0)", "refused.eq(0)", BUS),
     # --- stream parts ------------------------------------------------------------------------
+    _m("spill-ready-while-full", _STREAM, "self.i.ready.eq(~full | self.o.ready)",
+       "self.i.ready.eq(1)", STREAM),
+    _m("spill-register-passed-over", _STREAM, "self.o.payload.eq(Mux(full, spill, self.i.payload))",
+       "self.o.payload.eq(self.i.payload)", STREAM),
     _m("slice-ready-when-full", _STREAM, "self.i.ready.eq(~self.o.valid | self.o.ready)",
        "self.i.ready.eq(self.o.ready)", STREAM),
     _m("slice-payload-every-cycle", _STREAM, "with m.If(self.i.valid & self.i.ready):\n"
