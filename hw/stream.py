@@ -10,6 +10,9 @@ for its ``ready``.
 ========================  ================  ==================  ==========================
 part                      latency (cycles)  throughput          registered outputs
 ========================  ================  ==================  ==========================
+:class:`SpillRegister`    0                 1 per cycle         none (a transfer the
+                                                                output refuses waits in
+                                                                its register)
 :class:`RegisterSlice`    1                 1 per cycle         ``o.valid``, ``o.payload``
 :class:`SkidBuffer`       1                 1 per cycle         all, ``i.ready`` included
 :class:`RegisterRing`     1                 1 per cycle         none (one level of logic
@@ -33,7 +36,7 @@ from amaranth.lib.wiring import In, Out
 from .onehot import first_one, one_hot_index, one_hot_select
 
 
-__all__ = ["RegisterSlice", "SkidBuffer", "RegisterRing", "PingPongBuffer", "WideStage", "Queue",
+__all__ = ["SpillRegister", "RegisterSlice", "SkidBuffer", "RegisterRing", "PingPongBuffer", "WideStage", "Queue",
            "RoundRobinMerge"]
 
 
@@ -62,6 +65,37 @@ class _Stage(wiring.Component):
             "o": Out(stream.Signature(payload_shape)),
             **members,
         })
+
+
+class SpillRegister(_Stage):
+    """A stream passed straight through, with one register that catches what the output
+    refuses: a producer behind it that holds as a whole while its output waits (a
+    pipelined unit) keeps going through one refused cycle, instead of holding.
+
+    ``o`` offers the register while it is full, else ``i`` as it comes (no cycle added).
+    ``i.ready`` is high while the register is empty, or when ``o`` takes it (then ``i``
+    takes its place), so it follows ``o.ready`` as a plain wire would. It holds at most
+    one item, in order with the next.
+    """
+
+    def elaborate(self, platform):
+        m = Module()
+        spill = Signal(self.payload_shape)
+        full = Signal()
+        m.d.comb += [
+            self.o.valid.eq(full | self.i.valid),
+            self.o.payload.eq(Mux(full, spill, self.i.payload)),
+            self.i.ready.eq(~full | self.o.ready),
+        ]
+        # The register takes ``i`` whenever ``i`` can move and does not pass straight out.
+        caught = self.i.valid & self.i.ready & (full | ~self.o.ready)
+        with m.If(self.i.ready):
+            m.d.sync += spill.eq(self.i.payload)
+        with m.If(caught):
+            m.d.sync += full.eq(1)
+        with m.Elif(self.o.ready):
+            m.d.sync += full.eq(0)
+        return m
 
 
 class RegisterSlice(_Stage):

@@ -2,84 +2,98 @@
 
 Level 0 combines lanes (0, 1), (2, 3), …; each later level combines the previous level's
 results the same way, until one value is left, which every lane of the result receives.
-One pipelined adder (or maximum unit) does all the work: the pairs of a level issue back
-to back, and each result overwrites the lane its pair's first operand came from once that
-pair has been read, so the tree needs no second buffer. One instruction at a time.
+The tree is built as it is specified: a level of adders (and one of maximum units) per
+level of the tree, lanes / 2 in the first, one in the last, each fully pipelined, so an
+instruction enters every cycle. A finalizer's µthreads reduce their rows at once, and one
+unit that took an instruction at a time (``lanes`` − 1 additions one after the other, each
+level waiting for the one before) held each of them about 30 cycles.
+
+The units of one level are driven alike (the same ``valid``, the same ``ready``), so they
+advance together and the first one's handshake stands for the level's. The slot of each
+instruction waits in a queue, in instruction order, with the tree it is in; a result is
+taken from the tree the queue's head names, so results leave in instruction order (a
+result of the shallower maximum tree waits there). An instruction also enters only while
+the other tree is empty.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib.fifo import SyncFIFO
 
 from ..fp.addsub import FPAddSub
 from ..fp.minmax import FPMinMax
 from ..fp.opcodes import AddSubOp, MinMaxOp
 from .isa import Opcode
-from .layouts import VectorUnit, vector_layout
+from .layouts import VectorUnit
 
 
 __all__ = ["VectorReduce"]
 
 
 class VectorReduce(VectorUnit):
+    @property
+    def levels(self):
+        """Levels of the tree: log2(lanes)."""
+        return (self.config.lanes - 1).bit_length()
+
     def cycles_per_instruction(self, opcode):
+        """Cycles from taking an instruction to offering its result, results taken at once."""
         latency = FPAddSub.LATENCY if opcode == Opcode.VREDSUM else FPMinMax.LATENCY
-        levels = (self.config.lanes - 1).bit_length()
-        return self.config.lanes - 1 + levels * (latency + 1) + 2
+        return self.levels * latency
 
     def elaborate(self, platform):
         m = Module()
         lanes = self.config.lanes
-        vector = vector_layout(self.config)
-        m.submodules.adder = adder = FPAddSub()
-        m.submodules.maximum = maximum = FPMinMax()
+        request = self.request.payload
+        summing = request.opcode == Opcode.VREDSUM
 
-        slot = Signal.like(self.request.payload.slot)
-        summing = Signal()
-        values = Signal(vector)
-        pairs = Signal(range(lanes + 1))         # pairs in the current level
-        issued = Signal(range(lanes + 1))
-        received = Signal(range(lanes + 1))
+        # The slots in flight, in instruction order, and which tree they are in.
+        depth = self.levels * FPAddSub.LATENCY
+        m.submodules.slots = slots = SyncFIFO(width=len(request.slot) + 1, depth=depth)
+        in_sum_tree = Signal()
+        kind_ok = (slots.level == 0) | (in_sum_tree == summing)
 
-        def word(index):
-            return values.as_value().word_select(index, 32)
+        heads, lasts = {}, {}
+        for name, unit_class, code, mine in (("sum", FPAddSub, AddSubOp.ADD, summing),
+                                             ("max", FPMinMax, MinMaxOp.MAX, ~summing)):
+            inputs = [request.a[lane] for lane in range(lanes)]
+            previous = None
+            for level in range(self.levels):
+                units = [unit_class() for _ in range(len(inputs) // 2)]
+                for index, unit in enumerate(units):
+                    m.submodules[f"{name}{level}_{index}"] = unit
+                    m.d.comb += [unit.operands.payload.a.eq(inputs[2 * index]),
+                                 unit.operands.payload.b.eq(inputs[2 * index + 1]),
+                                 unit.operands.payload.op.eq(code)]
+                if previous is None:
+                    heads[name] = units[0]
+                    valid = self.request.valid & mine & slots.w_rdy & kind_ok
+                else:
+                    valid = previous[0].result.valid
+                    for unit in previous:
+                        m.d.comb += unit.result.ready.eq(units[0].operands.ready)
+                for unit in units:
+                    m.d.comb += unit.operands.valid.eq(valid)
+                inputs = [unit.result.payload for unit in units]
+                previous = units
+            lasts[name] = previous[0]
 
-        for unit, code in ((adder, AddSubOp.ADD), (maximum, MinMaxOp.MAX)):
-            m.d.comb += [
-                unit.operands.payload.a.eq(word((2 * issued)[:len(issued)])),
-                unit.operands.payload.b.eq(word((2 * issued + 1)[:len(issued)])),
-                unit.operands.payload.op.eq(code),
-            ]
-        result_valid = Mux(summing, adder.result.valid, maximum.result.valid)
-        result_value = Mux(summing, adder.result.payload, maximum.result.payload)
-        m.d.comb += [self.result.payload.slot.eq(slot),
-                     self.result.payload.value.eq(Cat(*(word(0) for _ in range(lanes))))]
-
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += self.request.ready.eq(1)
-                with m.If(self.request.valid):
-                    m.d.sync += [slot.eq(self.request.payload.slot),
-                                 summing.eq(self.request.payload.opcode == Opcode.VREDSUM),
-                                 values.eq(self.request.payload.a),
-                                 pairs.eq(lanes // 2), issued.eq(0), received.eq(0)]
-                    m.next = "LEVEL" if lanes > 1 else "DONE"
-            with m.State("LEVEL"):
-                offer = issued < pairs
-                m.d.comb += [adder.operands.valid.eq(offer & summing),
-                             maximum.operands.valid.eq(offer & ~summing),
-                             adder.result.ready.eq(summing), maximum.result.ready.eq(~summing)]
-                taken = offer & Mux(summing, adder.operands.ready, maximum.operands.ready)
-                with m.If(taken):
-                    m.d.sync += issued.eq(issued + 1)
-                with m.If(result_valid):
-                    m.d.sync += [values.as_value().word_select(received, 32).eq(result_value),
-                                 received.eq(received + 1)]
-                    with m.If(received == pairs - 1):
-                        with m.If(pairs == 1):
-                            m.next = "DONE"
-                        with m.Else():
-                            m.d.sync += [pairs.eq(pairs >> 1), issued.eq(0), received.eq(0)]
-            with m.State("DONE"):
-                m.d.comb += self.result.valid.eq(1)
-                with m.If(self.result.ready):
-                    m.next = "IDLE"
+        head_summing = slots.r_data[-1]
+        last_valid = Mux(head_summing, lasts["sum"].result.valid, lasts["max"].result.valid)
+        value = Mux(head_summing, lasts["sum"].result.payload, lasts["max"].result.payload)
+        taken = self.result.valid & self.result.ready
+        m.d.comb += [
+            self.request.ready.eq(slots.w_rdy & kind_ok &
+                                  Mux(summing, heads["sum"].operands.ready,
+                                      heads["max"].operands.ready)),
+            slots.w_data.eq(Cat(request.slot, summing)),
+            slots.w_en.eq(self.request.valid & self.request.ready),
+            self.result.valid.eq(slots.r_rdy & last_valid),
+            self.result.payload.slot.eq(slots.r_data[:-1]),
+            self.result.payload.value.eq(Cat(*(value for _ in range(lanes)))),
+            lasts["sum"].result.ready.eq(self.result.ready & head_summing),
+            lasts["max"].result.ready.eq(self.result.ready & ~head_summing),
+            slots.r_en.eq(taken),
+        ]
+        with m.If(slots.w_en):
+            m.d.sync += in_sum_tree.eq(summing)
         return m

@@ -17,7 +17,7 @@ from matndp.hw.export import export_verilog
 from functools import partial
 
 from matndp.hw.stream import (PingPongBuffer, Queue, RegisterRing, RegisterSlice, RoundRobinMerge,
-                              SkidBuffer, WideStage)
+                              SkidBuffer, SpillRegister, WideStage)
 from matndp.sim.drivers.packing import StructCodec
 from tests.hw.stream_bench import Monitor, Pause, Sink, Source, run
 
@@ -60,7 +60,7 @@ STAGES = [RegisterSlice, SkidBuffer, SKID_COPIES, PingPongBuffer, *RINGS]
 
 def _capacity(stage):
     """Items a stage holds at most: its registers."""
-    return {RegisterSlice: 1, SkidBuffer: 2}.get(type(stage)) or stage.places
+    return {SpillRegister: 1, RegisterSlice: 1, SkidBuffer: 2}.get(type(stage)) or stage.places
 PRESSURES = [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.5, 0.5), (0.2, 0.8), (0.8, 0.2)]
 
 
@@ -103,6 +103,21 @@ def test_stage_sustains_one_transfer_per_cycle_one_cycle_late(part):
     assert sink.items == items
 
 
+@pytest.mark.parametrize("source_pause, sink_pause", PRESSURES)
+def test_spill_register_passes_everything_in_order_under_back_pressure(source_pause, sink_pause):
+    items = _words(300, 16, seed=5)
+    _, sink = _run_stage(SpillRegister(16), items, source_pause=source_pause,
+                         sink_pause=sink_pause, seed=17)
+    assert sink.items == items
+
+
+def test_spill_register_adds_no_cycle_and_sustains_one_transfer_per_cycle():
+    items = _words(64, 8, seed=6)
+    source, sink = _run_stage(SpillRegister(8), items, source_pause=0.0, sink_pause=0.0, seed=1)
+    assert source.cycles == sink.cycles == list(range(len(items)))
+    assert sink.items == items
+
+
 def test_register_slice_payload_loads_only_on_a_transfer():
     """Between transfers the register keeps the payload last taken in (no toggling on the
     wires behind it while the input offers nothing)."""
@@ -136,7 +151,7 @@ def test_stage_carries_a_struct_payload(part):
     assert [packing.unpack(word) for word in sink.items] == records
 
 
-@pytest.mark.parametrize("part, taken", [(RegisterSlice, 1), (SkidBuffer, 2), (SKID_COPIES, 2),
+@pytest.mark.parametrize("part, taken", [(SpillRegister, 1), (RegisterSlice, 1), (SkidBuffer, 2), (SKID_COPIES, 2),
                                          (PingPongBuffer, 2), (RING3, 3), (RING4, 4),
                                          (RING4_COPIES, 4), (RING3_FILL_SIDE, 3),
                                          (RING4_COPIES_FILL_SIDE, 4), (WideStage, 3),
@@ -188,7 +203,8 @@ class _Dependence:
         self.followed |= before != after
 
 
-@pytest.mark.parametrize("part, combinational", [(RegisterSlice, True), (SkidBuffer, False),
+@pytest.mark.parametrize("part, combinational", [(SpillRegister, True), (RegisterSlice, True),
+                                                  (SkidBuffer, False),
                                                   (SKID_COPIES, False), (PingPongBuffer, False),
                                                   *((ring, False) for ring in RINGS)])
 def test_only_the_two_register_stages_cut_the_ready_path(part, combinational):
@@ -461,6 +477,7 @@ def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follo
 
 @pytest.mark.parametrize("make, error, message", [
     (lambda: RegisterSlice("wide"), TypeError, "payload_shape must be a shape"),
+    (lambda: SpillRegister("x"), TypeError, "payload_shape must be a shape"),
     (lambda: SkidBuffer(None), TypeError, "payload_shape must be a shape"),
     (lambda: SkidBuffer(8, select_fanout=0), ValueError, "select_fanout must be at least 1, not 0"),
     (lambda: SkidBuffer(8, select_fanout="4"), TypeError, "select_fanout must be an int"),
@@ -508,7 +525,7 @@ def test_bad_construction_is_refused_by_name(make, error, message):
 
 def test_parts_have_the_stream_signatures_they_promise_and_export():
     layout = data.StructLayout({"a": unsigned(4)})
-    stages = [RegisterSlice(layout), SkidBuffer(layout), SkidBuffer(layout, select_fanout=3),
+    stages = [SpillRegister(layout), RegisterSlice(layout), SkidBuffer(layout), SkidBuffer(layout, select_fanout=3),
               PingPongBuffer(layout), WideStage(layout), Queue(layout, 4, bank_bits=2),
               Queue(layout, 4)]
     for part in stages:

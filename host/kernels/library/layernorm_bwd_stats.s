@@ -11,13 +11,13 @@
     layernorm_bwd_stats_initializer
 
 .main
-    divc    x1, OFFSET, ROWS
+    vld     v2, [OFFSET + X]           ; first: its memory latency overlaps the rest
     remc    x2, OFFSET, ROWS
-    sld     v1, [x2 + WEIGHT_SP]
-    vmul    v1, DATA, v1               ; g = dy·weight
-    vld     v2, [OFFSET + X]
-    shl     x1, x1, PARTIAL_SHIFT
+    divc    x1, OFFSET, ROWS
     and     x3, OFFSET, PARTIAL_MASK
+    sld     v1, [x2 + WEIGHT_SP]
+    shl     x1, x1, PARTIAL_SHIFT
+    vmul    v1, DATA, v1               ; g = dy·weight
     add     x1, x1, x3
     add     x1, x1, DOTS_SP
     samofma [x1], v1, v2

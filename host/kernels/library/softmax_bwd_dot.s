@@ -9,9 +9,9 @@
     softmax_bwd_dot_initializer
 
 .main
+    vld     v1, [OFFSET + Y]          ; first: its memory latency overlaps the address
     row_partial
     add     x1, x1, DOTS_SP
-    vld     v1, [OFFSET + Y]
     samofma.r.x [x1], DATA, v1
 
 .final

@@ -221,16 +221,20 @@ def _tree(values, combine):
     return values[0]
 
 
-def test_reduce_unit_follows_the_pairwise_tree():
+# Sums and maxima mixed, in runs of each and alternating, so that an instruction of one
+# kind follows the other's still in flight.
+@pytest.mark.parametrize("pressure", [0.0, 0.3])
+def test_reduce_unit_follows_the_pairwise_tree(pressure):
     rng = np.random.default_rng(8)
     cases = []
-    for index in range(24):
+    for index in range(48):
         a = _vectors(rng, 1, specials=index % 2 == 0)[0]
-        summing = index % 3 != 2
+        summing = index % 3 != 2 if index < 24 else (index // 4) % 2 == 0
         combine = (lambda x, y: reference("add", np.array([x]), np.array([y]))[0]) if summing \
             else (lambda x, y: reference("max", np.array([x]), np.array([y]))[0])
         total = _tree(a, combine)
         cases.append((_request(index % 16, Opcode.VREDSUM if summing else Opcode.VREDMAX, a),
                       (index % 16, np.full(LANES, total, dtype=np.uint32))))
-    _check(_run(VectorReduce(CONFIG), [r for r, _ in cases], seed=1, cycles_each=60),
+    _check(_run(VectorReduce(CONFIG), [r for r, _ in cases], seed=1, pressure=pressure,
+                cycles_each=60),
            [e for _, e in cases])

@@ -8,7 +8,9 @@ restructuring (words, section starts, the ordering flag and the argument words t
 kernel declares). The argument *names* are not frozen: they are not part of an image.
 An image changes only on purpose, regenerated with the change that makes it: the
 reductions' finalizers, since they run as one µthread per channel group or row; the
-initializers, since they run as one µthread per sector they clear or copy.
+initializers, since they run as one µthread per sector they clear or copy; the row
+reductions' main phases, since an instruction that does not need a division's quotient or
+a load's data is placed where it issues while they are in flight.
 """
 
 import json
