@@ -93,6 +93,7 @@ def _m(id, file, snippet, replacement, tests, **kwargs):
 
 _TRIGGER = "hw/trigger/trigger.py"
 _VDIVIDE = "hw/engine/divide.py"
+_LANE_GROUPS = "hw/engine/lane_groups.py"
 _MATCH = "hw/trigger/filter_match.py"
 _SLICE = "hw/ndp_slice.py"
 _ACTION = "hw/bus/action.py"
@@ -472,24 +473,25 @@ MUTANTS = (
     _m("alu-slt-unsigned", "hw/engine/alu.py", "value.eq(a.as_signed() < b.as_signed())", "value.eq(a < b)",
        ENGINE_ALU),
     _m("alu-shift-amount-bits", "hw/engine/alu.py", "amount = b[:6]", "amount = b[:5]", ENGINE_ALU),
-    _m("vdivide-vdiv-overtakes", _VDIVIDE, "offer_divide = offered & dividing & (reciprocals_in_roots == 0)",
-       "offer_divide = offered & dividing", ENGINE_DIVIDE),
+    _m("vdivide-vdiv-overtakes", _VDIVIDE, "offer_divide = issue.offered & dividing & (reciprocals_in_roots == 0)",
+       "offer_divide = issue.offered & dividing", ENGINE_DIVIDE),
     _m("vdivide-leaving-not-counted", _VDIVIDE, "reciprocals_in_roots + entering - leaving)",
        "reciprocals_in_roots + entering)", ENGINE_DIVIDE),
     _m("vdivide-rsqrt-not-forwarded", _VDIVIDE, "flags.w_data.eq(reciprocal),", "flags.w_data.eq(0),",
        ENGINE_DIVIDE),
     _m("vdivide-rsqrt-collected-from-roots", _VDIVIDE, "Cat(current.slot, ~dividing & ~reciprocal)",
        "Cat(current.slot, ~dividing)", ENGINE_DIVIDE),
-    _m("vdivide-taken-with-its-last-group", _VDIVIDE, "request.ready.eq(issued & ~holding)",
-       "request.ready.eq(issued & last)", ENGINE_DIVIDE),
-    _m("vdivide-later-groups-from-the-offer", _VDIVIDE,
-       "current.eq(Mux(holding, held.as_value(), request.payload.as_value()))",
-       "current.eq(request.payload.as_value())", ENGINE_DIVIDE),
-    _m("vdivide-last-group", _VDIVIDE, "last = issue_group == passes - 1", "last = issue_group == 0",
+    # The groups of lanes, shared by the divide unit and the FMA lanes; the shared divider's
+    # tests found these when the logic was the divide unit's own.
+    _m("vdivide-taken-with-its-last-group", _LANE_GROUPS, "self.request.ready.eq(issued & ~self.holding)",
+       "self.request.ready.eq(issued & self.last)", ENGINE_DIVIDE),
+    _m("vdivide-later-groups-from-the-offer", _LANE_GROUPS,
+       "Mux(self.holding, self.held.as_value(),", "Mux(0, self.held.as_value(),", ENGINE_DIVIDE),
+    _m("vdivide-last-group", _LANE_GROUPS, "self.last = self.group == passes - 1", "self.last = self.group == 0",
        ENGINE_DIVIDE),
-    _m("vdivide-collected-early", _VDIVIDE, "finished = collect_group == passes - 1",
-       "finished = collect_group == 0", ENGINE_DIVIDE),
-    _m("vdivide-overwrites-offered-result", _VDIVIDE, "room = ~complete | result.ready", "room = 1",
+    _m("vdivide-collected-early", _LANE_GROUPS, "self.finished = self.group == passes - 1",
+       "self.finished = self.group == 0", ENGINE_DIVIDE),
+    _m("vdivide-overwrites-offered-result", _LANE_GROUPS, "self.room = ~self.complete | result.ready", "self.room = 1",
        ENGINE_DIVIDE),
     _m("reduce-pairs-a-lane-with-itself", "hw/engine/reduce.py",
        "unit.operands.payload.b.eq(inputs[2 * index + 1])",
