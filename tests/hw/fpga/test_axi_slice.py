@@ -5,7 +5,7 @@ the register windows on a build with a small engine, long random runs marked slo
 
 import pytest
 
-from matndp.hw.config import EngineConfig, NDPConfig
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.sim.designs import (AXI_SLICE_MODULE, PIPELINED_TRIGGER_SLICE, TRIGGER_SLICE,
                                 axi_slice_verilog, config_environment)
 from matndp.sim.runner import run_cocotb
@@ -19,8 +19,10 @@ TESTS = ["random_traffic", "register_errors", "unsupported_bursts", "memory_erro
          "reset_mid_traffic"]
 # An engine whose windows are small enough to write and read every word in a short run,
 # with as few units as it allows, so that its export and its run under Icarus are quick.
-SMALL_ENGINE = NDPConfig(engine=EngineConfig(slots=2, instruction_words=64, argument_blocks=1,
-                                             scratchpad_bytes=256, divide_units=1, in_flight=1))
+SMALL_ENGINE = NDPConfig(trigger=TriggerConfig(filter_entries=4),
+                         engine=EngineConfig(slots=2, instruction_words=64, argument_blocks=1,
+                                             scratchpad_bytes=256, divide_units=1, fma_units=2,
+                                             in_flight=1))
 
 
 def _run(simulator, testcase, config=TRIGGER_SLICE, **env):

@@ -11,7 +11,7 @@ import sys
 import pytest
 from amaranth.hdl import Fragment
 
-from matndp.hw.config import EngineConfig, NDPConfig
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.hw.export import export_verilog
 from matndp.hw.fpga.config import AXIConfig
 from matndp.hw.fpga.expander_top import AXIExpander, gpu_prefix
@@ -20,9 +20,10 @@ from matndp.sim.fpga_flow.lint import lint
 
 
 # An engine as small as the top allows, so that its export takes seconds, not a minute.
-SMALL = NDPConfig(id_width=6, engine=EngineConfig(slots=2, instruction_words=64,
-                                                  argument_blocks=1, scratchpad_bytes=256,
-                                                  divide_units=1, in_flight=1))
+SMALL = NDPConfig(id_width=6, trigger=TriggerConfig(filter_entries=4),
+                  engine=EngineConfig(slots=2, instruction_words=64, argument_blocks=1,
+                                      scratchpad_bytes=256, divide_units=1, fma_units=2,
+                                      in_flight=1))
 
 
 @pytest.mark.parametrize("arguments, keywords, error, message", [

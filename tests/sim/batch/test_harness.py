@@ -2,7 +2,7 @@
 ``matndp.sim.batch``): its file formats and checks in Python alone, then runs through the
 RTL. The RTL tests share one Verilator build of the harness: one scenario run both ways
 (the per-cycle testbench and the harness, the same stimulus and memory timing) gives the
-same logs; kernels are bit-exact under random back-pressure on every stream; a stream runs
+same logs (slow: the testbench needs a build of its own); kernels are bit-exact under random back-pressure on every stream; a stream runs
 chunk by chunk without a reset; the checks notice a corrupted log.
 """
 
@@ -265,6 +265,10 @@ def _kernel_launches():
     return [Launch("bias_relu", problem), Launch("bn_stats", problem)]
 
 
+# The per-cycle testbench needs a Verilator build of the engine slice of its own (a minute
+# and more) that no other test of the default suite uses; the kernels' bits through the
+# harness, under back-pressure, are checked by default below.
+@pytest.mark.slow
 def test_one_scenario_run_both_ways_gives_the_same_logs(tmp_path):
     """The per-cycle testbench (Python drivers on the slice) and the batch harness, the same
     stimulus and the same memory timing (fixed latency, in order, no pauses): every log is
