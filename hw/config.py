@@ -91,6 +91,13 @@ class EngineConfig:
                         earlier ones it does not depend on are in flight, at the cost of the
                         scoreboard and a third read port of each sub-core's instruction
                         memory; 1: a µthread waits for each instruction to complete.
+    pipelined:          register the streams between the engine's shared parts (trigger
+                        events into the spawner, the ordering station into the scratchpad,
+                        the µthreads' memory operations into the load/store unit) and the
+                        µthreads' retirements into the entry control, so that no cycle
+                        spans the handshakes of several units; each adds a cycle on its
+                        path. What an FPGA build needs for its clock (docs/engine.md,
+                        "The pipelined engine").
     """
 
     sub_cores: int = 1
@@ -103,9 +110,12 @@ class EngineConfig:
     watchdog_cycles: int = 1 << 16
     ordered_atomics: int = 4
     in_flight: int = 4
+    pipelined: bool = False
 
     def __post_init__(self):
         _check_ints(self)
+        if not isinstance(self.pipelined, bool):
+            raise TypeError(f"EngineConfig.pipelined must be a bool, not {self.pipelined!r}")
         _check_range(self, "sub_cores", 1, 8)
         if not _is_power_of_two(self.slots) or not 2 <= self.slots <= 64:
             raise ValueError(f"EngineConfig.slots must be a power of two in 2..64, not {self.slots}")
@@ -263,16 +273,18 @@ class NDPConfig:
 #   divider, two FMA units for the eight lanes (in the FMA lanes and in the scratchpad's
 #   atomics, which with one per lane were half the slice's logic), small memories, one
 #   instruction in flight; four filter entries, as many as its argument blocks give
-#   launches arguments of their own; the GPU port as by default.
+#   launches arguments of their own; the trigger and the engine pipelined (a register
+#   between each two units whose handshakes would otherwise share a cycle), for the
+#   FPGA's clock; the GPU port as by default.
 _FPGA_LAUNCHES = 4
 NAMED_CONFIGS = {
     "default": NDPConfig(),
     "channel": NDPConfig(engine=EngineConfig(sub_cores=4, divide_units=2)),
     "fpga": NDPConfig(
-        trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
+        trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES, pipelined=True),
         engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
-                            divide_units=1, fma_units=2, in_flight=1)),
+                            divide_units=1, fma_units=2, in_flight=1, pipelined=True)),
 }
 
 

@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..bus.signature import CSRBusSignature
 from ..layouts import trigger_event_layout
-from ..stream import RoundRobinMerge
+from ..stream import RoundRobinMerge, SkidBuffer
 from .component import EngineComponent
 from .convert import VectorConvert
 from .divide import VectorDivide
@@ -118,10 +118,25 @@ class Engine(EngineComponent):
         else:
             memory_ops = memory_inputs = spad_ops = spad_inputs = None
 
-        connect(m, flipped(self.events), spawner.events)
-        connect(m, order.o, scratchpad.ops)
+        def boundary(name, layout, sink):
+            """The stream ``sink`` as its sources see it: itself or, in a pipelined engine,
+            a skid buffer in front of it, whose outputs (its ``ready`` included) are
+            registers, so that no handshake runs through both sides in one cycle."""
+            if not engine.pipelined:
+                return sink
+            m.submodules[name] = buffer = SkidBuffer(layout)
+            connect(m, buffer.o, sink)
+            return buffer.i
+
+        # Not in front of the ordering station: an op it refuses must stay with its µthread,
+        # which replays it (docs/engine.md, "Ordering station").
+        connect(m, flipped(self.events), boundary("events_stage", trigger_event_layout(config),
+                                                  spawner.events))
+        connect(m, order.o, boundary("scratchpad_stage", scratchpad_op_layout(config),
+                                     scratchpad.ops))
+        memory_sink = boundary("memory_stage", memory_op_layout(config), load_store.ops)
         if sub_cores > 1:
-            connect(m, memory_ops, load_store.ops)
+            connect(m, memory_ops, memory_sink)
             connect(m, spad_ops, order.i)
         connect(m, load_store.mem, flipped(self.mem))
         connect(m, flipped(self.scratchpad_bus), scratchpad.host)
@@ -162,7 +177,7 @@ class Engine(EngineComponent):
                 connect(m, core.memory_ops, memory_inputs[index])
                 connect(m, core.scratchpad_ops, spad_inputs[index])
             else:
-                connect(m, core.memory_ops, load_store.ops)
+                connect(m, core.memory_ops, memory_sink)
                 connect(m, core.scratchpad_ops, order.i)
             connect(m, load_store.completions[index], core.memory_done)
             connect(m, scratchpad.completions[index], core.scratchpad_done)
@@ -177,9 +192,13 @@ class Engine(EngineComponent):
                 core.watchdog.eq(self.watchdog),
                 order.release[index].eq(core.release),
             ]
+            # Retirements only count towards completion, so a pipelined engine registers
+            # them: the entry control's counters are then not at the end of a dispatch.
+            retire_domain = m.d.sync if engine.pipelined else m.d.comb
             for port in range(RETIRE_PORTS):
-                m.d.comb += [control.retire_valid[index * RETIRE_PORTS + port].eq(core.retire_valid[port]),
-                             control.retire[index * RETIRE_PORTS + port].eq(core.retire[port])]
+                retire_domain += [
+                    control.retire_valid[index * RETIRE_PORTS + port].eq(core.retire_valid[port]),
+                    control.retire[index * RETIRE_PORTS + port].eq(core.retire[port])]
             for port in range(ERROR_PORTS):
                 m.d.comb += [control.error_valid[index * ERROR_PORTS + port].eq(core.error_valid[port]),
                              control.error[index * ERROR_PORTS + port].eq(core.error[port])]

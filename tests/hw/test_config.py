@@ -7,7 +7,7 @@ def test_defaults_follow_the_architecture():
     config = NDPConfig()
     assert (config.addr_width, config.sector_bytes, config.trigger.filter_entries) == (40, 32, 16)
     assert config.data_width == 256 and config.trigger.entry_bits == 4
-    assert not config.trigger.pipelined
+    assert not config.trigger.pipelined and not config.engine.pipelined
 
 
 @pytest.mark.parametrize("make, message", [
@@ -16,6 +16,7 @@ def test_defaults_follow_the_architecture():
     (lambda: NDPConfig(trigger=TriggerConfig(filter_entries=0)), "filter_entries"),
     (lambda: NDPConfig(trigger=TriggerConfig(event_queue_depth=1)), "event_queue_depth"),
     (lambda: TriggerConfig(pipelined=1), "TriggerConfig.pipelined must be a bool, not 1"),
+    (lambda: EngineConfig(pipelined="yes"), "EngineConfig.pipelined must be a bool, not 'yes'"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
     (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
@@ -40,6 +41,7 @@ def test_named_configurations_are_looked_up_by_name():
     assert fpga.engine.slots < NDPConfig().engine.slots and fpga.engine.in_flight == 1
     assert fpga.fma_units < fpga.lanes == NDPConfig().fma_units
     assert fpga.trigger.filter_entries == fpga.engine.argument_blocks
+    assert fpga.trigger.pipelined and fpga.engine.pipelined
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())
 

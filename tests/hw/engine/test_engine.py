@@ -22,18 +22,20 @@ from matndp.host.kernels.library.inputs import random_inputs
 from .engine_runner import EngineEntry, run_engine
 
 
-def engine_config(scratchpad_bytes=256, sub_cores=1, divide_units=None, fma_units=None):
+def engine_config(scratchpad_bytes=256, sub_cores=1, divide_units=None, fma_units=None,
+                  pipelined=False):
     scratchpad = 256
     while scratchpad < scratchpad_bytes:
         scratchpad *= 2
     return NDPConfig(trigger=TriggerConfig(filter_entries=2),
                      engine=EngineConfig(sub_cores=sub_cores, slots=8, instruction_words=128,
                                          argument_blocks=2, scratchpad_bytes=scratchpad,
-                                         divide_units=divide_units, fma_units=fma_units))
+                                         divide_units=divide_units, fma_units=fma_units,
+                                         pipelined=pipelined))
 
 
 def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1, divide_units=None,
-                       fma_units=None):
+                       fma_units=None, pipelined=False):
     """``name`` on ``problem`` through the engine and through the instruction-set
     simulator, on the same inputs: ((engine outputs, run), (ISS outputs, ISS result))."""
     launch = kernel(name).launch(problem)
@@ -50,7 +52,7 @@ def run_library_kernel(name, problem, *, seed=1, pause=0.3, sub_cores=1, divide_
                         arguments=launch.arguments(placed.addresses),
                         expected=launch.expected_triggers, init_threads=launch.init_threads,
                         final_threads=launch.final_threads)
-    config = engine_config(launch.scratchpad_bytes, sub_cores, divide_units, fma_units)
+    config = engine_config(launch.scratchpad_bytes, sub_cores, divide_units, fma_units, pipelined)
     run = run_engine(config, entry, placed.memory, placed.events,
                      base=placed.addresses[launch.trigger], seed=seed, pause=pause)
     return (placed.outputs(), run), (iss_outputs, iss_result)
@@ -65,40 +67,46 @@ def assert_same_bits(got, expected, what):
         assert wrong.size == 0, f"{what}: {name} differs in {wrong.size} bytes, first at {wrong[0]}"
 
 
-# (kernel, problem, sub-cores, divide units, FMA units: None is one per lane). bn_stats at
-# 16 channels ends in two finalizer µthreads, which divide at once: with one divider their
-# vectors take eight passes each, and must not mix; with two FMA units (as in `fpga`) its
-# additions, in the FMA lanes and in the scratchpad's atomics, take four.
+# (kernel, problem, sub-cores, divide units, FMA units: None is one per lane, pipelined).
+# bn_stats at 16 channels ends in two finalizer µthreads, which divide at once: with one
+# divider their vectors take eight passes each, and must not mix; with two FMA units and
+# the stages between the shared parts (as in `fpga`) its additions, in the FMA lanes and in
+# the scratchpad's atomics, take four, and its events, scratchpad and memory operations and
+# retirements each a cycle more.
 # Each case takes 10-20 s in Amaranth's simulator. In the slow suite: relu_fwd on one
 # sub-core, which the two sub-cores' case covers, and the kernels the default suite runs on
 # the exported slice (tests/sim/flows/test_kernel_run.py): bias_relu, bn_stats with a
 # divider per lane, layernorm_stats and adam.
 CASES = [
-    pytest.param("relu_fwd", {"elements": 128}, 1, None, None, marks=pytest.mark.slow),
-    ("relu_fwd", {"elements": 128}, 2, None, None),
-    pytest.param("bias_relu", {"rows": 4, "channels": 16}, 1, None, None, marks=pytest.mark.slow),
-    ("softmax_scale", {"rows": 2, "columns": 32}, 1, None, None),
-    pytest.param("bn_stats", {"rows": 8, "channels": 16}, 1, None, None, marks=pytest.mark.slow),
-    ("bn_stats", {"rows": 8, "channels": 16}, 1, 1, 2),
-    pytest.param("layernorm_stats", {"rows": 3, "columns": 32}, 1, None, None,
+    pytest.param("relu_fwd", {"elements": 128}, 1, None, None, False, marks=pytest.mark.slow),
+    ("relu_fwd", {"elements": 128}, 2, None, None, False),
+    pytest.param("bias_relu", {"rows": 4, "channels": 16}, 1, None, None, False,
                  marks=pytest.mark.slow),
-    pytest.param("adam", {"elements": 32}, 1, None, None, marks=pytest.mark.slow),
-    pytest.param("adam", {"elements": 32}, 1, 1, 2, marks=pytest.mark.slow),
+    ("softmax_scale", {"rows": 2, "columns": 32}, 1, None, None, False),
+    pytest.param("bn_stats", {"rows": 8, "channels": 16}, 1, None, None, False,
+                 marks=pytest.mark.slow),
+    ("bn_stats", {"rows": 8, "channels": 16}, 1, 1, 2, True),
+    pytest.param("layernorm_stats", {"rows": 3, "columns": 32}, 1, None, None, False,
+                 marks=pytest.mark.slow),
+    pytest.param("adam", {"elements": 32}, 1, None, None, False, marks=pytest.mark.slow),
+    pytest.param("adam", {"elements": 32}, 1, 1, 2, True, marks=pytest.mark.slow),
 ]
 
 
 def _case_id(case):
-    name, _, sub_cores, divide_units, fma_units = case.values if hasattr(case, "values") else case
+    name, _, sub_cores, divide_units, fma_units, pipelined = (
+        case.values if hasattr(case, "values") else case)
     return (f"{name}-{sub_cores}sub" + (f"-{divide_units}div" if divide_units else "")
-            + (f"-{fma_units}fma" if fma_units else ""))
+            + (f"-{fma_units}fma" if fma_units else "") + ("-pipelined" if pipelined else ""))
 
 
-@pytest.mark.parametrize("name, problem, sub_cores, divide_units, fma_units", CASES,
+@pytest.mark.parametrize("name, problem, sub_cores, divide_units, fma_units, pipelined", CASES,
                          ids=[_case_id(case) for case in CASES])
-def test_library_kernel_matches_the_iss(name, problem, sub_cores, divide_units, fma_units):
+def test_library_kernel_matches_the_iss(name, problem, sub_cores, divide_units, fma_units,
+                                        pipelined):
     (outputs, run), (iss_outputs, iss_result) = run_library_kernel(
         name, problem, seed=len(name), sub_cores=sub_cores, divide_units=divide_units,
-        fma_units=fma_units)
+        fma_units=fma_units, pipelined=pipelined)
     assert run.error is None and not run.stopped, f"{name}: {run.error}"
     assert run.complete and run.completed == kernel(name).launch(problem).expected_triggers
     assert_same_bits(outputs, iss_outputs, name)
@@ -218,18 +226,19 @@ def run_random_program(seed, config, length=40, pause=0.3):
 
 
 # One program in the default suite, on the default engine's depth of instructions in flight;
-# two more in the slow suite: each takes half a minute in Amaranth's simulator.
-@pytest.mark.parametrize("seed, in_flight, sub_cores", [
-    (1, 4, 1), pytest.param(3, 2, 2, marks=pytest.mark.slow),
-    pytest.param(2, 4, 1, marks=pytest.mark.slow)])
-def test_random_programs_match_the_iss(seed, in_flight, sub_cores):
+# two more in the slow suite, one on a pipelined engine: each takes half a minute in
+# Amaranth's simulator.
+@pytest.mark.parametrize("seed, in_flight, sub_cores, pipelined", [
+    (1, 4, 1, False), pytest.param(3, 2, 2, False, marks=pytest.mark.slow),
+    pytest.param(2, 4, 1, True, marks=pytest.mark.slow)])
+def test_random_programs_match_the_iss(seed, in_flight, sub_cores, pipelined):
     """With several instructions of a µthread in flight, no instruction may read a register
     before the instruction that writes it has written it, nor write it before an earlier
     writer, and a µthread's memory and scratchpad accesses keep their program order: every
     byte the µthreads leave in memory equals the instruction-set simulator's."""
     from dataclasses import replace
     base = engine_config(PROGRAM_EVENTS * SCRATCH, sub_cores)
-    config = replace(base, engine=replace(base.engine, in_flight=in_flight))
+    config = replace(base, engine=replace(base.engine, in_flight=in_flight, pipelined=pipelined))
     run, engine_memory, iss_memory, result = run_random_program(seed, config)
     assert run.error is None and run.complete and run.completed == PROGRAM_EVENTS
     wrong = np.flatnonzero(engine_memory.data != iss_memory.data)
