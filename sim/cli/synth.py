@@ -9,8 +9,13 @@ from matndp.sim.cli.arguments import integer, number
 from matndp.sim.cli.output import output_folder, wrote
 from matndp.sim.fpga_flow.synth import (DEFAULT_PLACER, DEFAULT_ROUTER, DEVICES, PLACERS,
                                         ROUTERS, SynthesisFailed, critical_path_table,
+                                        estimated_path_table,
                                         failing_register_table, synthesize, synthesis_table)
 from matndp.sim.fpga_flow.synth_designs import DEFAULT_DESIGNS, DESIGNS, WIDE_DESIGN_PNR
+
+
+ESTIMATE_HEADING = ("\nThe longest paths estimated before place and route from the netlist, by "
+                    "the units they cross (docs/fpga.md, \"Paths before place and route\"):\n\n")
 
 
 # nextpnr takes its seed as a signed 32-bit integer.
@@ -60,8 +65,10 @@ def run_synth(args):
         row = {"name": name, "design": design["design"], "timing": design["timing"], **result}
         rows.append(row)
         if args.resources_only:
+            worst = row["estimated_paths"]["paths"][:1]
+            estimate = f"; estimated Fmax {worst[0]['mhz']:.1f} MHz" if worst else ""
             print(f"synth {name}: {row['lut']} LUT, {row['ff']} FF, {row['dsp']} DSP, "
-                  f"{row['bram']} BRAM (not placed)", flush=True)
+                  f"{row['bram']} BRAM (not placed{estimate})", flush=True)
             continue
         fmax = ", ".join(f"seed {run['seed']}: {run['fmax_mhz']:.1f} MHz"
                          + ("" if run["routed"] else " (placed, not routed)")
@@ -76,13 +83,15 @@ def run_synth(args):
     write_text(output / "synth.json", json.dumps(document, indent=2) + "\n")
     if args.resources_only:
         write_text(output / "synth.md", f"ECP5 resources after Yosys synth_ecp5, not placed. "
-                   f"Command: `{_command_line(args)}`\n\n" + synthesis_table(rows))
+                   f"Command: `{_command_line(args)}`\n\n" + synthesis_table(rows)
+                   + ESTIMATE_HEADING + estimated_path_table(rows))
         print(f"wrote {output / 'synth.json'} and {output / 'synth.md'}")
         return 0
     write_text(output / "synth.md",
         f"ECP5 {args.device} ({args.package}), target {args.freq:g} MHz, nextpnr seeds "
         f"{', '.join(map(str, args.seed))}. Command: `{_command_line(args)}`\n\n"
         + synthesis_table(rows) + "\nCritical paths:\n\n" + critical_path_table(rows)
+        + ESTIMATE_HEADING + estimated_path_table(rows)
         + f"\nEndpoints that miss {args.freq:g} MHz (static timing over nextpnr's SDF), by "
           f"the register they end in:\n\n" + failing_register_table(rows))
     wrote(output / 'synth.json', f" and {output / 'synth.md'}")

@@ -33,9 +33,12 @@ import shutil
 import subprocess
 import sys
 
+from .paths import estimate_paths
+
 
 __all__ = ["DEVICES", "PLACERS", "ROUTERS", "DEFAULT_PLACER", "DEFAULT_ROUTER", "SynthesisFailed",
-           "tool_path", "run_tool", "critical_path", "synthesize", "synthesis_table", "critical_path_table", "failing_register_table"]
+           "tool_path", "run_tool", "critical_path", "synthesize", "synthesis_table", "critical_path_table", "failing_register_table",
+           "estimated_path_table", "ESTIMATED_PATHS"]
 
 
 # nextpnr-ecp5 device options by part name.
@@ -65,6 +68,9 @@ RESET_BUFFER_BELS = {device: "X3/Y46/LDCC0" for device in ("LFE5U-85F", "LFE5UM-
 # ``matndp synth`` picks the electrostatic placer and router2 (sim/cli/synth.py).
 PLACERS = ("heap", "sa", "static")
 ROUTERS = ("router1", "router2")
+# How many of a design's estimated worst paths (distinct end units and chains) it reports.
+ESTIMATED_PATHS = 8
+
 DEFAULT_PLACER = "heap"
 DEFAULT_ROUTER = "router1"
 
@@ -258,6 +264,8 @@ def synthesize(component_or_verilog, top_name, *, device="LFE5U-85F", package="C
     if f"\\{top_name}" not in modules:
         raise SynthesisFailed(f"module {top_name!r} missing from the synthesized netlist")
     result = _resources(modules[f"\\{top_name}"]["num_cells_by_type"])
+    # Before place and route, in seconds: where the longest paths run (paths.py).
+    result["estimated_paths"] = estimate_paths(wrapped_netlist, top_name, count=ESTIMATED_PATHS)
     if not place_and_route:
         return {**result, "device": device, "seeds": []}
 
@@ -389,6 +397,20 @@ def synthesis_table(rows):
         lines.append(f"| {row['name']} | {row['timing']} | {row['lut']} | {row['ff']} | "
                      f"{row['dsp']} | {row['bram']} | {row['lutram']} | "
                      + " | ".join(_fmax_text(by_seed.get(seed)) for seed in seeds) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def estimated_path_table(rows):
+    """Markdown table of each design's estimated worst paths before place and route
+    (:func:`~.paths.estimate_paths`; ``rows`` as for :func:`synthesis_table`)."""
+    lines = ["| design | estimated delay (ns) | estimated Fmax (MHz) | endpoints | ends in | "
+             "units crossed, from the start |",
+             "|---|---:|---:|---:|---|---|"]
+    for row in rows:
+        for path in row["estimated_paths"]["paths"]:
+            lines.append(f"| {row['name']} | {path['ns']:.1f} | {path['mhz']:.1f} | "
+                         f"{path['endpoints']} | `{path['to']}` | "
+                         f"{' → '.join(f'`{unit}`' for unit in path['units'])} |")
     return "\n".join(lines) + "\n"
 
 
