@@ -389,14 +389,14 @@ def synthesis_table(rows):
     """Markdown table of synthesis results, one Fmax column per seed: ``rows`` are dicts
     with ``name``, ``timing`` (a short text) and the fields :func:`synthesize` returns."""
     seeds = _seeds_of(rows)
-    lines = ["| design | timing | LUT | FF | DSP | BRAM | LUT RAM | "
-             + " | ".join(f"Fmax seed {seed} (MHz)" for seed in seeds) + " |",
+    lines = ["| design | timing | LUT | FF | DSP | BRAM | LUT RAM |"
+             + "".join(f" Fmax seed {seed} (MHz) |" for seed in seeds),
              "|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(seeds)]
     for row in rows:
         by_seed = {run["seed"]: run for run in row["seeds"]}
         lines.append(f"| {row['name']} | {row['timing']} | {row['lut']} | {row['ff']} | "
-                     f"{row['dsp']} | {row['bram']} | {row['lutram']} | "
-                     + " | ".join(_fmax_text(by_seed.get(seed)) for seed in seeds) + " |")
+                     f"{row['dsp']} | {row['bram']} | {row['lutram']} |"
+                     + "".join(f" {_fmax_text(by_seed.get(seed))} |" for seed in seeds))
     return "\n".join(lines) + "\n"
 
 

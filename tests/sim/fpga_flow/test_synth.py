@@ -75,3 +75,11 @@ def test_select_unit_synthesizes_places_and_routes(tmp_path):
         worst = read_sdf(tmp_path / f"fp_select.seed{run['seed']}.sdf").analyse(10.0)[0]
         assert 1000.0 / worst.arrival_ns == pytest.approx(run["fmax_mhz"], abs=0.1)
         assert (run["failing_endpoints"] == 0) == (run["fmax_mhz"] >= 100)
+
+
+def test_a_table_of_designs_not_placed_has_no_fmax_columns():
+    row = {"name": "unit", "timing": "-", "lut": 1, "ff": 2, "dsp": 0, "bram": 0, "lutram": 0,
+           "seeds": []}
+    header, rule, line = synthesis_table([row]).splitlines()
+    assert header.endswith("| LUT RAM |") and line == "| unit | - | 1 | 2 | 0 | 0 | 0 |"
+    assert rule.count("|") == header.count("|")
