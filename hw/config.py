@@ -91,6 +91,10 @@ class EngineConfig:
                         earlier ones it does not depend on are in flight, at the cost of the
                         scoreboard and a third read port of each sub-core's instruction
                         memory; 1: a µthread waits for each instruction to complete.
+    reduce_tree:        reductions (``vredsum``, ``vredmax``) on a tree of pipelined adders
+                        and one of maximum units, an instruction a cycle; False: on one
+                        adder and one maximum unit, an instruction at a time (about 30
+                        cycles each at eight lanes), for a seventh of the logic.
     pipelined:          register the streams between the engine's shared parts (trigger
                         events into the spawner, the ordering station into the scratchpad,
                         the µthreads' memory operations into the load/store unit) and the
@@ -110,12 +114,14 @@ class EngineConfig:
     watchdog_cycles: int = 1 << 16
     ordered_atomics: int = 4
     in_flight: int = 4
+    reduce_tree: bool = True
     pipelined: bool = False
 
     def __post_init__(self):
         _check_ints(self)
-        if not isinstance(self.pipelined, bool):
-            raise TypeError(f"EngineConfig.pipelined must be a bool, not {self.pipelined!r}")
+        for name in ("reduce_tree", "pipelined"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"EngineConfig.{name} must be a bool, not {getattr(self, name)!r}")
         _check_range(self, "sub_cores", 1, 8)
         if not _is_power_of_two(self.slots) or not 2 <= self.slots <= 64:
             raise ValueError(f"EngineConfig.slots must be a power of two in 2..64, not {self.slots}")
@@ -273,10 +279,12 @@ class NDPConfig:
 #   divider, two FMA units for the eight lanes (in the FMA lanes and in the scratchpad's
 #   atomics, which with one per lane were half the slice's logic), small memories, one
 #   instruction in flight; four filter entries, as many as its argument blocks give
-#   launches arguments of their own; the engine pipelined (a register between each two
-#   of its shared parts whose handshakes would otherwise share a cycle), for the FPGA's
-#   clock, where the trigger's one-stage match is already faster than the engine (its
-#   pipelined match would take some 5 000 LUT4 more); the GPU port as by default.
+#   launches arguments of their own; one adder and one maximum unit for the reductions
+#   instead of their trees (the row reductions are not what it is for); the engine
+#   pipelined (a register between each two of its shared parts whose handshakes would
+#   otherwise share a cycle), for the FPGA's clock, where the trigger's one-stage match is
+#   already faster than the engine (its pipelined match would take some 5 000 LUT4 more);
+#   the GPU port as by default.
 _FPGA_LAUNCHES = 4
 NAMED_CONFIGS = {
     "default": NDPConfig(),
@@ -285,7 +293,8 @@ NAMED_CONFIGS = {
         trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
         engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
-                            divide_units=1, fma_units=2, in_flight=1, pipelined=True)),
+                            divide_units=1, fma_units=2, in_flight=1, reduce_tree=False,
+                            pipelined=True)),
 }
 
 

@@ -30,7 +30,7 @@ from .layouts import (entry_config_layout, entry_status_layout, error_layout, me
                       ndp_memory_port_signature, scratchpad_op_layout)
 from .load_store import LoadStoreUnit
 from .ordering import AtomicOrder
-from .reduce import VectorReduce
+from .reduce import reduce_unit
 from .scratchpad import Scratchpad
 from .spawner import Spawner
 from .sub_core import ERROR_PORTS, RETIRE_PORTS, SubCore
@@ -94,10 +94,10 @@ class Engine(EngineComponent):
         for index in range(sub_cores):
             core = SubCore(config, index)
             m.submodules[f"core{index}"] = core
-            for name, unit_class in (("fma", FMALanes), ("vector", VectorMisc),
-                                     ("divide", VectorDivide), ("reduce", VectorReduce),
-                                     ("convert", VectorConvert)):
-                unit = unit_class(config)
+            for name, make_unit in (("fma", FMALanes), ("vector", VectorMisc),
+                                    ("divide", VectorDivide), ("reduce", reduce_unit),
+                                    ("convert", VectorConvert)):
+                unit = make_unit(config)
                 m.submodules[f"core{index}_{name}"] = unit
                 connect(m, getattr(core, name), unit)
             cores.append(core)

@@ -24,9 +24,16 @@ from ..fp.minmax import FPMinMax
 from ..fp.opcodes import AddSubOp, MinMaxOp
 from .isa import Opcode
 from .layouts import VectorUnit
+from .serial_reduce import SerialReduce
 
 
-__all__ = ["VectorReduce"]
+__all__ = ["VectorReduce", "reduce_unit"]
+
+
+def reduce_unit(config):
+    """The reduce unit of ``config``'s engine: the tree, or with ``reduce_tree`` False
+    :class:`~.serial_reduce.SerialReduce`."""
+    return (VectorReduce if config.engine.reduce_tree else SerialReduce)(config)
 
 
 class VectorReduce(VectorUnit):

@@ -9,7 +9,7 @@ from matndp.hw.engine.divide import VectorDivide
 from matndp.hw.engine.fma_lanes import FMALanes
 from matndp.hw.engine.load_store import LoadStoreUnit
 from matndp.hw.engine.multiply import Multiply
-from matndp.hw.engine.reduce import VectorReduce
+from matndp.hw.engine.reduce import reduce_unit
 from matndp.hw.engine.scratchpad import Scratchpad
 from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.hw.fp.units import FP_UNITS, timing_text
@@ -85,7 +85,7 @@ ENGINE_PARTS = {
     "fma_lanes": (FMALanes, "FMALanes"),
     "vector_misc": (VectorMisc, "VectorMisc"),
     "convert": (VectorConvert, "VectorConvert"),
-    "reduce": (VectorReduce, "VectorReduce"),
+    "reduce": (reduce_unit, "the reduce unit"),
     "divide": (VectorDivide, "VectorDivide"),
     "scratchpad": (Scratchpad, "Scratchpad"),
     "load_store": (LoadStoreUnit, "LoadStoreUnit"),

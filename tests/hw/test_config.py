@@ -17,6 +17,7 @@ def test_defaults_follow_the_architecture():
     (lambda: NDPConfig(trigger=TriggerConfig(event_queue_depth=1)), "event_queue_depth"),
     (lambda: TriggerConfig(pipelined=1), "TriggerConfig.pipelined must be a bool, not 1"),
     (lambda: EngineConfig(pipelined="yes"), "EngineConfig.pipelined must be a bool, not 'yes'"),
+    (lambda: EngineConfig(reduce_tree=0), "EngineConfig.reduce_tree must be a bool, not 0"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
     (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
@@ -41,7 +42,7 @@ def test_named_configurations_are_looked_up_by_name():
     assert fpga.engine.slots < NDPConfig().engine.slots and fpga.engine.in_flight == 1
     assert fpga.fma_units < fpga.lanes == NDPConfig().fma_units
     assert fpga.trigger.filter_entries == fpga.engine.argument_blocks
-    assert fpga.engine.pipelined
+    assert fpga.engine.pipelined and not fpga.engine.reduce_tree
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())
 

@@ -501,6 +501,12 @@ MUTANTS = (
        ENGINE_UNITS),
     _m("reduce-result-from-the-wrong-tree", "hw/engine/reduce.py",
        "head_summing = slots.r_data[-1]", "head_summing = summing", ENGINE_UNITS),
+    _m("serial-reduce-last-pair-bound", "hw/engine/serial_reduce.py",
+       "with m.If(received == pairs - 1):", "with m.If(received == pairs):", ENGINE_UNITS),
+    _m("serial-reduce-first-level-pairs", "hw/engine/serial_reduce.py", "pairs.eq(lanes // 2)",
+       "pairs.eq(lanes // 4)", ENGINE_UNITS),
+    _m("serial-reduce-halving", "hw/engine/serial_reduce.py", "pairs.eq(pairs >> 1)",
+       "pairs.eq(pairs - 1)", ENGINE_UNITS),
     # the scoreboard: a µthread's next instruction issued too early
     _m("scoreboard-vector-reads-unchecked", _SCOREBOARD,
        "((need.vector & busy.vector) == 0)", "1", ENGINE_SCOREBOARD),

@@ -8,7 +8,8 @@ from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.engine.convert import VectorConvert
 from matndp.hw.engine.fma_lanes import FMALanes
 from matndp.hw.engine.isa import Opcode
-from matndp.hw.engine.reduce import VectorReduce
+from matndp.hw.engine.reduce import VectorReduce, reduce_unit
+from matndp.hw.engine.serial_reduce import SerialReduce
 from matndp.hw.engine.vector_misc import VectorMisc
 from matndp.sim.golden.fp import SPECIAL_VALUES, canonicalize_nans, random_operands, reference
 
@@ -222,9 +223,10 @@ def _tree(values, combine):
 
 
 # Sums and maxima mixed, in runs of each and alternating, so that an instruction of one
-# kind follows the other's still in flight.
+# kind follows the other's still in flight; on the tree and on the serial unit.
+@pytest.mark.parametrize("tree", [True, False], ids=["tree", "serial"])
 @pytest.mark.parametrize("pressure", [0.0, 0.3])
-def test_reduce_unit_follows_the_pairwise_tree(pressure):
+def test_reduce_unit_follows_the_pairwise_tree(pressure, tree):
     rng = np.random.default_rng(8)
     cases = []
     for index in range(48):
@@ -235,6 +237,8 @@ def test_reduce_unit_follows_the_pairwise_tree(pressure):
         total = _tree(a, combine)
         cases.append((_request(index % 16, Opcode.VREDSUM if summing else Opcode.VREDMAX, a),
                       (index % 16, np.full(LANES, total, dtype=np.uint32))))
-    _check(_run(VectorReduce(CONFIG), [r for r, _ in cases], seed=1, pressure=pressure,
-                cycles_each=60),
+    config = NDPConfig(engine=EngineConfig(reduce_tree=tree))
+    unit = reduce_unit(config)
+    assert isinstance(unit, VectorReduce if tree else SerialReduce)
+    _check(_run(unit, [r for r, _ in cases], seed=1, pressure=pressure, cycles_each=60),
            [e for _, e in cases])
