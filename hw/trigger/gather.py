@@ -94,11 +94,13 @@ class ArrivalGather(wiring.Component):
             with m.If(pending[index]):
                 m.d.comb += chosen.eq(index)
         chosen_gather = gathers[chosen]
-        # Copies smaller than a sector wrap to a huge count: the clearing stops at the table's end.
+        # Copies smaller than a sector (an error its events will report) clear one slot; a
+        # range beyond the table stops at its end.
         sectors_log2 = Signal(6)
         chosen_end = Signal(66)
         m.d.comb += [
-            sectors_log2.eq(chosen_gather.copy_log2 - offset_bits),
+            sectors_log2.eq(Mux(chosen_gather.copy_log2 < offset_bits, 0,
+                                chosen_gather.copy_log2 - offset_bits)),
             chosen_end.eq(chosen_gather.slot + (1 << sectors_log2)),
         ]
         clearing = Signal()
