@@ -81,7 +81,7 @@ def _check(layouts, events, *, seed, arm=(), before=(), idle=0.3, stall=0.3):
     expected, dropped = reference(list(before), layouts, counts)
     for entry in arm:
         layout = layouts[entry]
-        for slot in range(layout["slot"], layout["slot"] + (1 << layout["copy_log2"]) // SECTOR):
+        for slot in range(layout["slot"], layout["slot"] + max(1, (1 << layout["copy_log2"]) // SECTOR)):
             counts.pop(slot, None)
     passed, dropped_after = reference(list(events), layouts, counts)
     expected, dropped = expected + passed, dropped + dropped_after
@@ -188,3 +188,11 @@ def test_registers_exist_only_with_a_table():
     assert (1 << fields["ports"].width) > MAX_GATHER_PORTS
     with pytest.raises(KeyError):
         register_map(NDPConfig(engine=EngineConfig()))[entry_register_name(0, "gather")]
+
+
+def test_arming_an_entry_whose_copies_are_smaller_than_a_sector_clears_one_slot():
+    """Its events are errors; its arming leaves the slots after its first alone."""
+    rng = random.Random(9)
+    layouts = {0: {"ports": 2, "copy_log2": 6, "slot": 0},
+               1: {"ports": 2, "copy_log2": 4, "slot": 0}}
+    _check(layouts, [_event(rng, 0, 64 + 32)], before=[_event(rng, 0, 32)], arm=(1,), seed=9)
