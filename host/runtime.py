@@ -11,9 +11,10 @@ import numpy
 from matndp.hw.bus.signature import CSR_DATA_WIDTH
 from matndp.hw.csr_map import entry_register_name, register_map
 from matndp.hw.config import NDPConfig
+from matndp.hw.trigger.gather import MAX_GATHER_PORTS
 
 
-__all__ = ["FilterRange", "RangeError", "DeviceError", "WindowError", "KernelError",
+__all__ = ["FilterRange", "Gathering", "RangeError", "DeviceError", "WindowError", "KernelError",
            "LoadedKernel", "NDPRuntime"]
 
 
@@ -64,6 +65,22 @@ def _window_words(name, data):
 
 
 @dataclass(frozen=True)
+class Gathering:
+    """An entry's arrival gathering (docs/trigger.md, "Arrival gathering"): its range
+    holds ``ports`` copies ``2^copy_log2`` bytes apart; each sector's ``ports``-th write
+    starts the kernel, the others only count, in the table's slots from ``slot`` on (one
+    per sector of a copy)."""
+
+    ports: int
+    copy_log2: int
+    slot: int = 0
+
+    def slots(self, config):
+        """Table slots the entry takes (and arming clears): a copy's sectors."""
+        return 1 << max(0, self.copy_log2 - config.offset_bits)
+
+
+@dataclass(frozen=True)
 class FilterRange:
     """What one filter entry watches and what it triggers.
 
@@ -75,6 +92,8 @@ class FilterRange:
     init_threads, final_threads: the µthreads the initializer and the finalizer run as,
                      SEQ 0, 1, … (0 runs one).
     ordered:         the kernel's scratchpad atomics are applied in trigger order.
+    gather:          a :class:`Gathering`: only each sector's K-th write starts the kernel
+                     (``expected`` then counts sectors, not writes); None: every one does.
     """
 
     base: int
@@ -89,6 +108,7 @@ class FilterRange:
     init_threads: int = 1
     final_threads: int = 1
     ordered: bool = False
+    gather: Gathering | None = None
 
     @property
     def end(self):
@@ -216,10 +236,36 @@ class NDPRuntime:
             width = self._field_width(index, register, field)
             if not 0 <= value < 1 << width:
                 raise RangeError(f"entry {index}: {what} {value} does not fit {width} bits")
+        if entry.gather is not None:
+            self._check_gathering(index, entry)
         for other_index, other in self.ranges.items():
             if other_index != index and entry.base < other.end and other.base < entry.end:
                 raise RangeError(f"entry {index}: range [{entry.base:#x}, {entry.end:#x}) overlaps "
                                  f"entry {other_index} [{other.base:#x}, {other.end:#x})")
+
+    def _check_gathering(self, index, entry):
+        gather, config = entry.gather, self.config
+        if not config.trigger.gather_sectors:
+            raise RangeError(f"entry {index}: this slice has no arrival-gathering table "
+                             f"(TriggerConfig.gather_sectors is 0)")
+        if not 2 <= gather.ports <= MAX_GATHER_PORTS:
+            raise RangeError(f"entry {index}: gathering takes 2 to {MAX_GATHER_PORTS} copies, "
+                             f"not {gather.ports}")
+        if not config.offset_bits <= gather.copy_log2 < config.addr_width:
+            raise RangeError(f"entry {index}: copies of 2^{gather.copy_log2} bytes; a copy is at "
+                             f"least a sector and within the address space")
+        if entry.size > gather.ports << gather.copy_log2:
+            raise RangeError(f"entry {index}: range of {entry.size:#x} bytes beyond its "
+                             f"{gather.ports} copies of {1 << gather.copy_log2:#x}")
+        slots = gather.slots(config)
+        if gather.slot < 0 or gather.slot + slots > config.trigger.gather_sectors:
+            raise RangeError(f"entry {index}: slots {gather.slot}..{gather.slot + slots - 1} "
+                             f"beyond the table's {config.trigger.gather_sectors}")
+        for other_index, other in self.ranges.items():
+            if other_index != index and other.gather is not None and \
+                    gather.slot < other.gather.slot + other.gather.slots(config) and \
+                    other.gather.slot < gather.slot + slots:
+                raise RangeError(f"entry {index}: table slots overlap entry {other_index}'s")
 
     def program(self, index, entry):
         """Program and enable filter entry ``index``; its hit counter restarts from zero."""
@@ -247,6 +293,10 @@ class NDPRuntime:
             self.write_fields(name("final_threads"), count=entry.final_threads)
             control.update(ordered=int(entry.ordered), has_init=int(entry.init_pc is not None),
                            has_final=int(entry.final_pc is not None))
+        if self.config.trigger.gather_sectors:
+            gather = entry.gather or Gathering(0, 0)
+            self.write_fields(name("gather"), ports=gather.ports, copy_log2=gather.copy_log2,
+                              slot=gather.slot)
         self.write_fields(name("ctrl"), **control)
         self.ranges[index] = entry
 

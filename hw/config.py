@@ -44,11 +44,16 @@ class TriggerConfig:
                        cycles added on the request path instead of one), so that no cycle
                        holds more than one step of the match; what an FPGA build needs
                        for its clock (docs/trigger.md, "The pipelined request side").
+    gather_sectors:    slots of the arrival-gathering table (docs/trigger.md, "Arrival
+                       gathering"): sectors whose K writes an entry marked to gather
+                       counts, so that only the K-th starts a µthread; 0 builds no table
+                       (and no GATHER registers).
     """
 
     filter_entries: int = 16
     event_queue_depth: int = 8
     pipelined: bool = False
+    gather_sectors: int = 0
 
     def __post_init__(self):
         _check_ints(self)
@@ -56,11 +61,17 @@ class TriggerConfig:
             raise TypeError(f"TriggerConfig.pipelined must be a bool, not {self.pipelined!r}")
         _check_range(self, "filter_entries", 1, 64)
         _check_range(self, "event_queue_depth", 2, 1024)
+        _check_range(self, "gather_sectors", 0, 1 << 16)
 
     @property
     def entry_bits(self):
         """Bits of an entry index."""
         return max(1, (self.filter_entries - 1).bit_length())
+
+    @property
+    def gather_slot_bits(self):
+        """Bits of a slot index of the arrival-gathering table."""
+        return max(1, (self.gather_sectors - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -216,6 +227,10 @@ class NDPConfig:
         _check_range(self, "id_width", 1, 12)
         _check_range(self, "counter_width", 8, 32)
         if self.engine is None:
+            if self.trigger.gather_sectors:
+                raise ValueError("arrival gathering starts the engine's µthreads: a slice "
+                                 "without an engine has no gathering table "
+                                 "(TriggerConfig.gather_sectors must be 0)")
             return
         if self.lanes < 2:
             raise ValueError(f"the engine needs sectors of at least 8 bytes (two lanes), not "

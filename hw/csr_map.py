@@ -89,6 +89,12 @@ def _global_registers(config):
         Register("status", 0x00C, (
             Field("id_reuse", 0, 1, Access.W1C,
                   "sticky: a read was issued while another read with the same id was outstanding"),
+            *(() if not config.trigger.gather_sectors else (
+                Field("gather_error", 1, 1, Access.W1C,
+                      "sticky: a gathering entry's write fell outside its GATHER layout (a copy "
+                      "index ≥ K, a slot beyond the table, copies smaller than a sector); "
+                      "its event was dropped"),
+            )),
         ), "Error flags."),
         Register("stall_cycles", 0x010, (
             Field("count", 0, cw, Access.LOAD,
@@ -262,6 +268,18 @@ def _entry_registers(config):
                 Field("count", 0, cw, Access.RW,
                       "µthreads the initializer runs as, the i-th with SEQ = i; 0 runs one"),
             ), "Initializer µthreads."),
+        )),
+        *(() if not config.trigger.gather_sectors else (
+            Register("gather", 0x38, (
+                Field("ports", 0, 5, Access.RW,
+                      "K: a sector's K-th write starts the kernel, the others only count "
+                      "(0 or 1: every write starts it)"),
+                Field("copy_log2", 8, 6, Access.RW,
+                      "log2 of a copy's bytes: copy k = offset >> COPY_LOG2, the sector "
+                      "within it the bits below"),
+                Field("slot", 16, config.trigger.gather_slot_bits, Access.RW,
+                      "the table slot of the copies' first sector; one slot per sector of a copy"),
+            ), "Arrival gathering (docs/trigger.md)."),
         )),
     ], (base_split, size_split)
 

@@ -30,6 +30,7 @@ from .csr_map import (ARGS_WINDOW, IMEM_WINDOW, SCRATCHPAD_WINDOW, entry_registe
                       register_map)
 from .layouts import MemoryPortSignature, trigger_event_layout
 from .trigger import Trigger
+from .trigger.gather import ArrivalGather
 
 
 __all__ = ["NDPSlice"]
@@ -161,7 +162,15 @@ class NDPSlice(wiring.Component):
         attach = registers.attach
         m.submodules.engine = engine = Engine(config)
         m.submodules.arbiter = arbiter = MemoryArbiter(config)
-        connect(m, trigger.events, engine.events)
+        gather = None
+        if config.trigger.gather_sectors:
+            m.submodules.gather = gather = ArrivalGather(config)
+            connect(m, trigger.events, gather.i)
+            connect(m, gather.o, engine.events)
+            gather_error = attach("status", "gather_error", StickyFlag())
+            m.d.comb += gather_error.set.eq(gather.error)
+        else:
+            connect(m, trigger.events, engine.events)
         connect(m, trigger.mem, arbiter.gpu)
         connect(m, engine.mem, arbiter.ndp)
         connect(m, arbiter.mem, flipped(self.mem))
@@ -196,6 +205,12 @@ class NDPSlice(wiring.Component):
             arm = Signal(name=f"arm{index}")
             m.d.sync += arm.eq(enable.next & ~enable.data)
             m.d.comb += engine.arm[index].eq(arm)
+            if gather is not None:
+                m.d.comb += [
+                    gather.arm[index].eq(arm),
+                    *(getattr(gather.gather[index], name).eq(entry_storage("gather", name).data)
+                      for name in ("ports", "copy_log2", "slot")),
+                ]
             for register in ("completed", "drained"):
                 shown = attach(entry_register_name(index, register), "count",
                                Status(config.counter_width))

@@ -6,7 +6,8 @@ kernel image, an argument block and the number of µthreads it expects. When the
 first runs, every entry is armed in index order and its ``.init`` runs, as the entry's
 ``init_threads`` µthreads with SEQ 0, 1, … (independent of each other, like a finalizer's).
 Then each trigger
-event (:class:`TriggerEvents`, in trigger order) starts one ``.main`` µthread of its entry;
+event (:class:`TriggerEvents`, in trigger order) starts one ``.main`` µthread of its entry
+(of an entry that gathers arrivals, only each sector's K-th write does);
 a GPU write's bytes reach memory before that µthread starts. The result is defined as
 running the µthreads one after the other in trigger order, each to completion; an entry's
 ``.final`` runs once its completed µthreads reach the expected count, as the entry's
@@ -98,8 +99,10 @@ class IssConfig:
 class FilterEntry:
     """A programmed filter entry: the range it watches, its kernel, its argument block
     (up to ARGUMENT_WORDS integers, each a 64-bit word), its expected µthread count
-    (0: the finalizer never runs) and the µthreads its initializer and its finalizer run as
-    (0 runs one)."""
+    (0: the finalizer never runs), the µthreads its initializer and its finalizer run as
+    (0 runs one), and its arrival gathering (a :class:`~matndp.host.runtime.Gathering`:
+    only each sector's K-th write starts a µthread, as the trigger's gathering table
+    decides; None: every event does)."""
     base: int
     size: int
     kernel: KernelImage
@@ -107,6 +110,7 @@ class FilterEntry:
     expected: int = 0
     final_threads: int = 1
     init_threads: int = 1
+    gather: object = None
 
     def __post_init__(self):
         if len(self.arguments) > ARGUMENT_WORDS:
@@ -124,6 +128,9 @@ class FilterEntry:
                 raise ValueError(f"{name} must be a count of µthreads, not {count!r}")
         if Section.MAIN not in self.kernel.sections:
             raise ValueError(f"kernel {self.kernel.name!r} has no main section")
+        if self.gather is not None and self.size > self.gather.ports << self.gather.copy_log2:
+            raise ValueError(f"filter range of {self.size:#x} bytes beyond its {self.gather.ports} "
+                             f"gathered copies of {1 << self.gather.copy_log2:#x}")
 
 
 @dataclass(frozen=True)
@@ -301,6 +308,7 @@ class InstructionSetSimulator:
         self._armed = False
         self._triggers = 0
         self._trigger_entry, self._trigger_seq = [], []
+        self._gather_counts = {}
         self.instructions = 0
         self.sequential_batches = 0
 
@@ -358,9 +366,10 @@ class InstructionSetSimulator:
             self._armed = True
             for index in sorted(self.entries):
                 self._initialize(index)
-        seqs = np.empty(len(events), dtype=np.int64)
+        spawns = self._gathered(events)
+        seqs = np.full(len(events), -1, dtype=np.int64)
         for index in self.entries:
-            chosen = np.flatnonzero(events.entry == index)
+            chosen = np.flatnonzero((events.entry == index) & spawns)
             seqs[chosen] = self.status[index].triggers + np.arange(len(chosen))
             self.status[index].triggers += len(chosen)
         ids = self._triggers + np.arange(len(events), dtype=np.int64)
@@ -369,7 +378,7 @@ class InstructionSetSimulator:
         self._trigger_seq.append(seqs)
         for start in range(0, len(events), self.config.batch):
             chosen = slice(start, start + self.config.batch)
-            self._run_batch(events.take(chosen), ids[chosen], seqs[chosen])
+            self._run_batch(events.take(chosen), ids[chosen], seqs[chosen], spawns[chosen])
         races, count = [], 0
         for scratch, tracker in self._trackers.items():
             races += tracker.races[marks[scratch][0]:]
@@ -433,11 +442,28 @@ class InstructionSetSimulator:
                 sector = int((events.addr[i] - np.uint64(self.memory.base)) // np.uint64(self.sector_bytes))
                 self.memory_bytes[sector] = np.where(events.mask[i], events.data[i], self.memory_bytes[sector])
 
-    def _run_batch(self, events, ids, seqs):
+    def _gathered(self, events):
+        """Which events start a µthread: all but those a gathering entry counts without
+        starting one (each sector's writes before its K-th, counted per sector of a copy
+        across runs)."""
+        spawns = np.ones(len(events), dtype=bool)
+        for index, entry in self.entries.items():
+            if entry.gather is None:
+                continue
+            ports, copy_log2 = entry.gather.ports, entry.gather.copy_log2
+            for position in np.flatnonzero(events.entry == index).tolist():
+                offset = int(events.addr[position]) - entry.base
+                sector = (offset & ((1 << copy_log2) - 1)) // self.sector_bytes
+                count = self._gather_counts.get((index, sector), 0) + 1
+                spawns[position] = count == ports
+                self._gather_counts[(index, sector)] = 0 if count == ports else count
+        return spawns
+
+    def _run_batch(self, events, ids, seqs, spawns):
         self._apply_gpu_writes(events, ids)
         healthy = np.zeros(len(self._entry_base), dtype=bool)
         healthy[[index for index, status in self.status.items() if status.error is None]] = True
-        ran = healthy[events.entry]
+        ran = healthy[events.entry] & spawns
         limits = {}
         while True:
             keep = ran.copy()
@@ -474,7 +500,7 @@ class InstructionSetSimulator:
             if self.status[entry].error is None:
                 raise RuntimeError(f"entry {entry}: a µthread that faulted did not fault when run "
                                    f"again: the kernel's µthreads race with each other")
-        drained = np.bincount(events.entry[~ran], minlength=len(self._entry_base))
+        drained = np.bincount(events.entry[spawns & ~ran], minlength=len(self._entry_base))
         for entry in np.flatnonzero(drained).tolist():
             self.status[entry].drained += int(drained[entry])
         for index in sorted(self.entries):

@@ -42,12 +42,14 @@ class GpuTiming:
     of a pause on its request and response streams each cycle; ``delay``, cycles from the
     arming to its first request; ``stop``, the number of its accesses after which it
     stops (None: all of them); ``unrelated``, accesses of a region no entry watches mixed
-    in per gradient write (reads and writes, on average)."""
+    in per gradient write (reads and writes, on average); ``shuffled``, whether it writes
+    each tensor's sectors in a random order of its own instead of address order."""
     pressure: float = 0.0
     response_pressure: float = 0.0
     delay: int = 0
     stop: int | None = None
     unrelated: float = 0.0
+    shuffled: bool = False
 
 
 @dataclass
@@ -67,6 +69,8 @@ def _accesses(launch_writes, copy_bases, port, timing, rng, config):
     accesses = []
     region = _UNRELATED_BASE + port * _UNRELATED_SECTORS * config.sector_bytes
     for writes, base in zip(launch_writes, copy_bases):
+        if timing.shuffled:
+            writes = rng.sample(writes, len(writes))
         for offset, data, mask in writes:
             while timing.unrelated and rng.random() < timing.unrelated / (1 + timing.unrelated):
                 write = rng.random() < 0.5
@@ -114,35 +118,34 @@ def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verila
     directory.mkdir(parents=True, exist_ok=True)
 
     tensors, layouts, all_writes, copy_bases = [], [], [], []
-    base, arrivals = _TENSOR_BASE, 0
+    base, slot = _TENSOR_BASE, 0
     for index, launch in enumerate(launches):
         addresses, end = launch.layout(base)
         layouts.append(addresses)
-        image = reduction_image(launch.optimizer)
+        image = reduction_image(launch.optimizer, launch.ports)
         place = []
         for name in launch.input_tensors():
             file = f"in{index}-{name}.npy"
             np.save(directory / file, np.ascontiguousarray(states[index][name], dtype=np.float32))
             place.append({"addr": addresses[name], "file": file})
-        arrivals_file = f"arrivals{index}.npy"
-        np.save(directory / arrivals_file, launch.initial_arrivals())
         tensors.append({
             "kernel": {"name": image.name, "words": [f"{w:016x}" for w in image.words],
                        "sections": {s.name: start for s, start in image.sections.items()},
                        "uses_atomics": image.uses_atomics},
-            "arguments": list(launch.arguments(addresses, arrivals)),
-            "entry": {"base": addresses["grad"], "size": launch.grad_bytes, "expected": launch.expected},
-            "arrivals": arrivals, "arrivals_file": arrivals_file, "place": place,
+            "arguments": list(launch.arguments(addresses)),
+            "entry": {"base": addresses["grad"], "size": launch.grad_bytes, "expected": launch.expected,
+                      "gather": asdict(launch.gathering(slot))},
+            "place": place,
             "read_back": [{"addr": addresses[name], "bytes": launch.elements * 4,
                            "file": f"out{index}-{name}.npy"} for name in launch.output_tensors()],
         })
-        arrivals += launch.scratchpad_bytes
+        slot += launch.gather_slots
         all_writes.append([launch.sector_writes(grads[index][k]) for k in range(ports)])
-        copy_bases.append([addresses["grad"] + k * launch.copy_bytes for k in range(ports)])
+        copy_bases.append([addresses["grad"] + k * launch.copy_stride for k in range(ports)])
         base = -(-end // 4096) * 4096
-    if arrivals > config.engine.scratchpad_bytes:
-        raise ValueError(f"the tensors' arrival records need {arrivals} scratchpad bytes; the "
-                         f"configuration has {config.engine.scratchpad_bytes}")
+    if slot > config.trigger.gather_sectors:
+        raise ValueError(f"the tensors' arrival gathering needs {slot} table slots; the "
+                         f"configuration has {config.trigger.gather_sectors}")
     rng = random.Random(seed)
     gpu_jobs = []
     for port, timing in enumerate(gpus):

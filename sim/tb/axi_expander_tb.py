@@ -225,7 +225,7 @@ async def axi_expander_reduction(dut):
     await ClockCycles(dut.clk, 2)
     cocotb.start_soon(_count_memory_requests(dut, slice_config.mem_id_width - 1, requests))
 
-    armed_cycle = await arm_tensors(runtime, job, job_dir, _now)
+    armed_cycle = await arm_tensors(runtime, job, _now)
     players = [cocotb.start_soon(gpu.play(operations[port], armed_cycle))
                for port, gpu in enumerate(gpus)]
 

@@ -3,10 +3,10 @@ and runs the optimizer (docs/ndpxnet-rtl.md).
 
 The launching side (:mod:`matndp.sim.flows.expander_run`) writes a job directory and names it in
 ``MATNDP_JOB``: ``job.json`` (the configuration and port count; per tensor the kernel, its
-argument words, filter range, expected count, arrival records and the regions to place
+argument words, filter range, expected count, arrival gathering and the regions to place
 and read back; per GPU its accesses, its start delay and back-pressure; memory timing) and
 one ``.npy`` file per region to place. The test places the regions in the memory model,
-has the runtime load the kernels, write the arguments and arrival records and program one
+has the runtime load the kernels, write the arguments and program one
 entry per tensor over the register bus, lets every GPU issue its accesses on its own port,
 waits until every entry is complete (or, when a GPU stops short, until nothing moves any
 more, or a cycle limit) and writes ``result.json`` and one ``.npy`` file per region read
@@ -26,7 +26,7 @@ from matndp.hw.arbiter import with_id_width
 from matndp.hw.expander import merged_config
 from matndp.hw.layouts import request_layout, response_layout
 from matndp.host.kernels.image import KernelImage, Section
-from matndp.host.runtime import NDPRuntime
+from matndp.host.runtime import Gathering, NDPRuntime
 from matndp.sim.drivers.csr_adapter import SimulatedCSRBus, call_runtime
 from matndp.sim.designs import config_from_json
 from matndp.sim.drivers.csr import CSRDriver
@@ -59,9 +59,9 @@ class DelayedSource(StreamSource):
         return self.cycles.now() >= self.start
 
 
-async def arm_tensors(runtime, job, job_dir, now):
-    """Have ``runtime`` load each tensor's kernel, write its argument block and its
-    arrival records (through the scratchpad window) and program its filter entry, as ``job``
+async def arm_tensors(runtime, job, now):
+    """Have ``runtime`` load each tensor's kernel, write its argument block and program
+    its filter entry (gathering its K writes of each sector), as ``job``
     describes them; returns the cycle (``now()``) at which the last entry was armed."""
     tensors = job["tensors"]
     await call_runtime(runtime.probe)
@@ -76,14 +76,12 @@ async def arm_tensors(runtime, job, job_dir, now):
                                 uses_atomics=kernel["uses_atomics"])
             loaded[kernel["name"]] = await call_runtime(runtime.load_kernel, image)
         await call_runtime(runtime.write_arguments, index, tensor["arguments"])
-        await call_runtime(runtime.write_window, "scratchpad", tensor["arrivals"],
-                           np.load(job_dir / tensor["arrivals_file"]))
     armed = None
     for index, tensor in enumerate(tensors):
         entry = tensor["entry"]
         await call_runtime(runtime.program, index, loaded[tensor["kernel"]["name"]].filter_range(
             entry["base"], entry["size"], on_write=True, on_read=False,
-            expected=entry["expected"], arg_index=index))
+            expected=entry["expected"], arg_index=index, gather=Gathering(**entry["gather"])))
         armed = now()
     return armed
 
@@ -154,7 +152,7 @@ async def expander_reduction(dut):
     dut.mem_write_error.value = 0
     await loop.start()
 
-    armed_cycle = await arm_tensors(runtime, job, job_dir, cycles.now)
+    armed_cycle = await arm_tensors(runtime, job, cycles.now)
 
     # Each GPU's accesses: its gradient writes, and unrelated accesses of a region of its
     # own that no entry watches (what a read must return follows from its writes before).

@@ -9,7 +9,7 @@ from matndp.hw.bus.map import RegisterMap, Window
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.hw.csr_map import register_map, MAGIC
 from matndp.host.csr_bus import CSRAccessError, RegisterModelBus
-from matndp.host.runtime import DeviceError, FilterRange, NDPRuntime, RangeError, WindowError
+from matndp.host.runtime import DeviceError, FilterRange, Gathering, NDPRuntime, RangeError, WindowError
 
 
 def make_runtime(config=NDPConfig()):
@@ -468,3 +468,41 @@ def test_a_loaded_kernels_range_runs_its_entry_points():
                                    init_pc=1 + image.sections[Section.INIT],
                                    final_pc=1 + image.sections[Section.FINAL], ordered=False,
                                    expected=8, arg_index=2)
+
+
+GATHERING = NDPConfig(trigger=TriggerConfig(gather_sectors=64))
+
+
+def test_a_gathering_entry_writes_its_layout_and_a_plain_one_clears_it():
+    runtime, bus = make_runtime(GATHERING)
+    address = runtime.registers["entry1.gather"].address
+    runtime.program(1, FilterRange(0x1000, 4 * 256, expected=8, gather=Gathering(4, 8, 16)))
+    assert bus.values[address] == runtime.registers["entry1.gather"].pack(ports=4, copy_log2=8, slot=16)
+    runtime.program(1, FilterRange(0x1000, 256))
+    assert bus.values[address] == 0
+
+
+@pytest.mark.parametrize("gather, size, message", [
+    (Gathering(1, 8), 256, "gathering takes 2 to 16 copies, not 1"),
+    (Gathering(17, 8), 256, "gathering takes 2 to 16 copies, not 17"),
+    (Gathering(2, 4), 32, r"copies of 2\^4 bytes; a copy is at least a sector"),
+    (Gathering(2, 40), 32, r"copies of 2\^40 bytes; a copy is at least a sector and within"),
+    (Gathering(2, 8), 0x300, "range of 0x300 bytes beyond its 2 copies of 0x100"),
+    (Gathering(2, 8, 57), 0x200, "slots 57..64 beyond the table's 64"),
+    (Gathering(2, 8, -1), 0x200, "slots -1..6 beyond the table's 64"),
+])
+def test_bad_gathering_is_refused_by_name(gather, size, message):
+    runtime, _ = make_runtime(GATHERING)
+    with pytest.raises(RangeError, match=f"entry 0: {message}"):
+        runtime.program(0, FilterRange(0x1000, size, gather=gather))
+
+
+def test_gathering_entries_take_slots_of_their_own_and_need_a_table():
+    runtime, _ = make_runtime(GATHERING)
+    runtime.program(0, FilterRange(0x1000, 0x200, gather=Gathering(2, 8, 0)))
+    with pytest.raises(RangeError, match="entry 1: table slots overlap entry 0's"):
+        runtime.program(1, FilterRange(0x2000, 0x200, gather=Gathering(2, 8, 7)))
+    runtime.program(1, FilterRange(0x2000, 0x200, gather=Gathering(2, 8, 8)))
+    plain, _ = make_runtime()
+    with pytest.raises(RangeError, match="entry 0: this slice has no arrival-gathering table"):
+        plain.program(0, FilterRange(0x1000, 0x200, gather=Gathering(2, 8)))

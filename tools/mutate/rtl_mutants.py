@@ -45,6 +45,7 @@ class Mutant:
 
 # Test groups (pytest arguments).
 TRIGGER = ("tests/hw/trigger",)
+GATHER = ("tests/hw/trigger/test_gather.py",)
 SLICE_COUNTERS = ("tests/hw/test_ndp_slice_counters.py",)
 SLICE = (*SLICE_COUNTERS, "tests/hw/test_ndp_slice.py::test_windows_without_targets_answer_with_errors",
          "tests/hw/test_ndp_slice.py::test_entries_beyond_32_reach_the_high_mask_words",
@@ -95,6 +96,7 @@ _TRIGGER = "hw/trigger/trigger.py"
 _VDIVIDE = "hw/engine/divide.py"
 _LANE_GROUPS = "hw/engine/lane_groups.py"
 _MATCH = "hw/trigger/filter_match.py"
+_GATHER = "hw/trigger/gather.py"
 _SLICE = "hw/ndp_slice.py"
 _ACTION = "hw/bus/action.py"
 _REGISTERS = "hw/bus/register_file.py"
@@ -125,6 +127,22 @@ MUTANTS = (
     _m("match-highest-wins", _MATCH, "self.winner.eq(first_one(matched))",
        "self.winner.eq(first_one(matched[::-1])[::-1])", TRIGGER),
     # --- the trigger -------------------------------------------------------------------------
+    # --- the arrival-gathering table -----------------------------------------------------------
+    _m("gather-arming-clears-nothing", _GATHER,
+       "gathering_armed.eq(self.arm & Cat(gather.ports >= 2 for gather in self.gather))",
+       "gathering_armed.eq(0)", GATHER),
+    _m("gather-count-kept-after-the-last", _GATHER, "write.data.eq(Mux(last, 0, read.data + 1))",
+       "write.data.eq(read.data + 1)", GATHER),
+    _m("gather-passes-one-arrival-early", _GATHER, "last.eq(read.data + 1 == layout.ports)",
+       "last.eq(read.data + 2 == layout.ports)", GATHER),
+    _m("gather-slot-ignores-the-entrys-base", _GATHER,
+       "slot.eq(layout.slot + (within >> offset_bits))", "slot.eq(within >> offset_bits)", GATHER),
+    _m("gather-counts-while-clearing", _GATHER,
+       "self.i.ready.eq(~self.clearing & (out.i.ready | ~passes))",
+       "self.i.ready.eq(out.i.ready | ~passes)", GATHER),
+    _m("gather-slot-beyond-the-table-counted", _GATHER,
+       "outside.eq((copy >= layout.ports) | (slot >= sectors) |",
+       "outside.eq((copy >= layout.ports) |", GATHER),
     _m("trigger-held-ignores-queue", _TRIGGER, "request_held.eq((write_hit & write_queue_full) |",
        "request_held.eq((write_hit & 0) |", TRIGGER),
     _m("trigger-held-on-any-write", _TRIGGER, "request_held.eq((write_hit & write_queue_full) |",

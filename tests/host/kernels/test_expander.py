@@ -37,17 +37,18 @@ def test_a_gradient_of_any_shape_is_written_in_c_order():
 
 
 def test_a_faulting_kernel_is_refused_naming_its_first_fault(monkeypatch):
-    """The sum's address moved off its sector: the last arrival of each sector faults at
-    the sum's store, vstm.x, the kernel's 30th instruction. The first to fault is GPU 1's
-    write of sector 0, the third trigger (SEQ 2); the entry then stops."""
+    """The sum's address moved off its sector: each sector's µthread faults at the sum's
+    store, vstm.x, the kernel's 11th instruction. The first to fault is started by GPU 1's
+    write of sector 0, the first sector's last write, so the first µthread (SEQ 0); the
+    entry then stops."""
     original = ReductionLaunch.arguments
 
-    def misaligned(self, addresses, arrivals):
-        return original(self, {**addresses, "sum": addresses["sum"] + 4}, arrivals)
+    def misaligned(self, addresses):
+        return original(self, {**addresses, "sum": addresses["sum"] + 4})
     monkeypatch.setattr(ReductionLaunch, "arguments", misaligned)
     launch = ReductionLaunch("sum", 16, 2)
     grads = [np.ones(16, np.float32), np.full(16, 2, np.float32)]
     with pytest.raises(RuntimeError) as caught:
         run_on_iss(launch, grads, {}, [(0, 0), (0, 1), (1, 0), (1, 1)])
-    assert str(caught.value) == ("expander_sum: entry 0: MISALIGNED at pc 29 (.main, µthread 2): "
+    assert str(caught.value) == ("expander_sum: entry 0: MISALIGNED at pc 10 (.main, µthread 0): "
                                  "address not aligned to 32 bytes")

@@ -1,7 +1,8 @@
 """The expander slice end to end under a simulator: K GPUs on their own ports, each with
-its own random back-pressure, one of them late by thousands of cycles, write their
-gradients of several tensors; the engine sums them in GPU-index order and runs the
-optimizer. The weights and optimizer state must equal the golden (the sum in GPU-index
+its own random back-pressure and, in most runs, its own random order of sectors, one of
+them late by thousands of cycles, write their gradients of several tensors; the trigger's
+table gathers each sector's K writes and the engine, started by the last, sums them in
+GPU-index order and runs the optimizer. The weights and optimizer state must equal the golden (the sum in GPU-index
 order, then the library optimizer's golden) bit for bit, the same under every timing
 seed; a GPU that stops mid-tensor leaves the others flowing and its tensors' completion
 pending; accesses outside every range pass through untouched.
@@ -32,12 +33,14 @@ def _problem(ports, seed=11):
     return launches, [grads for grads, _ in inputs], [state for _, state in inputs]
 
 
-def _timings(ports, seed, late=3000):
-    """Independent random back-pressure per GPU; GPU 1 starts ``late`` cycles late."""
+def _timings(ports, seed, late=3000, shuffled=True):
+    """Independent random back-pressure per GPU; GPU 1 starts ``late`` cycles late; each
+    GPU's sectors in a random order of its own when ``shuffled``."""
     rng = np.random.default_rng(seed)
     return [GpuTiming(pressure=float(rng.choice([0.1, 0.3, 0.6])),
                       response_pressure=float(rng.choice([0.1, 0.5])),
-                      delay=late if port == 1 else int(rng.integers(0, 50)), unrelated=0.2)
+                      delay=late if port == 1 else int(rng.integers(0, 50)), unrelated=0.2,
+                      shuffled=shuffled)
             for port in range(ports)]
 
 
@@ -54,7 +57,9 @@ def _check_bit_exact(run, launches, grads, states):
     assert result["gpu_sent"] == result["gpu_offered"]
     for index, launch in enumerate(launches):
         entry = result["entries"][index]
-        assert entry["hits"] == entry["completed"] == launch.expected and entry["drained"] == 0
+        # Every write is a hit; each sector's last one started a µthread.
+        assert entry["hits"] == launch.ports * launch.expected
+        assert entry["completed"] == launch.expected and entry["drained"] == 0
         golden = reduction_golden(launch, grads[index], states[index])
         for name, values in golden.items():
             got = run.outputs[index][name]
@@ -62,7 +67,7 @@ def _check_bit_exact(run, launches, grads, states):
             assert differing.size == 0, (f"{launch.optimizer} {name}: {differing.size} elements "
                                          f"differ, first at {differing[:4]}")
     # Only gradient writes trigger: the unrelated accesses passed through untouched.
-    assert result["event_count"] == sum(launch.expected for launch in launches)
+    assert result["event_count"] == sum(launch.ports * launch.expected for launch in launches)
 
 
 def _memory_traffic(run, launches):
@@ -84,8 +89,8 @@ def test_reduction_is_bit_exact_and_the_same_under_three_timing_seeds():
     launches, grads, states = _problem(ports)
     outputs = []
     for seed in (1, 2, 3):
-        run = run_expander_rtl(launches, grads, states, gpus=_timings(ports, seed), seed=seed,
-                               memory_pressure=0.2, reorder=seed == 2)
+        run = run_expander_rtl(launches, grads, states, gpus=_timings(ports, seed, shuffled=seed != 1),
+                               seed=seed, memory_pressure=0.2, reorder=seed == 2)
         _check_bit_exact(run, launches, grads, states)
         _memory_traffic(run, launches)
         # The late GPU's writes came last: the reduction waited for it.
@@ -102,7 +107,7 @@ def test_a_gpu_that_stops_mid_tensor_leaves_the_others_flowing_and_the_tensor_pe
     ports = 4
     launches, grads, states = _problem(ports)
     launches, grads, states = launches[:1], grads[:1], states[:1]
-    timings = _timings(ports, 4, late=0)
+    timings = _timings(ports, 4, late=0, shuffled=False)
     stop = launches[0].copy_bytes // 32 // 2
     timings[2] = GpuTiming(pressure=0.3, response_pressure=0.3, stop=stop)
     run = run_expander_rtl(launches, grads, states, gpus=timings, seed=4)
@@ -113,9 +118,9 @@ def test_a_gpu_that_stops_mid_tensor_leaves_the_others_flowing_and_the_tensor_pe
     assert result["gpu_sent"] == result["gpu_offered"]
     assert result["gpu_offered"][2] == stop
     assert result["unrelated_mismatches"] == 0 and result["stream_rule_violations"] == 0
-    # Every write that arrived ran and completed; the tensor waits for the missing ones.
-    missing = launches[0].copy_bytes // 32 - stop
-    assert result["entries"][0]["completed"] == result["entries"][0]["hits"] == launches[0].expected - missing
+    # Every sector all four wrote ran and completed; the tensor waits for the missing ones.
+    assert result["entries"][0]["completed"] == stop
+    assert result["entries"][0]["hits"] == (ports - 1) * launches[0].expected + stop
     # The sectors all four GPUs wrote were reduced and updated; the others left as they were.
     golden = reduction_golden(launches[0], grads[0], states[0])
     reduced = stop * 8
