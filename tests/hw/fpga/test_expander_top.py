@@ -19,11 +19,12 @@ from matndp.sim.designs import AXI_EXPANDER_MODULE, EXPANDER_CONFIG, EXPANDER_PO
 from matndp.sim.fpga_flow.lint import lint
 
 
-# An engine as small as the top allows, so that its export takes seconds, not a minute.
+# An engine as small as the top allows, so that its export and lint take half a minute
+# rather than the full top's minutes.
 SMALL = NDPConfig(id_width=6, trigger=TriggerConfig(filter_entries=4),
                   engine=EngineConfig(slots=2, instruction_words=64, argument_blocks=1,
                                       scratchpad_bytes=256, divide_units=1, fma_units=2,
-                                      in_flight=1))
+                                      reduce_tree=False, in_flight=1))
 
 
 @pytest.mark.parametrize("arguments, keywords, error, message", [
