@@ -276,7 +276,12 @@ class ReductionLaunch:
         """Bytes from one GPU's copy to the next: :attr:`copy_bytes` rounded up to a power
         of two, so the gathering table finds a write's copy and sector by a shift and a
         mask of its offset."""
-        return 1 << (self.copy_bytes - 1).bit_length()
+        return 1 << self.copy_log2
+
+    @property
+    def copy_log2(self):
+        """log2 of :attr:`copy_stride`: a write's copy is its offset shifted right by it."""
+        return (self.copy_bytes - 1).bit_length()
 
     @property
     def grad_bytes(self):
@@ -295,7 +300,7 @@ class ReductionLaunch:
 
     def gathering(self, slot):
         """The entry's :class:`~matndp.host.runtime.Gathering`, its slots from ``slot``."""
-        return Gathering(self.ports, self.copy_stride.bit_length() - 1, slot)
+        return Gathering(self.ports, self.copy_log2, slot)
 
     def input_tensors(self):
         """Tensors placed before the step: the optimizer's weights and state."""
@@ -316,7 +321,7 @@ class ReductionLaunch:
         else:
             words = list(self.optimizer_launch.arguments(addresses))
             own = {}
-        own.update(COPY_LOG2=self.copy_stride.bit_length() - 1, COPY_MASK=self.copy_stride - 1,
+        own.update(COPY_LOG2=self.copy_log2, COPY_MASK=self.copy_stride - 1,
                    COPY=self.copy_stride)
         declared = reduction_image(self.optimizer, self.ports).arguments
         for name, value in own.items():
