@@ -73,11 +73,6 @@ class VectorDivide(VectorUnit):
         # Whether each group in the square-root units belongs to a vrsqrt.
         m.submodules.reciprocal_flags = flags = SyncFIFO(width=1, depth=FPSqrt.LATENCY + 1)
 
-        def group(vector, index):
-            """The lanes of group ``index`` of a vector (a View of vector_layout)."""
-            bits = vector.as_value()
-            return bits if passes == 1 else bits.word_select(index, 32 * units)
-
         # Issue: the groups of the instruction, one a cycle.
         issue = GroupIssue(m, request, passes, start_room=tags.w_rdy)
         current = issue.current
@@ -94,7 +89,7 @@ class VectorDivide(VectorUnit):
             tags.w_en.eq(issued & issue.first),
             tags.w_data.eq(Cat(current.slot, ~dividing & ~reciprocal)),
             roots.operands.valid.eq(offer_root),
-            roots.operands.payload.a.as_value().eq(group(current.a, issue.group)),
+            roots.operands.payload.a.as_value().eq(issue.lanes(current.a, units)),
             flags.w_en.eq(offer_root & roots.operands.ready),
             flags.w_data.eq(reciprocal),
         ]
@@ -105,10 +100,10 @@ class VectorDivide(VectorUnit):
             dividers.operands.valid.eq(forward | offer_divide),
             dividers.operands.payload.a.as_value().eq(Mux(
                 forward, Cat(Const(_ONE, 32) for _ in range(units)),
-                group(current.a, issue.group))),
+                issue.lanes(current.a, units))),
             dividers.operands.payload.b.as_value().eq(Mux(
                 forward, roots.result.payload,
-                group(current.b, issue.group))),
+                issue.lanes(current.b, units))),
         ]
         entering = offer_root & roots.operands.ready & reciprocal
         leaving = forward & dividers.operands.ready

@@ -53,12 +53,15 @@ class GroupIssue:
                     m.d.sync += self.holding.eq(0)
         m.d.comb += self.request.ready.eq(issued & ~self.holding)
 
-    def word(self, vector, lane_in_group, units):
-        """Lane ``lane_in_group`` of the current group of ``vector`` (a field of
-        ``current``), in groups of ``units`` lanes."""
-        group = vector.as_value() if self.passes == 1 else \
+    def lanes(self, vector, units):
+        """The current group of ``vector`` (a field of ``current``): its ``units`` lanes."""
+        return vector.as_value() if self.passes == 1 else \
             vector.as_value().word_select(self.group, 32 * units)
-        return group[32 * lane_in_group:32 * lane_in_group + 32]
+
+    def word(self, vector, lane_in_group, units):
+        """Lane ``lane_in_group`` of the current group of ``vector``, in groups of
+        ``units`` lanes."""
+        return self.lanes(vector, units)[32 * lane_in_group:32 * lane_in_group + 32]
 
 
 class GroupCollect:
