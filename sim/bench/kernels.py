@@ -30,7 +30,7 @@ from matndp.sim.flows.kernel_run import differing_elements, reference_outputs, r
 
 
 __all__ = ["bench_kernels_rtl", "bench_kernels_on_the_fly", "SIZES", "finalizer_tail",
-           "TAILS", "MODEL_SIZES", "bench_phase"]
+           "TAILS", "MODEL_SIZES", "bench_phase", "stream_rates", "STREAM_TARGETS"]
 
 
 # (smaller, larger) problems by the kernels' dimensions: 32 and 128 FP32 packets.
@@ -196,6 +196,68 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
                 round(1 / min(stall_free), 3) if stall_free else None}
 
 
+# Every write-triggered kernel a producer's output stream runs, with the write interval it
+# must take without stalling the GPU: the A100's share of a slice (one write every 4
+# cycles), or, where the kernel's own memory accesses leave no room at 4, the next interval
+# above its memory bound.
+STREAM_TARGETS = {
+    **{name: 4 for name in ("bias_relu", "relu_fwd", "relu_bwd", "scale_fwd", "add", "axpy",
+                            "bn_stats", "bn_bwd_stats", "layernorm_stats",
+                            "layernorm_bwd_stats", "softmax_max", "softmax_bwd_dot")},
+    "dropout_fwd": 5, "where_fwd": 5, "sgd_momentum": 6,
+}
+STREAM_INTERVALS = (1, 2, 4)
+STREAM_CONFIGS = ("default", "channel")
+# Streams long enough that the trigger's event queue (32 events in `default`) cannot hide
+# an engine slower than the GPU: 1 024 triggering writes, 768 for rows of BERT-base's 768
+# columns (96 sectors a row, where the per-row work weighs what it does in a model).
+STREAM_SIZES = {
+    ("elements",): {"elements": 8192},
+    ("rows", "channels"): {"rows": 512, "channels": 16},
+    ("rows", "columns"): {"rows": 8, "columns": 768},
+}
+
+
+def stream_rates(name, config_name="default", seed=1):
+    """GPU stall cycles of ``name`` (:data:`STREAM_SIZES`) from the arming in
+    configuration ``config_name``, the GPU offering a write
+    every 1, 2 and 4 cycles, at its memory bound (its memory accesses per sector, the
+    triggering write included, at the port's one a cycle) and at its target interval."""
+    problem = STREAM_SIZES[KERNELS[name].dims]
+    config = named_config(config_name)
+    launch = kernel(name).launch(problem)
+    inputs = random_inputs(launch, seed)
+    _, golden, _ = reference_outputs(launch, inputs)
+    packets = launch.expected_triggers
+
+    def run_at(interval):
+        run = _bit_exact_run(name, problem, inputs, golden,
+                             f"at one write per {interval} cycles in configuration {config_name}",
+                             seed=seed, gpu_interval=interval, config=config)
+        return run, {"interval_cycles": interval, "cycles": run.cycles,
+                     "gpu_stall_cycles": run.measurements["stall_cycles"],
+                     "tail_cycles": run.measurements["tail_cycles"]}
+
+    first, record = run_at(STREAM_INTERVALS[0])
+    runs = {STREAM_INTERVALS[0]: record}
+    # The engine's own accesses over the packets, rounded: the initializer's and the
+    # finalizer's few are not a sector's.
+    accesses = 1 + first.measurements["ndp_memory_requests"] / packets
+    memory_interval = max(1, round(accesses))
+    for interval in sorted(set(STREAM_INTERVALS) | {memory_interval, STREAM_TARGETS[name]}):
+        if interval not in runs:
+            runs[interval] = run_at(interval)[1]
+    stall_free = [interval for interval, run in runs.items() if run["gpu_stall_cycles"] == 0]
+    target = STREAM_TARGETS[name]
+    return {"kernel": name, "config": config_name, "problem": dict(problem), "packets": packets,
+            "memory_accesses_per_packet": round(accesses, 3),
+            "memory_bound_interval_cycles": memory_interval,
+            "target_interval_cycles": target,
+            "stall_free_at_target": runs[target]["gpu_stall_cycles"] == 0,
+            "shortest_stall_free_interval_cycles": min(stall_free) if stall_free else None,
+            "runs": [runs[interval] for interval in sorted(runs)]}
+
+
 # A reduction's tail, from the GPU's last triggering write to the entry's completion (the
 # finalizer's work, and what of the main phase is left): ResNet-50's 256 channels over 256
 # rows, BERT-base's 768 columns over 64 rows (as many as the partials of both statistics
@@ -224,12 +286,17 @@ def finalizer_tail(name, problem, interval=TAIL_INTERVAL, config=KERNEL_CONFIG, 
 
 def bench_kernels_on_the_fly(quick=False):
     """``bias_relu`` and ``bn_stats`` under GPU write streams of several rates from the
-    arming, in each named configuration, and the reductions' tails at model sizes
-    (``quick``: the default configuration at one write every 1 and 4 cycles, no tails)."""
+    arming, in each named configuration; every write-triggered kernel of
+    :data:`STREAM_TARGETS` in each configuration of :data:`STREAM_CONFIGS`; and the
+    reductions' tails at model sizes (``quick``: the default configuration's two kernels
+    at one write every 1 and 4 cycles, nothing else)."""
     configurations = {"default": (1, 4)} if quick else INTERVALS
     result = {config_name: [on_the_fly(name, problem, config_name, intervals)
                             for name, problem in ON_THE_FLY.items()]
               for config_name, intervals in configurations.items()}
     if not quick:
+        result["stream_kernels"] = {config_name: [stream_rates(name, config_name)
+                                                  for name in STREAM_TARGETS]
+                                    for config_name in STREAM_CONFIGS}
         result["tails"] = [finalizer_tail(name, problem) for name, problem in TAILS.items()]
     return result

@@ -7,6 +7,7 @@ is listed with the path of its JSON file.
 
 from dataclasses import dataclass
 import json
+import math
 import pathlib
 from typing import Callable
 
@@ -83,6 +84,18 @@ def _stall_free(result, engine, name):
                  for entry in result.get(engine, ()) if entry["kernel"] == name), 0.0)
 
 
+def _streams_stall_free(result):
+    """The share of the write-triggered kernels stall-free from the arming at their target
+    interval; NaN when the run did not measure them (a quick run)."""
+    streams = result.get("stream_kernels", {}).get("default")
+    return sum(entry["stall_free_at_target"] for entry in streams) / len(streams) \
+        if streams else math.nan
+
+
+def _share_of_kernels(value):
+    return "not measured" if math.isnan(value) else f"{value:.0%} of the kernels"
+
+
 def _writes_per_cycle(value):
     return f"{value:.2f} writes/cycle"
 
@@ -154,6 +167,9 @@ HEADLINES = {
                  lambda r: _stall_free(r, "channel", "bn_stats"), _writes_per_cycle, (">=", 1.0)),
         Headline("bias_relu on the fly, channel configuration",
                  lambda r: _stall_free(r, "channel", "bias_relu"), _writes_per_cycle, (">=", 0.5)),
+        Headline("write-triggered kernels stall-free from the arming at their target "
+                 "interval (4 cycles; dropout, where 5; sgd_momentum 6), default configuration",
+                 _streams_stall_free, _share_of_kernels, (">=", 1.0)),
         Headline("bn_stats, 256 channels, a write every 4 cycles: tail after the last write",
                  lambda r: _tail_share(r, "bn_stats"), lambda v: f"{v:.1%} of the stream",
                  ("<=", 0.1)),

@@ -9,7 +9,7 @@ import pytest
 from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
 from matndp.host.graph import IterationGraph, Op, Tensor
 from matndp.host.offload import PlannerConfig, plan_offload
-from matndp.hw.config import NDPConfig
+from matndp.hw.config import NDPConfig, named_config
 
 from .offload.graphs import GPU, N, calibration_of
 
@@ -124,7 +124,7 @@ def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_p
                                          r"engine.slots 4 \(here 16\), sector_bytes 64 \(here 32\)"):
         load_calibration(path)
     same = tmp_path / "same.json"
-    same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(NDPConfig()),
+    same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(named_config("default")),
                                 "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
     assert load_calibration(same).cost("relu_fwd").cycles_per_packet == 3
 
@@ -182,7 +182,7 @@ def test_hardware_and_kernel_refusals_are_whole_messages(calibration):
 
 def test_many_differences_of_configuration_are_counted_beyond_the_first_four(tmp_path):
     from matndp.host.calibration import configuration_record
-    record = configuration_record(NDPConfig())
+    record = configuration_record(named_config("default"))
     record.update(sector_bytes=64, extra_a=1, extra_b=2, extra_c=3, extra_d=4)
     path = tmp_path / "other.json"
     path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": record, "kernels": {}}))

@@ -9,7 +9,7 @@ import math
 import pytest
 from hypothesis import strategies as st
 
-from matndp.hw.config import NDPConfig
+from matndp.hw.config import named_config
 from matndp.host.calibration import (DEFAULT_KERNELS, EXPANDER_SCHEMA, SCHEMA,
                                      configuration_record, expander_calibration_document,
                                      load_calibration, load_expander_calibration)
@@ -18,13 +18,13 @@ from tests.fuzzing import (fuzz_tests, mutated_text, mutated_tree, outcome, rand
                            read_file, refused, write_input)
 
 
-_KERNELS = {"schema": SCHEMA, "clock_hz": 1.2e9, "ndp_config": configuration_record(NDPConfig()),
+_KERNELS = {"schema": SCHEMA, "clock_hz": 1.2e9, "ndp_config": configuration_record(named_config("default")),
             "kernels": {"relu_fwd": {"cycles_per_packet": 10.4, "fixed_cycles": 40},
                         "softmax_fwd": {"cycles_per_packet": 30, "after_cycles_per_packet": 9.5},
                         "adam": {"cycles_per_packet": 35}, "not_a_kernel": {}}}
 _EXPANDER = expander_calibration_document(
     {"adam": {2: (110.0, 9.0), 4: (183.4, 13.0)}, "sgd_momentum": {4: (188.5, 11.0)}},
-    source="a run", ndp_config=configuration_record(NDPConfig()), elements=2048)
+    source="a run", ndp_config=configuration_record(named_config("default")), elements=2048)
 _READERS = {SCHEMA: load_calibration, EXPANDER_SCHEMA: load_expander_calibration}
 _KEYS = ("schema", SCHEMA, EXPANDER_SCHEMA, "clock_hz", "kernels", "ndp_config",
          "cycles_per_packet", "fixed_cycles", "after_cycles_per_packet", "reduction",

@@ -36,12 +36,17 @@ def test_bad_configuration_is_refused_by_name(make, message):
 
 def test_named_configurations_are_looked_up_by_name():
     assert list(NAMED_CONFIGS) == ["default", "channel", "fpga"]
-    assert named_config("default") == NDPConfig()
+    default = named_config("default")
+    assert default.engine == NDPConfig().engine
+    # The initializers' 40-60 cycles of a stream at one write every 4 cycles wait in the queue.
+    assert default.trigger.event_queue_depth * 4 >= 64 > NDPConfig().trigger.event_queue_depth * 4
     channel, fpga = named_config("channel"), named_config("fpga")
     assert channel.engine.sub_cores > NDPConfig().engine.sub_cores
     assert fpga.engine.slots < NDPConfig().engine.slots and fpga.engine.in_flight == 1
     assert fpga.fma_units < fpga.lanes == NDPConfig().fma_units
     assert fpga.trigger.filter_entries == fpga.engine.argument_blocks
+    assert channel.trigger.event_queue_depth == default.trigger.event_queue_depth
+    assert fpga.trigger.event_queue_depth == NDPConfig().trigger.event_queue_depth
     assert fpga.engine.pipelined and not fpga.engine.reduce_tree
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())

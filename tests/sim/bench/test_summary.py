@@ -51,3 +51,16 @@ def test_fp_throughput_is_the_lowest_op_at_full_rate(tmp_path):
         "div": {"unit": {"latency_cycles": 30}, "verilator": entry(0.999, 0.52)}})
     rows = headline_rows([fp])
     assert rows[1][2:] == ("0.999 results/cycle", "≥ 0.500 results/cycle", "met")
+
+
+def test_stream_kernels_headline_counts_the_kernels_stall_free_at_their_target(tmp_path):
+    streams = [{"kernel": "relu_fwd", "stall_free_at_target": True},
+               {"kernel": "axpy", "stall_free_at_target": True},
+               {"kernel": "layernorm_bwd_stats", "stall_free_at_target": False},
+               {"kernel": "sgd_momentum", "stall_free_at_target": True}]
+    measured = _document(tmp_path, "kernel_on_the_fly", {"default": [], "stream_kernels": {"default": streams, "channel": []}})
+    row = next(row for row in headline_rows([measured]) if "target interval" in row[1])
+    assert row[2:] == ("75% of the kernels", "≥ 100% of the kernels", "NOT MET")
+    quick = _document(tmp_path, "kernel_on_the_fly", {"default": []})
+    row = next(row for row in headline_rows([quick]) if "target interval" in row[1])
+    assert row[2] == "not measured" and row[4] == "NOT MET"
