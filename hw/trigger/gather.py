@@ -15,8 +15,10 @@ An event outside its entry's layout (a copy index ≥ K, a slot beyond the table
 smaller than a sector) is consumed and pulses ``error``: it never waits, so the GPU path
 cannot hang on it.
 
-Arming an entry that gathers clears its slots, one a cycle; meanwhile no event passes, so
-the GPUs are held only as the trigger's event queue fills. The decision for an event is
+Arming an entry that gathers clears its slots, a word of :data:`CLEAR_SLOTS` at a time
+(the table's slots are kept that many to a memory word, each written alone when an
+arrival counts); meanwhile no event passes, so the GPUs are held only as the trigger's
+event queue fills, and for no more than a cycle per word. The decision for an event is
 made from the table as it enters, and the table written in the same cycle, so successive
 arrivals of one sector need no forwarding; a register stage then offers the passing
 events to the engine.
@@ -31,11 +33,15 @@ from ..layouts import trigger_event_layout
 from ..stream import RegisterSlice
 
 
-__all__ = ["ArrivalGather", "gather_layout", "MAX_GATHER_PORTS"]
+__all__ = ["ArrivalGather", "gather_layout", "MAX_GATHER_PORTS", "CLEAR_SLOTS"]
 
 
 # K fits GATHER.PORTS (5 bits); a slot counts up to K − 1.
 MAX_GATHER_PORTS = 16
+# Slots per memory word, cleared together: the clearing of a copy of 256 sectors takes 16
+# cycles, about what the trigger's event queue holds of GPU writes at full rate, where one
+# slot a cycle held the GPUs for 256.
+CLEAR_SLOTS = 16
 
 
 def gather_layout(config):
@@ -77,16 +83,21 @@ class ArrivalGather(wiring.Component):
         width = config.addr_width + 1
         count_bits = (MAX_GATHER_PORTS - 1).bit_length()
 
-        m.submodules.table = table = Memory(shape=unsigned(count_bits), depth=sectors, init=[])
+        # A slot's word and lane are its index's high and low bits: a power of two of lanes.
+        lanes = min(CLEAR_SLOTS, 1 << slot_bits)
+        words = -(-sectors // lanes)
+        lane_bits = (lanes - 1).bit_length()
+        m.submodules.table = table = Memory(shape=unsigned(lanes * count_bits), depth=words, init=[])
         read = table.read_port(domain="comb")
-        write = table.write_port()
+        write = table.write_port(granularity=count_bits)
         m.submodules.out = out = RegisterSlice(trigger_event_layout(config))
         wiring.connect(m, out.o, wiring.flipped(self.o))
 
         # Clearing: the armed entries wait in `pending`; one is cleared at a time, its
         # slots from GATHER.SLOT to the end of its copies (or of the table), one a cycle.
         pending = Signal(entries)
-        clear_at = Signal(range(sectors + 1))
+        # Up to the end of the last word, where a clearing that ends inside it goes on to.
+        clear_at = Signal(range(words * lanes + 1))
         clear_end = Signal(range(sectors + 1))
         gathers = Array(self.gather)
         chosen = Signal(range(entries))
@@ -117,7 +128,8 @@ class ArrivalGather(wiring.Component):
                 clear_end.eq(Mux(chosen_end > sectors, sectors, chosen_end)),
             ]
         with m.Elif(clearing):
-            m.d.sync += clear_at.eq(clear_at + 1)
+            # On to the next word's first slot.
+            m.d.sync += clear_at.eq((clear_at >> lane_bits) + 1 << lane_bits)
         gathering_armed = Signal(entries)
         m.d.comb += gathering_armed.eq(self.arm & Cat(gather.ports >= 2 for gather in self.gather))
         m.d.sync += pending.eq((pending & ~started) | gathering_armed)
@@ -135,13 +147,17 @@ class ArrivalGather(wiring.Component):
         ]
         gathering = Signal()
         outside = Signal()
+        lane = Signal(range(lanes))
+        count = Signal(count_bits)
         last = Signal()
         m.d.comb += [
             gathering.eq(layout.ports >= 2),
             outside.eq((copy >= layout.ports) | (slot >= sectors) |
                        (layout.copy_log2 < offset_bits) | (layout.ports > MAX_GATHER_PORTS)),
-            read.addr.eq(slot[:slot_bits] if sectors > 1 else 0),
-            last.eq(read.data + 1 == layout.ports),
+            read.addr.eq(slot[lane_bits:slot_bits] if words > 1 else 0),
+            lane.eq(slot[:lane_bits] if lanes > 1 else 0),
+            count.eq(read.data.word_select(lane, count_bits)),
+            last.eq(count + 1 == layout.ports),
         ]
         passes = Signal()
         m.d.comb += [
@@ -157,16 +173,20 @@ class ArrivalGather(wiring.Component):
             self.error.eq(taken & gathering & outside),
         ]
         with m.If(clearing):
+            # The word's slots from clear_at on, up to the end of the range.
+            word_base = Signal.like(clear_at)
             m.d.comb += [
-                write.en.eq(1),
-                write.addr.eq(clear_at),
+                word_base.eq(clear_at >> lane_bits << lane_bits),
+                write.en.eq(Cat((word_base + index >= clear_at) & (word_base + index < clear_end)
+                                for index in range(lanes))),
+                write.addr.eq(clear_at >> lane_bits),
                 write.data.eq(0),
             ]
         with m.Elif(counted):
             m.d.comb += [
-                write.en.eq(1),
+                write.en.eq(1 << lane),
                 write.addr.eq(read.addr),
-                write.data.eq(Mux(last, 0, read.data + 1)),
+                write.data.eq(Cat(Mux(last, 0, count + 1)[:count_bits] for _ in range(lanes))),
             ]
         return m
 

@@ -89,7 +89,25 @@ def _measure(optimizer, ports, elements, seed=1):
         # The memory port takes one access per cycle: the memory bound.
         "memory_bound_cycles_per_reduced_sector": memory_bound,
         "memory_bound_share": memory_bound / cycles_per_sector,
+        "memory_port": _port_use(result["memory_requests"], result["first_gradient_write_cycle"],
+                                 result["last_gradient_write_cycle"], done),
     }
+
+
+def _port_use(requests, first_write, last_write, done):
+    """The memory port's accesses, the GPUs' and the engine's, while the GPUs write (from
+    their first gradient write to their last) and in the tail after it (to the weights
+    being ready): where its idle cycles are. The windows are of the GPU ports' cycles; a
+    write reaches the memory port a cycle or more after its GPU port took it, so the tail
+    holds the last one or few."""
+    use = {}
+    for window, (start, end) in {"while_the_gpus_write": (first_write, last_write + 1),
+                                 "tail": (last_write + 1, done + 1)}.items():
+        engine = [from_engine for cycle, from_engine in requests if start <= cycle < end]
+        use[window] = {"cycles": end - start, "gpu_accesses": engine.count(0),
+                       "engine_accesses": engine.count(1),
+                       "busy_share": round(len(engine) / max(end - start, 1), 4)}
+    return use
 
 
 def calibration_document(runs):

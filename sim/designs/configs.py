@@ -28,12 +28,14 @@ FPGA_ENGINE_SLICE = named_config("fpga")
 # The expander slice's GPU ports in the tests, benchmarks and `make verilog`'s export.
 EXPANDER_PORTS = 4
 # The slice the expander tests and the bench run on: the named configuration ``channel``'s
-# engine (four sub-cores: a reduced sector's ~40 instructions issue within the memory
-# bound of its 13 accesses), with fewer filter entries, argument blocks and instruction
-# words than a channel slice (an expander watches a few gradient tensors at a time) and a
-# small scratchpad (the reduction keeps nothing there), and a gathering table of 4096
-# sectors (a tensor's copy of up to 128 KiB, or several smaller ones).
+# engine with eight sub-cores instead of four (a reduced sector's ~40 instructions against
+# its 13 memory accesses: four issue them in 9.75 cycles, too close to the memory bound to
+# catch up after the GPUs' writes have held the port, docs/ndpxnet-rtl.md,
+# "Measurements"), with fewer filter entries, argument blocks and instruction words than
+# a channel slice (an expander watches a few gradient tensors at a time) and a small
+# scratchpad (the reduction keeps nothing there), and a gathering table of 4096 sectors (a
+# tensor's copy of up to 128 KiB, or several smaller ones).
 EXPANDER_CONFIG = NDPConfig(
     id_width=6, trigger=TriggerConfig(filter_entries=4, gather_sectors=4096),
-    engine=replace(named_config("channel").engine, instruction_words=512, argument_blocks=4,
-                   scratchpad_bytes=1024))
+    engine=replace(named_config("channel").engine, sub_cores=8, instruction_words=512,
+                   argument_blocks=4, scratchpad_bytes=1024))

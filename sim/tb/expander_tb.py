@@ -246,5 +246,8 @@ async def expander_reduction(dut):
         "instructions": (await call_runtime(runtime.read_fields, "instructions"))["count"],
         # Cycles a GPU request was held because the trigger's event queue was full.
         "stall_cycles": await call_runtime(runtime.stall_cycles),
+        # Every access the memory port took: its cycle, and 1 for the engine's, 0 for a GPU's.
+        "memory_requests": [[cycle, int(bool(request["id"] & source_bit))]
+                            for cycle, request in zip(memory.request_cycles, memory.requests)],
     }
     (job_dir / "result.json").write_text(json.dumps(result, indent=2))

@@ -5,13 +5,14 @@ order, and the others of other entries pass untouched; arming clears an entry's 
 writes outside an entry's layout are dropped with an error pulse and never hold the
 stream; every constructor and configuration error."""
 
+from dataclasses import replace
 import random
 
 import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig
 from matndp.hw.csr_map import entry_register_name, register_map
-from matndp.hw.trigger.gather import MAX_GATHER_PORTS, ArrivalGather
+from matndp.hw.trigger.gather import CLEAR_SLOTS, MAX_GATHER_PORTS, ArrivalGather
 
 from ..streams import receive, simulate
 
@@ -21,7 +22,7 @@ CONFIG = NDPConfig(addr_width=20, trigger=TriggerConfig(filter_entries=4, gather
 SECTOR = CONFIG.sector_bytes
 
 
-def reference(events, layouts, counts=None):
+def reference(events, layouts, counts=None, slots=SLOTS):
     """The events that pass and the number dropped, from a count per slot (``counts``,
     updated)."""
     counts = {} if counts is None else counts
@@ -34,7 +35,7 @@ def reference(events, layouts, counts=None):
         copy_bytes = 1 << layout["copy_log2"]
         copy, within = divmod(event["offset"], copy_bytes)
         slot = layout["slot"] + within // SECTOR
-        if copy >= layout["ports"] or slot >= SLOTS or copy_bytes < SECTOR or \
+        if copy >= layout["ports"] or slot >= slots or copy_bytes < SECTOR or \
                 layout["ports"] > MAX_GATHER_PORTS:
             dropped += 1
             continue
@@ -75,15 +76,15 @@ def _interleave(rng, streams):
     return merged
 
 
-def _check(layouts, events, *, seed, arm=(), before=(), idle=0.3, stall=0.3):
-    dut = ArrivalGather(CONFIG)
+def _check(layouts, events, *, seed, arm=(), before=(), idle=0.3, stall=0.3, slots=SLOTS):
+    dut = ArrivalGather(replace(CONFIG, trigger=replace(CONFIG.trigger, gather_sectors=slots)))
     counts = {}
-    expected, dropped = reference(list(before), layouts, counts)
+    expected, dropped = reference(list(before), layouts, counts, slots)
     for entry in arm:
         layout = layouts[entry]
         for slot in range(layout["slot"], layout["slot"] + max(1, (1 << layout["copy_log2"]) // SECTOR)):
             counts.pop(slot, None)
-    passed, dropped_after = reference(list(events), layouts, counts)
+    passed, dropped_after = reference(list(events), layouts, counts, slots)
     expected, dropped = expected + passed, dropped + dropped_after
     received, errors = [], []
 
@@ -153,6 +154,43 @@ def test_arming_clears_the_entrys_slots():
     kept = [_event(rng, 1, 0)]
     after = _arrivals(rng, 0, layouts[0], 1) + [_event(rng, 1, 64)]
     _check(layouts, after, before=short + kept, arm=(0,), seed=3)
+
+
+def test_arming_clears_a_range_across_the_tables_words_and_nothing_beside_it():
+    """The table keeps its slots CLEAR_SLOTS to a word and clears a word at a time: a range
+    that starts and ends inside words is cleared, its neighbours in those words keep their
+    counts."""
+    assert SLOTS >= 3 * CLEAR_SLOTS
+    rng = random.Random(11)
+    start = CLEAR_SLOTS - 3
+    layouts = {0: {"ports": 2, "copy_log2": 5 + CLEAR_SLOTS.bit_length(), "slot": start},
+               1: {"ports": 2, "copy_log2": 5, "slot": start - 1},
+               2: {"ports": 3, "copy_log2": 5 + 3, "slot": start + 2 * CLEAR_SLOTS}}     # 8 sectors
+    armed_copy = 1 << layouts[0]["copy_log2"]
+    armed_end = start + armed_copy // SECTOR
+    assert start % CLEAR_SLOTS and armed_end % CLEAR_SLOTS and layouts[2]["slot"] == armed_end
+    # Short counts in the armed range's every word, and beside it on both sides.
+    short = [_event(rng, 0, sector * SECTOR) for sector in range(armed_copy // SECTOR)]
+    below = [_event(rng, 1, 0)]                                  # the slot before the range
+    above = [_event(rng, 2, sector * SECTOR) for sector in range(8)]  # the slots after it
+    after = (_arrivals(rng, 0, layouts[0], 1) + [_event(rng, 1, SECTOR)]
+             + [_event(rng, 2, 256 + sector * SECTOR) for sector in range(8)]
+             + [_event(rng, 2, 512 + sector * SECTOR) for sector in range(8)])
+    _check(layouts, after, before=short + below + above, arm=(0,), seed=11)
+
+
+@pytest.mark.parametrize("slots", [40, 12, 1])
+def test_a_table_of_part_of_a_word_clears_to_its_end(slots):
+    """A table whose slots end inside a word: an entry whose range runs past the table's
+    end is cleared to that end, and the clearing ends (events flow again)."""
+    rng = random.Random(slots)
+    start = slots - 1 - (slots - 1) % 4
+    layouts = {0: {"ports": 2, "copy_log2": 5 + 4, "slot": start}}           # 16 sectors
+    inside = slots - start
+    short = [_event(rng, 0, sector * SECTOR) for sector in range(inside)]
+    after = [_event(rng, 0, copy * 512 + sector * SECTOR) for copy in (1, 0, 1)
+             for sector in range(inside)]
+    _check(layouts, after, before=short, arm=(0,), seed=slots, slots=slots)
 
 
 def test_writes_outside_the_layout_are_dropped_with_an_error():
