@@ -103,10 +103,10 @@ def _port_use(requests, first_write, last_write, done):
     use = {}
     for window, (start, end) in {"while_the_gpus_write": (first_write, last_write + 1),
                                  "tail": (last_write + 1, done + 1)}.items():
-        engine = [from_engine for cycle, from_engine in requests if start <= cycle < end]
-        use[window] = {"cycles": end - start, "gpu_accesses": engine.count(0),
-                       "engine_accesses": engine.count(1),
-                       "busy_share": round(len(engine) / max(end - start, 1), 4)}
+        sources = [from_engine for cycle, from_engine in requests if start <= cycle < end]
+        use[window] = {"cycles": end - start, "gpu_accesses": sources.count(0),
+                       "engine_accesses": sources.count(1),
+                       "busy_share": round(len(sources) / max(end - start, 1), 4)}
     return use
 
 
