@@ -2,8 +2,10 @@
 co-simulation of a training block or iteration, the engine's layer run, and NDPXNet."""
 
 import argparse
+import contextlib
 import os
 import pathlib
+import shutil
 import sys
 
 from matndp.host.gpu import PRESETS
@@ -68,7 +70,9 @@ def run_sim(args):
         if args.window and not args.window[1] <= len(share.steps):
             raise UsageError(f"--window {args.window[0]}:{args.window[1]}: the co-simulation "
                              f"has {len(share.steps)} steps")
-    with tool_output("sim", args.verbose) as tools:
+    # A run of jobs keeps those that finished in the output folder, to resume from.
+    with _removed_if_interrupted(output, keep=shares is not None or several), \
+            tool_output("sim", args.verbose) as tools:
         run_trigger_layer(args.output, simulator=args.simulator, tiles=args.tiles, seed=args.seed,
                           pressure=args.pressure, progress=tools.step)
         cosim = engine = None
@@ -86,18 +90,22 @@ def run_sim(args):
                     cosim = run_cosim_iteration(output / "cosim", shares=shares, simulator=args.simulator,
                                                 runner=runner, progress=tools.step, slices=slices,
                                                 status=tools.status)
+            # Standard error is the run's log in this block: what the user must read goes to
+            # the terminal (``tools.status``).
             except JobsFailed as failed:
                 for where, error in failed.failures:
-                    print(f"{command}: block {where} failed: {error}", file=sys.stderr)
+                    print(f"{command}: block {where} failed: {error}", file=tools.status)
                 print(f"{command}: {len(failed.failures)} of {jobs} jobs failed; "
                       f"the others are kept in {jobs_folder(output / 'cosim')} and the same command "
-                      f"runs only the failed ones again", file=sys.stderr)
+                      f"runs only the failed ones again", file=tools.status, flush=True)
                 return 1
             except KeyboardInterrupt:
-                print(f"\n{command}: interrupted; the jobs that finished are kept in "
-                      f"{jobs_folder(output / 'cosim')} and the same command resumes from them",
-                      file=sys.stderr)
-                return 130
+                # The hint, then the interrupt on to the command's own line.
+                if jobs:
+                    tools.step(f"{command}: interrupted; the jobs that finished are kept in "
+                               f"{jobs_folder(output / 'cosim')} and the same command resumes "
+                               f"from them")
+                raise
         if args.engine:
             tools.step("sim: the engine part: two of the layer's output tensors through the "
                        "slice with its engine, traced")
@@ -116,6 +124,19 @@ def run_sim(args):
     print()
     print((output / "engine_report.md").read_text(), end="")
     return 0 if engine["passed"] else 1
+
+
+@contextlib.contextmanager
+def _removed_if_interrupted(output, *, keep):
+    """An interrupted run removes the output folder it made, unless ``keep``: the parts that
+    finished before the interrupt would stand for a whole run without the rest."""
+    made_here = not output.exists()
+    try:
+        yield
+    except KeyboardInterrupt:
+        if made_here and not keep:
+            shutil.rmtree(output, ignore_errors=True)
+        raise
 
 
 def _runner(args):

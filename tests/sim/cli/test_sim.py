@@ -29,14 +29,18 @@ def asked(monkeypatch):
     return calls
 
 
-def test_slices_spread_over_the_gpu_for_a_block_on_the_pool_asked_for(asked, tmp_path, capsys):
+def test_slices_spread_over_the_gpu_for_a_block_on_the_pool_asked_for(asked, tmp_path, capfd):
     assert exit_code(["sim", "--output", str(tmp_path), "--slices", "4", "--workers", "2",
                       "--window", "none"]) == 130
     options = asked["block"]
     assert options["slices"] == [0, 40, 80, 120]
     assert isinstance(options["runner"], LocalPool) and options["runner"].jobs == 2
     assert options["share"].setup.slice_index == 0
-    assert "matndp sim --slices: interrupted" in capsys.readouterr().err
+    # On the terminal, not in the run's log: the jobs kept to resume from, then the
+    # interrupt's own line.
+    err = capfd.readouterr().err.strip().splitlines()
+    assert err[-2].startswith("matndp sim --slices: interrupted; the jobs that finished are kept in")
+    assert err[-1] == "matndp sim: interrupted; no output was left half-written"
 
 
 def test_one_slice_is_the_single_slice_run(asked, tmp_path):
