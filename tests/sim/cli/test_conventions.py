@@ -119,18 +119,6 @@ def test_ctrl_c_during_a_sweep(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_during_the_cosimulation_leaves_no_folder(tmp_path):
-    """The trigger part has written its files by then; the interrupt removes the folder
-    this run made, and its own line is the last on the terminal."""
-    output = tmp_path / "sim"
-    code, err = _interrupt(["sim", "--tiles", "1", "--output", str(output)], after=0.5,
-                           wait_for="sim: exporting the slice with its engine", cwd=REPOSITORY)
-    assert code == 130, err
-    assert err.strip().splitlines()[-1] == "matndp sim: interrupted; no output was left half-written"
-    assert "Traceback" not in err
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_ctrl_c_during_sim_leaves_no_folder(tmp_path):
     output = tmp_path / "sim"
     code, err = _interrupt(["sim", "--tiles", "1", "--output", str(output)], after=2,

@@ -3,6 +3,8 @@ picks the slices spread over the GPU, for a block and for the whole iteration, o
 ``--workers`` asks for; ``--no-overlap`` runs the steps one after another (the runs
 themselves stood in for: tests/sim/flows runs them)."""
 
+import pathlib
+
 import pytest
 
 from matndp.sim.flows import trigger_layer
@@ -41,6 +43,25 @@ def test_slices_spread_over_the_gpu_for_a_block_on_the_pool_asked_for(asked, tmp
     err = capfd.readouterr().err.strip().splitlines()
     assert err[-2].startswith("matndp sim --slices: interrupted; the jobs that finished are kept in")
     assert err[-1] == "matndp sim: interrupted; no output was left half-written"
+
+
+def test_an_interrupt_in_the_cosimulation_leaves_no_folder_and_says_so_last(monkeypatch, tmp_path, capfd):
+    """The trigger part has written its files by then; the folder the run made goes, and
+    the command's own line is the last on the terminal."""
+    output = tmp_path / "sim"
+
+    def trigger_part(path, **options):
+        pathlib.Path(path).mkdir(parents=True)
+        (pathlib.Path(path) / "report.md").write_text("the trigger part\n")
+
+    def interrupted(output, **options):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(trigger_layer, "run_trigger_layer", trigger_part)
+    monkeypatch.setattr(run, "run_cosim", interrupted)
+    assert exit_code(["sim", "--output", str(output), "--window", "none"]) == 130
+    assert capfd.readouterr().err.strip().splitlines()[-1] == \
+        "matndp sim: interrupted; no output was left half-written"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_one_slice_is_the_single_slice_run(asked, tmp_path):
