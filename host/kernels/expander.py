@@ -293,11 +293,6 @@ class ReductionLaunch:
         """µthreads of the entry: one per sector of a copy, started by its K-th write."""
         return self.copy_bytes // SECTOR_BYTES
 
-    @property
-    def gather_slots(self):
-        """Slots of the gathering table the entry takes: a sector per sector of the stride."""
-        return self.copy_stride // SECTOR_BYTES
-
     def gathering(self, slot):
         """The entry's :class:`~matndp.host.runtime.Gathering`, its slots from ``slot``."""
         return Gathering(self.ports, self.copy_log2, slot)

@@ -156,6 +156,18 @@ def _bit_exact_run(name, problem, inputs, golden, what, **options):
     return run
 
 
+def _stream_record(run, interval):
+    """One run of a GPU stream at a write every ``interval`` cycles: its cycles, the GPU's
+    stall cycles (those before the first write was taken apart) and the tail after the
+    last write."""
+    measured = run.measurements
+    return {"interval_cycles": interval, "cycles": run.cycles,
+            "gpu_stall_cycles": measured["stall_cycles"],
+            "first_write_stall_cycles": measured["first_write_stall_cycles"],
+            "later_stall_cycles": measured["stall_cycles"] - measured["first_write_stall_cycles"],
+            "tail_cycles": measured["tail_cycles"]}
+
+
 def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["default"], seed=1):
     """Cycles and GPU stall cycles of ``name`` in the named configuration ``config_name``
     with the GPU offering a triggering write every ``interval`` cycles from the arming:
@@ -171,12 +183,7 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
         run = _bit_exact_run(name, problem, inputs, golden,
                              f"at one write per {interval} cycles in configuration {config_name}",
                              seed=seed, gpu_interval=interval, config=config)
-        measured = run.measurements
-        runs.append({"interval_cycles": interval, "cycles": run.cycles,
-                     "gpu_stall_cycles": measured["stall_cycles"],
-                     "first_write_stall_cycles": measured["first_write_stall_cycles"],
-                     "later_stall_cycles": measured["stall_cycles"] - measured["first_write_stall_cycles"],
-                     "tail_cycles": measured["tail_cycles"]})
+        runs.append(_stream_record(run, interval))
     stall_free = [run["interval_cycles"] for run in runs if run["gpu_stall_cycles"] == 0]
     # What the initializer adds: the same stream at one write every 4 cycles, started once
     # the initializer has surely ended, against the run from the arming.
@@ -234,9 +241,7 @@ def stream_rates(name, config_name="default", seed=1):
         run = _bit_exact_run(name, problem, inputs, golden,
                              f"at one write per {interval} cycles in configuration {config_name}",
                              seed=seed, gpu_interval=interval, config=config)
-        return run, {"interval_cycles": interval, "cycles": run.cycles,
-                     "gpu_stall_cycles": run.measurements["stall_cycles"],
-                     "tail_cycles": run.measurements["tail_cycles"]}
+        return run, _stream_record(run, interval)
 
     first, record = run_at(STREAM_INTERVALS[0])
     runs = {STREAM_INTERVALS[0]: record}

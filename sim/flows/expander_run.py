@@ -123,6 +123,7 @@ def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verila
         addresses, end = launch.layout(base)
         layouts.append(addresses)
         image = reduction_image(launch.optimizer, launch.ports)
+        gathering = launch.gathering(slot)
         place = []
         for name in launch.input_tensors():
             file = f"in{index}-{name}.npy"
@@ -134,12 +135,12 @@ def run_expander_rtl(launches, grads, states, *, gpus, seed=1, simulator="verila
                        "uses_atomics": image.uses_atomics},
             "arguments": list(launch.arguments(addresses)),
             "entry": {"base": addresses["grad"], "size": launch.grad_bytes, "expected": launch.expected,
-                      "gather": asdict(launch.gathering(slot))},
+                      "gather": asdict(gathering)},
             "place": place,
             "read_back": [{"addr": addresses[name], "bytes": launch.elements * 4,
                            "file": f"out{index}-{name}.npy"} for name in launch.output_tensors()],
         })
-        slot += launch.gather_slots
+        slot += gathering.slots(config)
         all_writes.append([launch.sector_writes(grads[index][k]) for k in range(ports)])
         copy_bases.append([addresses["grad"] + k * launch.copy_stride for k in range(ports)])
         base = -(-end // 4096) * 4096

@@ -14,6 +14,7 @@ from matndp.host.kernels.library import LibraryError, kernel as library_kernel, 
 from matndp.host.kernels.expander import (KERNELS, MAX_GPUS, OPTIMIZERS, SUM_KERNEL, ReductionLaunch,
                                           reduction_image, reduction_source, run_on_iss, sum_source)
 from matndp.host.runtime import Gathering
+from matndp.hw.config import NDPConfig
 from matndp.sim.golden.expander import reduced_gradient, reduction_golden
 from matndp.sim.golden.kernels import GOLDENS
 
@@ -66,7 +67,7 @@ def test_bit_exact_at_the_most_gpus_the_table_counts(optimizer):
 def test_the_copies_lie_a_power_of_two_apart_and_each_sector_is_one_microthread():
     launch = ReductionLaunch("adam", 20, 3, {"step": 1})       # 80 bytes: 3 sectors
     assert (launch.copy_bytes, launch.copy_stride, launch.grad_bytes) == (96, 128, 384)
-    assert launch.expected == 3 and launch.gather_slots == 4
+    assert launch.expected == 3 and launch.gathering(0).slots(NDPConfig()) == 4
     assert launch.gathering(8) == Gathering(3, 7, 8)
     addresses, end = launch.layout(0x1000)
     assert addresses == {"grad": 0x1000, "param": 0x1180, "exp_avg": 0x11e0, "exp_avg_sq": 0x1240}
