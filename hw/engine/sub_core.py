@@ -184,15 +184,13 @@ class SubCore(SubCoreComponent):
         connect(m, operands.o, dispatch.i)
 
         m.d.comb += [
-            dispatch.age.eq(slots.age),
-            dispatch.entry.eq(slots.entry),
+            operands.age.eq(slots.age),
+            operands.window_base.eq(self.window_base),
+            operands.window_end.eq(self.window_end),
+            operands.watchdog.eq(self.watchdog),
             dispatch.kind.eq(slots.kind),
-            dispatch.seq.eq(slots.seq),
             dispatch.ordered.eq(slots.ordered),
             dispatch.released.eq(slots.released),
-            dispatch.window_base.eq(self.window_base),
-            dispatch.window_end.eq(self.window_end),
-            dispatch.watchdog.eq(self.watchdog),
             dispatch.turn.eq(self.turn),
             dispatch.holding.eq(self.holding),
             dispatch.stopped.eq(self.stopped),

@@ -81,6 +81,7 @@ ENGINE_DIVIDE = ("tests/hw/engine/test_divide.py",)
 ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
 ENGINE_SCOREBOARD = ("tests/hw/engine/pipeline/test_scoreboard.py",)
 ENGINE_DISPATCH = ("tests/hw/engine/pipeline/test_dispatch.py",)
+ENGINE_CHECK = ("tests/hw/engine/pipeline/test_check.py", *ENGINE_DISPATCH)
 ENGINE_WRITEBACK = ("tests/hw/engine/pipeline/test_writeback.py",)
 ENGINE_SLOTS = ("tests/hw/engine/pipeline/test_slots.py",)
 ENGINE_SPAWNER = ("tests/hw/engine/test_spawner.py",)
@@ -106,6 +107,7 @@ _ONEHOT = "hw/onehot.py"
 _ARBITER = "hw/arbiter.py"
 _SCOREBOARD = "hw/engine/pipeline/scoreboard.py"
 _DISPATCH = "hw/engine/pipeline/dispatch.py"
+_CHECK = "hw/engine/pipeline/check.py"
 _WRITEBACK = "hw/engine/pipeline/writeback.py"
 _SLOTS = "hw/engine/pipeline/slots.py"
 _ORDERING = "hw/engine/ordering.py"
@@ -565,6 +567,12 @@ MUTANTS = (
     _m("dispatch-no-room-ignored", _DISPATCH,
        "unit_ready.eq(request.ready & self.room[position])", "unit_ready.eq(request.ready)",
        ENGINE_DISPATCH),
+    _m("check-watchdog-a-cycle-late", _CHECK,
+       "age_at_dispatch.eq(self.age[self.slot] + 1)", "age_at_dispatch.eq(self.age[self.slot])",
+       ENGINE_CHECK),
+    _m("check-window-end-exclusive-of-the-sector", _CHECK,
+       "(address + config.sector_bytes <= self.window_end)",
+       "(address < self.window_end)", ENGINE_CHECK),
     _m("writeback-ends-before-the-pipeline-empties", _WRITEBACK,
        "ahead = bit(self.in_pipe) & ~bit(self.decided)", "ahead = 0", ENGINE_WRITEBACK),
     _m("writeback-ends-before-the-last-answer", _WRITEBACK,

@@ -1,14 +1,14 @@
-"""DISPATCH, the last stage of a sub-core's issue pipeline: the instruction's checks, then
-it goes to its unit, or its µthread is replayed or ended.
+"""DISPATCH, the last stage of a sub-core's issue pipeline: the instruction goes to its unit,
+or its µthread is replayed or ended.
 
-Checks, in order of precedence: the watchdog, a legal word, a memory access aligned and
-within the window, a scratchpad access aligned and within the scratchpad; a failed check
-ends the µthread with an error naming entry, pc and cause. A µthread of a stopped entry
-ends without one. An instruction whose unit cannot take it (busy, the ordering station's
-queue of the µthread full) or that must wait for its entry's turn is *replayed*: the slot
-stays at its pc and becomes eligible again. Branches and ``exit`` complete here, as do an
-ordered entry's posted atomics (docs/engine.md, "Determinism"). A µthread that fails a check
-or is stopped while instructions of it are in flight is *dying*: its end waits for them.
+An instruction that failed one of its checks (worked out in OPERANDS, :mod:`.check`) ends
+the µthread with an error naming entry, pc and cause. A µthread of a stopped entry ends
+without one. An instruction whose unit cannot take it (busy, the ordering station's queue
+of the µthread full) or that must wait for its entry's turn is *replayed*: the slot stays
+at its pc and becomes eligible again. Branches and ``exit`` complete here, as do an
+ordered entry's posted atomics (docs/engine.md, "Determinism"). A µthread that fails a
+check or is stopped while instructions of it are in flight is *dying*: its end waits for
+them.
 
 An instruction sent to a unit that answers it is *in flight*: the scoreboard marks what it
 writes, and with ``in_flight`` above 1 the instruction at the slot's next pc is read for
@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 from ..component import SubCoreComponent
 from ..decoder import OperandClass, UnitCode
 from ..isa import Opcode
-from ..layouts import (SCALAR_BITS, ErrorCause, ThreadKind, memory_op_layout, order_bits,
+from ..layouts import (ErrorCause, ThreadKind, memory_op_layout, order_bits,
                        scalar_request_layout, scratchpad_op_layout, vector_request_layout)
 from .layouts import (IN_ORDER_UNITS, SCALAR_UNITS, VECTOR_UNITS, dispatch_layout,
                       ending_members, slot_update_layout, stage_signature)
@@ -38,8 +38,8 @@ class Dispatch(SubCoreComponent):
     sub-cores). Ports:
 
     i:              DISPATCH's record (from OPERANDS).
-    age, entry, kind, seq, ordered, released: per slot, its µthread's state.
-    window_base, window_end, watchdog, turn, holding, stopped: as :class:`~..sub_core.SubCore`'s.
+    kind, ordered, released: per slot, its µthread's state.
+    turn, holding, stopped: as :class:`~..sub_core.SubCore`'s.
     alu … convert:  requests to the sub-core's units (:data:`~.layouts.SCALAR_UNITS`,
                     :data:`~.layouts.VECTOR_UNITS`).
     memory_ops, scratchpad_ops: requests to the shared units.
@@ -69,15 +69,9 @@ class Dispatch(SubCoreComponent):
         per_slot = lambda shape: In(data.ArrayLayout(shape, slots))
         members = {
             "i":              In(stage_signature(dispatch_layout(config))),
-            "age":            per_slot(unsigned(32)),
-            "entry":          per_slot(unsigned(config.trigger.entry_bits)),
             "kind":           per_slot(ThreadKind),
-            "seq":            per_slot(unsigned(32)),
             "ordered":        In(slots),
             "released":       In(slots),
-            "window_base":    In(config.addr_width + 1),
-            "window_end":     In(config.addr_width + 1),
-            "watchdog":       In(32),
             "turn":           In(data.ArrayLayout(unsigned(order_bits(config)), entries)),
             "holding":        In(slots),
             "stopped":        In(entries),
@@ -120,41 +114,18 @@ class Dispatch(SubCoreComponent):
         slot = record.slot
         xa, xb, xc = (record.scalar[position] for position in range(3))
         va, vb, vc = (record.vector[position] for position in range(3))
-        entry = self.entry[slot]
+        entry = record.entry
         opcode = ctl.opcode
 
-        address = Signal(SCALAR_BITS)
-        m.d.comb += address.eq(Mux(ctl.address_a, xa, 0) + Mux(ctl.address_b, xb, 0) +
-                               ctl.imm.as_signed())
-        sector_aligned = address[:config.offset_bits] == 0
-        word_aligned = address[:2] == 0
+        address = record.address
+        cause = record.cause
         word_access = (opcode == Opcode.LW) | (opcode == Opcode.SW)
-        aligned = Mux(word_access, word_aligned, sector_aligned)
-        in_window = ((address[config.addr_width:] == 0) &
-                     (address >= self.window_base) &
-                     (address + config.sector_bytes <= self.window_end))
-        spad_bits = (engine.scratchpad_bytes - 1).bit_length()
-        in_scratchpad = address[spad_bits:] == 0
-
-        cause = Signal(ErrorCause)
-        with m.If(self.age[slot] >= self.watchdog):
-            m.d.comb += cause.eq(ErrorCause.WATCHDOG)
-        with m.Elif(~ctl.legal):
-            m.d.comb += cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)
-        with m.Elif((ctl.unit == UnitCode.MEMORY) & ~aligned):
-            m.d.comb += cause.eq(ErrorCause.MISALIGNED)
-        with m.Elif((ctl.unit == UnitCode.MEMORY) & ~in_window):
-            m.d.comb += cause.eq(ErrorCause.OUT_OF_WINDOW)
-        with m.Elif((ctl.unit == UnitCode.SCRATCHPAD) & ~sector_aligned):
-            m.d.comb += cause.eq(ErrorCause.MISALIGNED)
-        with m.Elif((ctl.unit == UnitCode.SCRATCHPAD) & ~in_scratchpad):
-            m.d.comb += cause.eq(ErrorCause.SCRATCHPAD_RANGE)
 
         # An ordered entry's atomics go to the ordering station, which applies them in
         # turn; all but the one that hands the turn on are posted (the µthread goes on).
         # The end of a µthread that has not handed the turn on with an atomic waits for
         # its turn and for its queued atomics, then hands the turn on itself.
-        seq = self.seq[slot][:order_bits(config)]
+        seq = record.seq
         ends = ctl.exit | (opcode == Opcode.EXIT)
         needs_turn = self.ordered.bit_select(slot, 1) & ~self.released.bit_select(slot, 1) & \
             (ctl.atomic | ends)
@@ -164,23 +135,7 @@ class Dispatch(SubCoreComponent):
         turn_ok = ~(needs_turn & ~ctl.atomic) | my_turn
         stopped = self.stopped.bit_select(entry, 1) | self.dying.bit_select(slot, 1)
 
-        taken = Signal()
-        with m.Switch(opcode):
-            with m.Case(Opcode.BEQ):
-                m.d.comb += taken.eq(xa == xb)
-            with m.Case(Opcode.BNE):
-                m.d.comb += taken.eq(xa != xb)
-            with m.Case(Opcode.BLT):
-                m.d.comb += taken.eq(xa.as_signed() < xb.as_signed())
-            with m.Case(Opcode.BGE):
-                m.d.comb += taken.eq(xa.as_signed() >= xb.as_signed())
-            with m.Case(Opcode.BLTU):
-                m.d.comb += taken.eq(xa < xb)
-            with m.Case(Opcode.BGEU):
-                m.d.comb += taken.eq(xa >= xb)
-            with m.Case(Opcode.JUMP):
-                m.d.comb += taken.eq(1)
-        next_pc = Mux(taken, record.pc + ctl.imm.as_signed(), record.pc + 1)[:engine.pc_bits]
+        next_pc = record.next_pc
 
         scalar_units = {code: getattr(self, name) for code, name in SCALAR_UNITS.items()}
         vector_units = {code: getattr(self, name) for code, name in VECTOR_UNITS.items()}

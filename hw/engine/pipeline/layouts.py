@@ -12,7 +12,8 @@ from amaranth.lib.wiring import Out
 
 from ..decoder import OperandClass, UnitCode, control_layout
 from ..isa import REGISTER_COUNT, instruction_layout
-from ..layouts import SCALAR_BITS, error_layout, retire_layout, vector_layout
+from ..layouts import (SCALAR_BITS, ErrorCause, error_layout, order_bits, retire_layout,
+                       vector_layout)
 
 
 __all__ = [
@@ -69,13 +70,22 @@ def operands_layout(config):
 
 def dispatch_layout(config):
     """DISPATCH: the control and each source operand's value, as a scalar and as a vector,
-    and the triggering access's byte mask (``vstm`` stores with it)."""
+    the triggering access's byte mask (``vstm`` stores with it), the µthread's entry and
+    sequence number (its low :func:`~..layouts.order_bits`: what its turn is compared
+    with), and what the instruction's checks found (:class:`~.check.Check`): a memory or
+    scratchpad access's address, the first check failed (``ErrorCause.NONE`` for none) and
+    the pc after the instruction."""
     return data.StructLayout({
         **_slot_pc(config),
+        "entry":   unsigned(config.trigger.entry_bits),
+        "seq":     unsigned(order_bits(config)),
         "control": control_layout(),
         "scalar":  data.ArrayLayout(unsigned(SCALAR_BITS), len(OPERAND_NAMES)),
         "vector":  data.ArrayLayout(vector_layout(config), len(OPERAND_NAMES)),
         "mask":    unsigned(config.sector_bytes),
+        "address": unsigned(SCALAR_BITS),
+        "cause":   ErrorCause,
+        "next_pc": unsigned(config.engine.pc_bits),
     })
 
 

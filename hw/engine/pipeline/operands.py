@@ -1,7 +1,7 @@
 """OPERANDS: each source operand's value, chosen by its kind among the register read in
 DECODE, a special register, the argument word and the immediate, both as a scalar and as
 a vector (an argument or immediate broadcast to every lane), so DISPATCH hands every unit
-the form it takes."""
+the form it takes; and, from them, the instruction's checks (:class:`~.check.Check`)."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data
@@ -10,6 +10,7 @@ from amaranth.lib.wiring import In, Out
 from ..component import SubCoreComponent
 from ..isa import OperandKind, ScalarSpecial, VectorSpecial
 from ..layouts import SCALAR_BITS, vector_layout
+from .check import Check
 from .layouts import (OPERAND_NAMES, dispatch_layout, operands_layout, stage_signature,
                       thread_info_layout)
 
@@ -26,6 +27,7 @@ class Operands(SubCoreComponent):
     event_data, thread_info: the slot's triggering access, read in DECODE.
     entry, seq:    per slot, its µthread's entry and sequence number.
     completed:     per entry, µthreads finished (the ``COMPLETED`` special).
+    age, window_base, window_end, watchdog: for the checks (:class:`~.check.Check`).
     o:             DISPATCH's record, registered.
     """
 
@@ -46,6 +48,10 @@ class Operands(SubCoreComponent):
                                                  engine.slots)),
             "seq":           In(data.ArrayLayout(unsigned(32), engine.slots)),
             "completed":     In(data.ArrayLayout(unsigned(config.counter_width), entries)),
+            "age":           In(data.ArrayLayout(unsigned(32), engine.slots)),
+            "window_base":   In(config.addr_width + 1),
+            "window_end":    In(config.addr_width + 1),
+            "watchdog":      In(32),
             "o":             Out(stage_signature(dispatch_layout(config))),
         })
 
@@ -82,6 +88,16 @@ class Operands(SubCoreComponent):
         def broadcast(word):
             return Cat(*(word[:32] for _ in range(lanes)))
 
+        m.submodules.check = check = Check(config)
+        m.d.comb += [
+            check.slot.eq(record.slot),
+            check.pc.eq(record.pc),
+            check.control.eq(control),
+            check.age.eq(self.age),
+            check.window_base.eq(self.window_base),
+            check.window_end.eq(self.window_end),
+            check.watchdog.eq(self.watchdog),
+        ]
         out = self.o.payload
         for position, name in enumerate(OPERAND_NAMES):
             operand = getattr(control, name)
@@ -113,6 +129,8 @@ class Operands(SubCoreComponent):
                 with m.Case(OperandKind.IMMEDIATE):
                     m.d.comb += value.eq(broadcast(control.imm))
             m.d.sync += [out.scalar[position].eq(scalar), out.vector[position].eq(value)]
+            if name in ("a", "b"):
+                m.d.comb += getattr(check, name).eq(scalar)
 
         m.d.sync += [
             self.o.valid.eq(self.i.valid),
@@ -120,5 +138,10 @@ class Operands(SubCoreComponent):
             out.pc.eq(record.pc),
             out.control.eq(control),
             out.mask.eq(info.mask),
+            out.entry.eq(entry),
+            out.seq.eq(self.seq[record.slot]),
+            out.address.eq(check.address),
+            out.cause.eq(check.cause),
+            out.next_pc.eq(check.next_pc),
         ]
         return m

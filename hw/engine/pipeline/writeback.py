@@ -101,7 +101,12 @@ class WriteBack(EngineComponent):
             "slot": unsigned(config.engine.slot_bits), "value": unsigned(result_width),
             "error": unsigned(1)})
         sources = [getattr(self, name) for name in RESULT_SOURCES]
-        m.submodules.merge = merge = RoundRobinMerge(merged_layout, len(sources))
+        # A pipelined engine chooses the answer to take a cycle ahead (a register), so
+        # that no unit's ``valid`` reaches the register writes, the scoreboard and the
+        # units' ``ready`` through the choice in one cycle: a cycle is lost when the
+        # choice moves to a unit that starts answering while the chosen one is idle.
+        m.submodules.merge = merge = RoundRobinMerge(
+            merged_layout, len(sources), registered_choice=config.engine.pipelined)
         for position, (name, port, source) in enumerate(zip(RESULT_SOURCES, merge.i, sources)):
             if position < len(IN_ORDER_UNITS):
                 # A unit's answer that loses the merge waits in registers of its own, so

@@ -1,6 +1,7 @@
-"""DISPATCH alone, fed by the real decoder: the checks and their precedence, replay when
-the unit cannot take the instruction, the next pc, what completes here, the ordered
-entries' turn, and the records sent to the units."""
+"""DISPATCH fed by the real decoder and the instruction's checks (:class:`Check`, as
+OPERANDS registers them): the checks and their precedence, replay when the unit cannot
+take the instruction, the next pc, what completes here, the ordered entries' turn, and the
+records sent to the units."""
 
 import pytest
 from amaranth.hdl import Elaboratable, Module, Signal, unsigned
@@ -11,6 +12,7 @@ from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.engine.decoder import Decoder
 from matndp.hw.engine.isa import Opcode
 from matndp.hw.engine.layouts import ErrorCause, order_bits
+from matndp.hw.engine.pipeline.check import Check
 from matndp.hw.engine.pipeline.dispatch import Dispatch
 
 from ..encode import arg, imm, instruction as I, x
@@ -27,24 +29,34 @@ UNITS = ("alu", "multiply", "fma", "vector", "divide", "reduce", "convert", "mem
 class DecodedDispatch(Elaboratable):
     def __init__(self):
         self.decoder = Decoder()
+        self.check = Check(CONFIG)
         self.dispatch = Dispatch(CONFIG, index=1)
         self.slot = Signal(CONFIG.engine.slot_bits)
         self.pc = Signal(CONFIG.engine.pc_bits)
         self.scalars = Signal(data.ArrayLayout(unsigned(64), 3))
+        self.entry = Signal(CONFIG.trigger.entry_bits)
+        self.seq = Signal(32)
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.decoder = self.decoder
+        m.submodules.check = check = self.check
         m.submodules.dispatch = self.dispatch
         record = self.dispatch.i.payload
         m.d.comb += [record.control.eq(self.decoder.control), record.slot.eq(self.slot),
-                     record.pc.eq(self.pc), record.scalar.eq(self.scalars)]
+                     record.pc.eq(self.pc), record.scalar.eq(self.scalars),
+                     record.entry.eq(self.entry), record.seq.eq(self.seq),
+                     check.control.eq(self.decoder.control), check.slot.eq(self.slot),
+                     check.pc.eq(self.pc), check.a.eq(self.scalars[0]),
+                     check.b.eq(self.scalars[1]), record.address.eq(check.address),
+                     record.cause.eq(check.cause), record.next_pc.eq(check.next_pc)]
         return m
 
 
 def run_cases(cases):
     """DISPATCH's outputs for each case of ``cases`` ({name: keyword arguments of
-    :func:`_drive`}), all in one simulation (DISPATCH is combinational: no clock)."""
+    :func:`_drive`}), all in one simulation (the checks and DISPATCH are combinational: no
+    clock)."""
     bench = DecodedDispatch()
     outcomes = {}
 
@@ -60,22 +72,22 @@ def run_cases(cases):
 
 def _drive(ctx, bench, word, scalars=(0, 0, 0), *, age=0, stopped=False, ready=True,
            ordered=False, released=False, turn=SEQ, holding=False, idle=True, dying=False,
-           room=True):
-    dut = bench.dispatch
+           room=True, window=WINDOW):
+    dut, check = bench.dispatch, bench.check
     ctx.set(bench.decoder.instruction.as_value(), word)
     ctx.set(dut.i.valid, 1)
     ctx.set(bench.slot, SLOT)
     ctx.set(bench.pc, PC)
     for n, value in enumerate(tuple(scalars) + (0,) * (3 - len(scalars))):
         ctx.set(bench.scalars[n], value)
-    ctx.set(dut.age[SLOT], age)
-    ctx.set(dut.entry[SLOT], ENTRY)
-    ctx.set(dut.seq[SLOT], SEQ)
+    ctx.set(check.age[SLOT], age)
+    ctx.set(bench.entry, ENTRY)
+    ctx.set(bench.seq, SEQ)
     ctx.set(dut.ordered, int(ordered) << SLOT)
     ctx.set(dut.released, int(released) << SLOT)
-    ctx.set(dut.window_base, WINDOW[0])
-    ctx.set(dut.window_end, WINDOW[1])
-    ctx.set(dut.watchdog, 100)
+    ctx.set(check.window_base, window[0])
+    ctx.set(check.window_end, window[1])
+    ctx.set(check.watchdog, 100)
     ctx.set(dut.turn[ENTRY], turn % (1 << order_bits(CONFIG)))
     ctx.set(dut.holding, int(holding) << SLOT)
     ctx.set(dut.stopped, int(stopped) << ENTRY)
@@ -110,6 +122,9 @@ FAILED_CHECKS = {
                                   ErrorCause.MISALIGNED),
     "vld past window": (dict(word=I(VLD, 1, x(1), x(2)), scalars=(0, WINDOW[1])),
                         ErrorCause.OUT_OF_WINDOW),
+    "vld across the window's end": (dict(word=I(VLD, 1, x(1), x(2)), scalars=(0, WINDOW[1]),
+                                         window=(WINDOW[0], WINDOW[1] + 16)),
+                                    ErrorCause.OUT_OF_WINDOW),
     "sld misaligned": (dict(word=I(SLD, 1, x(1), x(2)), scalars=(0, 0x48)),
                        ErrorCause.MISALIGNED),
     "sld past scratchpad": (dict(word=I(SLD, 1, x(1), x(2)), scalars=(0, 1024)),

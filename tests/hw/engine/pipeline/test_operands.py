@@ -1,5 +1,6 @@
 """OPERANDS alone: each source operand's value by its kind, as a scalar and as a vector,
-against the ISA's meaning of registers, specials, arguments and immediates."""
+against the ISA's meaning of registers, specials, arguments and immediates, and the
+µthread's entry and sequence number handed to DISPATCH."""
 
 import random
 
@@ -7,6 +8,7 @@ import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.engine.isa import OperandKind, ScalarSpecial, VectorSpecial
+from matndp.hw.engine.layouts import order_bits
 from matndp.hw.engine.pipeline.operands import Operands
 
 from ..harness import simulate
@@ -90,8 +92,9 @@ def test_operand_values_follow_their_kind():
                 got = [(out.scalar[n], [out.vector[n][lane] for lane in range(LANES)])
                        for n in range(3)]
                 assert got == previous[0]
-                assert (out.slot, out.mask) == previous[1]
-            previous = (expected, (slot, info["mask"]))
+                assert (out.slot, out.mask, out.entry, out.seq) == previous[1]
+            previous = (expected, (slot, info["mask"], entries[slot],
+                                   seqs[slot] % (1 << order_bits(CONFIG))))
             await ctx.tick()
 
     simulate(dut, bench)

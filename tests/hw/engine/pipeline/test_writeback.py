@@ -6,6 +6,7 @@ instruction in flight when it carried ``exit``, failed or is dying, unless an in
 of it is on its way to DISPATCH; a failure with more in flight leaves it dying."""
 
 import collections
+import dataclasses
 import random
 
 import pytest
@@ -20,13 +21,17 @@ from ..harness import Source, simulate
 
 
 CONFIG = NDPConfig(engine=EngineConfig(slots=8, instruction_words=64))
+# A pipelined engine's write-back chooses the answer to take a cycle ahead.
+PIPELINED = dataclasses.replace(CONFIG, engine=dataclasses.replace(CONFIG.engine,
+                                                                  pipelined=True))
 SLOTS = CONFIG.engine.slots
 LANES = CONFIG.lanes
 KINDS = [OperandClass.SCALAR, OperandClass.VECTOR, OperandClass.NONE]
 
 
-def test_every_answer_is_written_where_its_instruction_said():
-    dut = WriteBack(CONFIG)
+@pytest.mark.parametrize("config", [CONFIG, PIPELINED], ids=["default", "pipelined"])
+def test_every_answer_is_written_where_its_instruction_said(config):
+    dut = WriteBack(config)
     rng = random.Random(4)
     per_unit = 30
     in_order = list(IN_ORDER_UNITS.items())

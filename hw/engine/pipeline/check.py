@@ -1,0 +1,112 @@
+"""The instruction's checks, worked out in OPERANDS from the operands it chooses, so that
+DISPATCH decides from registers: the address of a memory or scratchpad access, the first
+check the instruction fails (its error cause) and the pc after it.
+
+Checks, in order of precedence: the watchdog, a legal word, a memory access aligned and
+within the window, a scratchpad access aligned and within the scratchpad.
+
+Done in DISPATCH's cycle, the address's adders and the window's comparisons came before
+its handshakes with the units, the ordering station's among them: the engine's longest
+path in an FPGA build (docs/fpga.md, "The slice with its engine: paths before place and
+route"). The watchdog compares the age the µthread will have a cycle later, when the
+instruction is at DISPATCH (a living µthread's age goes up by one a cycle, up to its
+limit), so an error names the same cycle and pc as when DISPATCH compared it.
+"""
+
+from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out
+
+from ..component import EngineComponent
+from ..decoder import UnitCode, control_layout
+from ..isa import Opcode
+from ..layouts import SCALAR_BITS, ErrorCause
+
+
+__all__ = ["Check"]
+
+
+class Check(EngineComponent):
+    """Combinational. Ports:
+
+    slot, pc, control: the instruction's slot, pc and decoded control.
+    a, b:           its first two source operands as scalars.
+    age:            per slot, its µthread's age in cycles (this cycle's; the watchdog
+                    compares the next).
+    window_base, window_end, watchdog: as :class:`~..sub_core.SubCore`'s.
+    address:        the access's address (memory and scratchpad instructions).
+    cause:          the first check failed, or ``ErrorCause.NONE``.
+    next_pc:        the pc after the instruction (a branch's target when taken).
+    """
+
+    def __init__(self, config):
+        self.config = config
+        engine = config.engine
+        super().__init__({
+            "slot":        In(engine.slot_bits),
+            "pc":          In(engine.pc_bits),
+            "control":     In(control_layout()),
+            "a":           In(SCALAR_BITS),
+            "b":           In(SCALAR_BITS),
+            "age":         In(data.ArrayLayout(unsigned(32), engine.slots)),
+            "window_base": In(config.addr_width + 1),
+            "window_end":  In(config.addr_width + 1),
+            "watchdog":    In(32),
+            "address":     Out(SCALAR_BITS),
+            "cause":       Out(ErrorCause),
+            "next_pc":     Out(engine.pc_bits),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config, ctl = self.config, self.control
+        opcode = ctl.opcode
+        a, b = self.a, self.b
+
+        address = self.address
+        m.d.comb += address.eq(Mux(ctl.address_a, a, 0) + Mux(ctl.address_b, b, 0) +
+                               ctl.imm.as_signed())
+        sector_aligned = address[:config.offset_bits] == 0
+        word_aligned = address[:2] == 0
+        word_access = (opcode == Opcode.LW) | (opcode == Opcode.SW)
+        aligned = Mux(word_access, word_aligned, sector_aligned)
+        in_window = ((address[config.addr_width:] == 0) &
+                     (address >= self.window_base) &
+                     (address + config.sector_bytes <= self.window_end))
+        spad_bits = (config.engine.scratchpad_bytes - 1).bit_length()
+        in_scratchpad = address[spad_bits:] == 0
+        age_at_dispatch = Signal(33)
+        m.d.comb += age_at_dispatch.eq(self.age[self.slot] + 1)
+
+        cause = self.cause
+        with m.If(age_at_dispatch >= self.watchdog):
+            m.d.comb += cause.eq(ErrorCause.WATCHDOG)
+        with m.Elif(~ctl.legal):
+            m.d.comb += cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)
+        with m.Elif((ctl.unit == UnitCode.MEMORY) & ~aligned):
+            m.d.comb += cause.eq(ErrorCause.MISALIGNED)
+        with m.Elif((ctl.unit == UnitCode.MEMORY) & ~in_window):
+            m.d.comb += cause.eq(ErrorCause.OUT_OF_WINDOW)
+        with m.Elif((ctl.unit == UnitCode.SCRATCHPAD) & ~sector_aligned):
+            m.d.comb += cause.eq(ErrorCause.MISALIGNED)
+        with m.Elif((ctl.unit == UnitCode.SCRATCHPAD) & ~in_scratchpad):
+            m.d.comb += cause.eq(ErrorCause.SCRATCHPAD_RANGE)
+
+        taken = Signal()
+        with m.Switch(opcode):
+            with m.Case(Opcode.BEQ):
+                m.d.comb += taken.eq(a == b)
+            with m.Case(Opcode.BNE):
+                m.d.comb += taken.eq(a != b)
+            with m.Case(Opcode.BLT):
+                m.d.comb += taken.eq(a.as_signed() < b.as_signed())
+            with m.Case(Opcode.BGE):
+                m.d.comb += taken.eq(a.as_signed() >= b.as_signed())
+            with m.Case(Opcode.BLTU):
+                m.d.comb += taken.eq(a < b)
+            with m.Case(Opcode.BGEU):
+                m.d.comb += taken.eq(a >= b)
+            with m.Case(Opcode.JUMP):
+                m.d.comb += taken.eq(1)
+        m.d.comb += self.next_pc.eq(Mux(taken, self.pc + ctl.imm.as_signed(), self.pc + 1))
+        return m
