@@ -64,15 +64,29 @@ class Check(EngineComponent):
         a, b = self.a, self.b
 
         address = self.address
-        m.d.comb += address.eq(Mux(ctl.address_a, a, 0) + Mux(ctl.address_b, b, 0) +
-                               ctl.imm.as_signed())
+        operand_sum = Signal(SCALAR_BITS)
+        imm = ctl.imm.as_signed()
+        m.d.comb += [operand_sum.eq(Mux(ctl.address_a, a, 0) + Mux(ctl.address_b, b, 0)),
+                     address.eq(operand_sum + imm)]
         sector_aligned = address[:config.offset_bits] == 0
         word_aligned = address[:2] == 0
         word_access = (opcode == Opcode.LW) | (opcode == Opcode.SW)
         aligned = Mux(word_access, word_aligned, sector_aligned)
-        in_window = ((address[config.addr_width:] == 0) &
-                     (address >= self.window_base) &
-                     (address + config.sector_bytes <= self.window_end))
+        in_space = address[config.addr_width:] == 0
+        width = config.addr_width + 2
+        if width <= SCALAR_BITS:
+            # Within the address space, address - base and address + sector - 1 - end fit
+            # in ``width`` bits as two's complement, and their low bits are those of the
+            # operands' sum plus the immediate minus the bound: the comparisons add the
+            # bound to the sum beside the address's own adder instead of after it.
+            def sign_of(offset):
+                return (operand_sum[:width] + offset[:width])[width - 1]
+            at_or_above_base = ~sign_of(imm - self.window_base)
+            sector_before_end = sign_of(imm + config.sector_bytes - 1 - self.window_end)
+        else:
+            at_or_above_base = address >= self.window_base
+            sector_before_end = address + config.sector_bytes <= self.window_end
+        in_window = in_space & at_or_above_base & sector_before_end
         spad_bits = (config.engine.scratchpad_bytes - 1).bit_length()
         in_scratchpad = address[spad_bits:] == 0
         age_at_dispatch = Signal(33)
