@@ -122,5 +122,5 @@ class Check(EngineComponent):
                 m.d.comb += taken.eq(a >= b)
             with m.Case(Opcode.JUMP):
                 m.d.comb += taken.eq(1)
-        m.d.comb += self.next_pc.eq(Mux(taken, self.pc + ctl.imm.as_signed(), self.pc + 1))
+        m.d.comb += self.next_pc.eq(Mux(taken, self.pc + imm, self.pc + 1))
         return m
