@@ -81,10 +81,12 @@ class VectorDivide(VectorUnit):
         reciprocal = opcode == Opcode.VRSQRT
         # vrsqrt groups in the square-root units, which a vdiv must not overtake.
         reciprocals_in_roots = Signal(range(FPSqrt.LATENCY + 1))
-        offer_divide = issue.offered & dividing & (reciprocals_in_roots == 0)
+        no_reciprocals = reciprocals_in_roots == 0
+        offer_divide = issue.offered & dividing & no_reciprocals
         offer_root = issue.offered & ~dividing & flags.w_rdy
-        issued = (offer_divide & dividers.operands.ready) | (offer_root & roots.operands.ready)
-        issue.issue(issued)
+        divide_room = no_reciprocals & dividers.operands.ready
+        root_room = flags.w_rdy & roots.operands.ready
+        issued = issue.issue(Mux(dividing, divide_room, root_room))
         m.d.comb += [
             tags.w_en.eq(issued & issue.first),
             tags.w_data.eq(Cat(current.slot, ~dividing & ~reciprocal)),

@@ -112,8 +112,7 @@ class FMALanes(VectorUnit):
         # Issue: the groups of the instruction, one a cycle.
         issue = GroupIssue(m, request, passes, start_room=slots.w_rdy)
         current = issue.current
-        issued = issue.offered & fma.operands.ready
-        issue.issue(issued)
+        issued = issue.issue(fma.operands.ready)
         for lane in range(units):
             operands = _fused_operands(current.opcode, *(issue.word(getattr(current, name), lane,
                                                                     units) for name in "abc"))

@@ -24,7 +24,8 @@ class GroupIssue:
     ``current`` is the instruction whose group ``group`` is issued this cycle (the offered
     one at its first group, the held copy after); ``offered``: there is a group to issue,
     given ``start_room`` (whether a new instruction may start, e.g. its queue of tags has
-    room). The unit calls :meth:`issue` once with the condition of the group being taken."""
+    room). The unit calls :meth:`issue` once with the condition of its taking the current
+    group were it offered."""
 
     def __init__(self, m, request, passes, *, start_room):
         self.m = m
@@ -38,12 +39,18 @@ class GroupIssue:
                                         request.payload.as_value()))
         self.first = self.group == 0
         self.last = self.group == passes - 1
+        self.start_room = start_room
         self.offered = (self.holding | request.valid) & (~self.first | start_room)
 
-    def issue(self, issued):
-        """The current group is taken when ``issued``; the offered instruction is taken
-        with its first group."""
+    def issue(self, takes):
+        """The unit takes the current group when it is offered and ``takes`` (which must not
+        depend on the offer); the offered instruction is taken with its first group.
+        Returns the condition of the group being taken.
+
+        ``request.ready`` is worked out without ``request.valid``, so a sub-core's decision
+        to dispatch does not run through the unit's choice of what to issue."""
         m = self.m
+        issued = self.offered & takes
         with m.If(issued):
             m.d.sync += self.group.eq(Mux(self.last, 0, self.group + 1))
             if self.passes > 1:
@@ -51,7 +58,8 @@ class GroupIssue:
                     m.d.sync += [self.holding.eq(1), self.held.eq(self.request.payload)]
                 with m.If(self.last):
                     m.d.sync += self.holding.eq(0)
-        m.d.comb += self.request.ready.eq(issued & ~self.holding)
+        m.d.comb += self.request.ready.eq(~self.holding & self.start_room & takes)
+        return issued
 
     def lanes(self, vector, units):
         """The current group of ``vector`` (a field of ``current``): its ``units`` lanes."""

@@ -80,16 +80,19 @@ class AtomicOrder(EngineComponent):
             m.d.comb += self.holding[thread].eq(
                 (count[thread] != 0) | (queued_valid & (queued_thread == thread)))
 
-        # Taking ops in.
+        # Taking ops in. Whether an op would be taken is worked out from the op and the
+        # station's registers, not from ``i.valid``: the sub-core's decision to dispatch
+        # (or replay) then does not run through the station's choice of output.
         op = self.i.payload
         straight_ready = Signal()
         # A µthread's other scratchpad accesses wait behind its queued atomics (refused,
         # so the sub-core replays them), so that it sees its own updates.
-        straight_valid = self.i.valid & ~op.ordered & ~self.holding.bit_select(op.thread, 1)
+        straight_offered = ~op.ordered & ~self.holding.bit_select(op.thread, 1)
+        straight_valid = self.i.valid & straight_offered
         room = count[op.thread] != depth
         deposit = Signal()
         m.d.comb += [
-            self.i.ready.eq(Mux(op.ordered, room, straight_ready & straight_valid)),
+            self.i.ready.eq(Mux(op.ordered, room, straight_ready & straight_offered)),
             deposit.eq(self.i.valid & op.ordered & room),
             write.addr.eq(place(op.thread, write_position[op.thread])),
             write.data.eq(op),
@@ -155,13 +158,16 @@ class AtomicOrder(EngineComponent):
         held = Signal()
         held_queued = Signal()
         use_queued = Signal()
-        m.d.comb += use_queued.eq(Mux(held, held_queued,
-                                      queued_valid & ~(straight_valid & prefer_straight)))
+        # The choice were a straight op offered (the only case in which ``straight_ready``
+        # matters).
+        queued_over_straight = Mux(held, held_queued, queued_valid & ~prefer_straight)
+        m.d.comb += use_queued.eq(Mux(straight_valid, queued_over_straight,
+                                      Mux(held, held_queued, queued_valid)))
         m.d.comb += [
             self.o.valid.eq(Mux(use_queued, queued_valid, straight_valid)),
             self.o.payload.eq(Mux(use_queued, read.data, op)),
             queued_taken.eq(use_queued & self.o.ready),
-            straight_ready.eq(~use_queued & self.o.ready),
+            straight_ready.eq(~queued_over_straight & self.o.ready),
         ]
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += [held.eq(0), prefer_straight.eq(use_queued)]

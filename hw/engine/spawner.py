@@ -10,6 +10,12 @@ stream that triggers another entry. Events wait, in order,
 while their entry's initializer has not ended or no slot is free; an event of a stopped
 entry is drained at once. The slot is the lowest free one of the first sub-core, after the
 one used last, that has any.
+
+A pipelined engine's spawner tells the entry control what it started or drained a cycle
+later, from registers, so that the choice and the entries' counts are not one cycle's
+work; until the entry control's state shows it, the spawner starts no further initializer
+or finalizer µthread of that entry and gives a main µthread of it the sequence number
+after the one it told of.
 """
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
@@ -73,12 +79,20 @@ class Spawner(EngineComponent):
                 m.d.comb += [rotated_choice.eq(core), found.eq(1)]
         _, free_slot = _lowest_set(self.free[rotated_choice])
 
+        entry = event.entry
+        entry_config = self.entry_config[entry]
         helpers = self.init_request | self.final_request
+        main_seq = self.seq[entry]
+        # Pipelined: the entry whose helper µthread started last cycle (one-hot), which the
+        # entry control's request and count show only from the next.
+        helper_told = Signal(len(helpers))
+        if config.engine.pipelined:
+            helpers &= ~helper_told
+            main_seq += self.spawned & (self.spawned_kind == ThreadKind.MAIN) & \
+                (self.spawned_entry == entry)
         helper_waiting, helper_entry = _lowest_set(helpers)
         helper_is_init = self.init_request.bit_select(helper_entry, 1)
 
-        entry = event.entry
-        entry_config = self.entry_config[entry]
         # A finalizer µthread started last, and an event could start (or be drained) now:
         # the event goes first.
         after_final = Signal()
@@ -86,7 +100,12 @@ class Spawner(EngineComponent):
         yield_to_event = after_final & ~helper_is_init & event_goes
         record = Signal(spawn_layout(config))
         spawn_now = Signal()
-        with m.If(helper_waiting & ~yield_to_event):
+        spawned_entry = Signal.like(self.spawned_entry)
+        spawned_kind = Signal(ThreadKind)
+        drained = Signal()
+        drained_entry = Signal.like(self.drained_entry)
+        helper_goes = helper_waiting & ~yield_to_event
+        with m.If(helper_goes):
             helper_config = self.entry_config[helper_entry]
             m.d.comb += [
                 record.kind.eq(Mux(helper_is_init, ThreadKind.INIT, ThreadKind.FINAL)),
@@ -95,20 +114,19 @@ class Spawner(EngineComponent):
                 record.arg_block.eq(helper_config.arg_block),
                 record.seq.eq(self.helper_seq[helper_entry]),
                 spawn_now.eq(found),
-                self.spawned_entry.eq(helper_entry),
-                self.spawned_kind.eq(record.kind),
+                spawned_entry.eq(helper_entry),
+                spawned_kind.eq(record.kind),
             ]
         with m.Elif(self.events.valid):
             with m.If(self.stopped.bit_select(entry, 1)):
-                m.d.comb += [self.events.ready.eq(1), self.drained.eq(1),
-                             self.drained_entry.eq(entry)]
+                m.d.comb += [self.events.ready.eq(1), drained.eq(1), drained_entry.eq(entry)]
             with m.Elif(self.accepts.bit_select(entry, 1)):
                 m.d.comb += [
                     record.kind.eq(ThreadKind.MAIN),
                     record.pc.eq(entry_config.main_pc),
                     record.entry.eq(entry),
                     record.arg_block.eq(entry_config.arg_block),
-                    record.seq.eq(self.seq[entry]),
+                    record.seq.eq(main_seq),
                     record.ordered.eq(entry_config.ordered),
                     record.offset.eq(event.offset),
                     record.addr.eq(event.addr),
@@ -117,15 +135,22 @@ class Spawner(EngineComponent):
                     record.data.eq(event.data),
                     spawn_now.eq(found),
                     self.events.ready.eq(found),
-                    self.spawned_entry.eq(entry),
-                    self.spawned_kind.eq(ThreadKind.MAIN),
+                    spawned_entry.eq(entry),
+                    spawned_kind.eq(ThreadKind.MAIN),
                 ]
-        m.d.comb += [record.slot.eq(free_slot), self.spawned.eq(spawn_now)]
+        m.d.comb += record.slot.eq(free_slot)
+        tell = m.d.sync if config.engine.pipelined else m.d.comb
+        if config.engine.pipelined:
+            m.d.sync += helper_told.eq(Mux(spawn_now & helper_goes,
+                                           C(1, len(helpers)) << helper_entry, 0))
+        tell += [self.spawned.eq(spawn_now), self.spawned_entry.eq(spawned_entry),
+                 self.spawned_kind.eq(spawned_kind), self.drained.eq(drained),
+                 self.drained_entry.eq(drained_entry)]
         for core in range(sub_cores):
             m.d.comb += [self.spawn[core].payload.eq(record),
                          self.spawn[core].valid.eq(spawn_now & (rotated_choice == core))]
         with m.If(spawn_now):
             m.d.sync += last_core.eq(rotated_choice)
-        with m.If(spawn_now | self.drained):
-            m.d.sync += after_final.eq(self.spawned_kind == ThreadKind.FINAL)
+        with m.If(spawn_now | drained):
+            m.d.sync += after_final.eq(spawn_now & (spawned_kind == ThreadKind.FINAL))
         return m

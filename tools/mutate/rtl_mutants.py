@@ -86,7 +86,10 @@ ENGINE_WRITEBACK = ("tests/hw/engine/pipeline/test_writeback.py",)
 ENGINE_SLOTS = ("tests/hw/engine/pipeline/test_slots.py",)
 ENGINE_SPAWNER = ("tests/hw/engine/test_spawner.py",)
 ENGINE_ENTRIES = ("tests/hw/engine/test_entries.py",)
-ENGINE_ORDERING = ("tests/hw/engine/test_ordering.py", "tests/sim/formal/test_ordering.py")
+# The proof alone: its test of the catalog's station mutants would find a mutant's snippet
+# missing from a copy that mutant has already changed, and fail for that.
+ENGINE_ORDERING = ("tests/hw/engine/test_ordering.py",
+                   "tests/sim/formal/test_ordering.py::test_the_station_keeps_the_orders")
 
 
 def _m(id, file, snippet, replacement, tests, **kwargs):
@@ -503,8 +506,8 @@ MUTANTS = (
     _m("alu-slt-unsigned", "hw/engine/alu.py", "value.eq(a.as_signed() < b.as_signed())", "value.eq(a < b)",
        ENGINE_ALU),
     _m("alu-shift-amount-bits", "hw/engine/alu.py", "amount = b[:6]", "amount = b[:5]", ENGINE_ALU),
-    _m("vdivide-vdiv-overtakes", _VDIVIDE, "offer_divide = issue.offered & dividing & (reciprocals_in_roots == 0)",
-       "offer_divide = issue.offered & dividing", ENGINE_DIVIDE),
+    _m("vdivide-vdiv-overtakes", _VDIVIDE, "no_reciprocals = reciprocals_in_roots == 0",
+       "no_reciprocals = 1", ENGINE_DIVIDE),
     _m("vdivide-leaving-not-counted", _VDIVIDE, "reciprocals_in_roots + entering - leaving)",
        "reciprocals_in_roots + entering)", ENGINE_DIVIDE),
     _m("vdivide-rsqrt-not-forwarded", _VDIVIDE, "flags.w_data.eq(reciprocal),", "flags.w_data.eq(0),",
@@ -513,8 +516,9 @@ MUTANTS = (
        "Cat(current.slot, ~dividing)", ENGINE_DIVIDE),
     # The groups of lanes, shared by the divide unit and the FMA lanes; the shared divider's
     # tests found these when the logic was the divide unit's own.
-    _m("vdivide-taken-with-its-last-group", _LANE_GROUPS, "self.request.ready.eq(issued & ~self.holding)",
-       "self.request.ready.eq(issued & self.last)", ENGINE_DIVIDE),
+    _m("vdivide-taken-with-its-last-group", _LANE_GROUPS,
+       "self.request.ready.eq(~self.holding & self.start_room & takes)",
+       "self.request.ready.eq(self.last & self.start_room & takes)", ENGINE_DIVIDE),
     _m("vdivide-later-groups-from-the-offer", _LANE_GROUPS,
        "Mux(self.holding, self.held.as_value(),", "Mux(0, self.held.as_value(),", ENGINE_DIVIDE),
     _m("vdivide-last-group", _LANE_GROUPS, "self.last = self.group == passes - 1", "self.last = self.group == 0",
@@ -596,12 +600,27 @@ MUTANTS = (
        "active & ~busy & ~self.exit_pending & ~self.dying & self.ready",
        "active & ~busy & ~self.exit_pending & self.ready", ENGINE_SLOTS),
     # the spawner and the entry control
-    _m("spawner-events-before-helpers", "hw/engine/spawner.py", "with m.If(helper_waiting & ~yield_to_event):",
-       "with m.If(helper_waiting & ~self.events.valid):", ENGINE_SPAWNER),
+    _m("spawner-events-before-helpers", "hw/engine/spawner.py", "helper_goes = helper_waiting & ~yield_to_event",
+       "helper_goes = helper_waiting & ~self.events.valid", ENGINE_SPAWNER),
     _m("spawner-taken-without-a-slot", "hw/engine/spawner.py", "self.events.ready.eq(found),",
        "self.events.ready.eq(1),", ENGINE_SPAWNER),
     _m("spawner-stopped-entry-not-drained", "hw/engine/spawner.py",
        "with m.If(self.stopped.bit_select(entry, 1)):", "with m.If(0):", ENGINE_SPAWNER),
+    _m("dispatch-pipelined-turn-ignored", "hw/engine/pipeline/dispatch.py",
+       "needs_turn, turn_ok = record.needs_turn, record.turn_ok",
+       "needs_turn, turn_ok = record.needs_turn, 1", ENGINE_DISPATCH),
+    _m("operands-stop-of-the-slot-not-the-entry", "hw/engine/pipeline/operands.py",
+       "out.entry_stopped.eq(self.stopped.bit_select(entry, 1))",
+       "out.entry_stopped.eq(self.stopped.bit_select(record.slot, 1))",
+       ("tests/hw/engine/pipeline/test_operands.py",)),
+    _m("turn-checks-ignore-the-queued-atomics", "hw/engine/pipeline/check.py",
+       "has_turn = (turn[entry] == seq) & ~holding.bit_select(slot, 1)",
+       "has_turn = (turn[entry] == seq)", ENGINE_CHECK),
+    _m("spawner-told-helper-started-again", "hw/engine/spawner.py",
+       "            helpers &= ~helper_told\n", "\n", ENGINE_SPAWNER),
+    _m("spawner-told-main-numbered-again", "hw/engine/spawner.py",
+       "main_seq += self.spawned & (self.spawned_kind == ThreadKind.MAIN)",
+       "main_seq += 0 & (self.spawned_kind == ThreadKind.MAIN)", ENGINE_SPAWNER),
     _m("entries-reached-one-late", "hw/engine/entries.py",
        "(completed_next >= config_e.expected)", "(completed_next > config_e.expected)",
        ENGINE_ENTRIES),
@@ -621,6 +640,9 @@ MUTANTS = (
        "picked_release = pick_valid & picked_tag.release & (picked_tag.entry == entry)",
        "picked_release = pick_valid & (picked_tag.entry == entry)", ENGINE_ORDERING),
     _m("ordering-straight-overtakes-queued", _ORDERING,
-       "straight_valid = self.i.valid & ~op.ordered & ~self.holding.bit_select(op.thread, 1)",
-       "straight_valid = self.i.valid & ~op.ordered", ENGINE_ORDERING),
+       "straight_offered = ~op.ordered & ~self.holding.bit_select(op.thread, 1)",
+       "straight_offered = ~op.ordered", ENGINE_ORDERING),
+    _m("ordering-offered-op-changes-while-held", _ORDERING,
+       "queued_over_straight = Mux(held, held_queued, queued_valid & ~prefer_straight)",
+       "queued_over_straight = queued_valid & ~prefer_straight", ENGINE_ORDERING),
 )

@@ -9,8 +9,8 @@ __all__ = ["copy_package"]
 
 
 def copy_package(repository, directory, package, files):
-    """Copy ``package`` (``hw`` or ``host``) to ``directory/matndp/``, ``tests/`` and
-    ``docs/`` beside it, and ``files`` of the repository's top level; ``directory`` is
+    """Copy ``package`` (``hw`` or ``host``) to ``directory/matndp/``, ``tests/``, ``docs/``
+    and ``tools/`` (the mutant catalog, which tests import) beside it, and ``files`` of the repository's top level; ``directory`` is
     emptied first. Returns it."""
     repository, directory = pathlib.Path(repository), pathlib.Path(directory)
     if directory.exists():
@@ -18,7 +18,7 @@ def copy_package(repository, directory, package, files):
     (directory / "matndp").mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(repository / package, directory / "matndp" / package, ignore=ignore)
-    for folder in ("tests", "docs"):
+    for folder in ("tests", "docs", "tools"):
         shutil.copytree(repository / folder, directory / folder, ignore=ignore)
     for name in files:
         shutil.copy2(repository / name, directory / name)

@@ -1,6 +1,7 @@
 """The instruction's checks, worked out in OPERANDS from the operands it chooses, so that
 DISPATCH decides from registers: the address of a memory or scratchpad access, the first
-check the instruction fails (its error cause) and the pc after it.
+check the instruction fails (its error cause) and the pc after it; and what it owes its
+entry's order (:func:`turn_checks`, in DISPATCH or, in a pipelined engine, in OPERANDS).
 
 Checks, in order of precedence: the watchdog, a legal word, a memory access aligned and
 within the window, a scratchpad access aligned and within the scratchpad.
@@ -23,7 +24,7 @@ from ..isa import Opcode
 from ..layouts import SCALAR_BITS, ErrorCause
 
 
-__all__ = ["Check"]
+__all__ = ["Check", "turn_checks"]
 
 
 class Check(EngineComponent):
@@ -124,3 +125,17 @@ class Check(EngineComponent):
                 m.d.comb += taken.eq(1)
         m.d.comb += self.next_pc.eq(Mux(taken, self.pc + imm, self.pc + 1))
         return m
+
+
+def turn_checks(control, *, ordered, released, turn, holding, slot, entry, seq):
+    """What a sub-core's instruction (its decoded ``control``) of the µthread in ``slot``
+    (of ``entry``, sequence number ``seq``) owes its entry's order: ``(needs_turn,
+    turn_ok)``. An ordered µthread that has not handed its turn on needs it for an atomic
+    (which goes to the station, posted or not) and for its end, which may go only while it
+    has the turn with none of its atomics still at the station. ``ordered``, ``released``:
+    per slot; ``turn`` and ``holding``: the station's, ``holding`` per slot."""
+    ends = control.exit | (control.opcode == Opcode.EXIT)
+    needs_turn = ordered.bit_select(slot, 1) & ~released.bit_select(slot, 1) & \
+        (control.atomic | ends)
+    has_turn = (turn[entry] == seq) & ~holding.bit_select(slot, 1)
+    return needs_turn, ~(needs_turn & ~control.atomic) | has_turn

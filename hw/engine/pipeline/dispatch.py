@@ -25,6 +25,7 @@ from ..decoder import OperandClass, UnitCode
 from ..isa import Opcode
 from ..layouts import (ErrorCause, ThreadKind, memory_op_layout, order_bits,
                        scalar_request_layout, scratchpad_op_layout, vector_request_layout)
+from .check import turn_checks
 from .layouts import (IN_ORDER_UNITS, SCALAR_UNITS, VECTOR_UNITS, dispatch_layout,
                       ending_members, slot_update_layout, stage_signature)
 from .scoreboard import issue_layout
@@ -39,7 +40,8 @@ class Dispatch(SubCoreComponent):
 
     i:              DISPATCH's record (from OPERANDS).
     kind, ordered, released: per slot, its µthread's state.
-    turn, holding, stopped: as :class:`~..sub_core.SubCore`'s.
+    turn, holding, stopped: as :class:`~..sub_core.SubCore`'s (a pipelined engine's
+                    OPERANDS has used them and ``ordered``, ``released`` a cycle before).
     alu … convert:  requests to the sub-core's units (:data:`~.layouts.SCALAR_UNITS`,
                     :data:`~.layouts.VECTOR_UNITS`).
     memory_ops, scratchpad_ops: requests to the shared units.
@@ -127,13 +129,17 @@ class Dispatch(SubCoreComponent):
         # its turn and for its queued atomics, then hands the turn on itself.
         seq = record.seq
         ends = ctl.exit | (opcode == Opcode.EXIT)
-        needs_turn = self.ordered.bit_select(slot, 1) & ~self.released.bit_select(slot, 1) & \
-            (ctl.atomic | ends)
+        if engine.pipelined:        # worked out in OPERANDS
+            needs_turn, turn_ok = record.needs_turn, record.turn_ok
+            entry_stopped = record.entry_stopped
+        else:
+            needs_turn, turn_ok = turn_checks(
+                ctl, ordered=self.ordered, released=self.released, turn=self.turn,
+                holding=self.holding, slot=slot, entry=entry, seq=seq)
+            entry_stopped = self.stopped.bit_select(entry, 1)
         ordered_atomic = needs_turn & ctl.atomic
         posted = ordered_atomic & ~ctl.release & ~ends
-        my_turn = (self.turn[entry] == seq) & ~self.holding.bit_select(slot, 1)
-        turn_ok = ~(needs_turn & ~ctl.atomic) | my_turn
-        stopped = self.stopped.bit_select(entry, 1) | self.dying.bit_select(slot, 1)
+        stopped = entry_stopped | self.dying.bit_select(slot, 1)
 
         next_pc = record.next_pc
 

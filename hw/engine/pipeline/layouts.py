@@ -74,11 +74,17 @@ def dispatch_layout(config):
     sequence number (its low :func:`~..layouts.order_bits`: what its turn is compared
     with), and what the instruction's checks found (:class:`~.check.Check`): a memory or
     scratchpad access's address, the first check failed (``ErrorCause.NONE`` for none) and
-    the pc after the instruction."""
+    the pc after the instruction; in a pipelined engine also what DISPATCH decides on
+    besides, as it stood a cycle before: the instruction's turn checks
+    (:func:`~.check.turn_checks`) and whether its entry is stopped (docs/engine.md,
+    "The pipelined engine")."""
     return data.StructLayout({
         **_slot_pc(config),
         "entry":   unsigned(config.trigger.entry_bits),
         "seq":     unsigned(order_bits(config)),
+        "needs_turn":    unsigned(1),
+        "turn_ok":       unsigned(1),
+        "entry_stopped": unsigned(1),
         "control": control_layout(),
         "scalar":  data.ArrayLayout(unsigned(SCALAR_BITS), len(OPERAND_NAMES)),
         "vector":  data.ArrayLayout(vector_layout(config), len(OPERAND_NAMES)),

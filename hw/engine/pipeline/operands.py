@@ -9,8 +9,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..component import SubCoreComponent
 from ..isa import OperandKind, ScalarSpecial, VectorSpecial
-from ..layouts import SCALAR_BITS, vector_layout
-from .check import Check
+from ..layouts import SCALAR_BITS, order_bits, vector_layout
+from .check import Check, turn_checks
 from .layouts import (OPERAND_NAMES, dispatch_layout, operands_layout, stage_signature,
                       thread_info_layout)
 
@@ -28,6 +28,9 @@ class Operands(SubCoreComponent):
     entry, seq:    per slot, its µthread's entry and sequence number.
     completed:     per entry, µthreads finished (the ``COMPLETED`` special).
     age, window_base, window_end, watchdog: for the checks (:class:`~.check.Check`).
+    ordered, released, turn, holding, stopped: as DISPATCH's; a pipelined engine
+                   works out the turn checks and the entry's stop here, a cycle before
+                   DISPATCH uses them.
     o:             DISPATCH's record, registered.
     """
 
@@ -52,6 +55,11 @@ class Operands(SubCoreComponent):
             "window_base":   In(config.addr_width + 1),
             "window_end":    In(config.addr_width + 1),
             "watchdog":      In(32),
+            "ordered":       In(engine.slots),
+            "released":      In(engine.slots),
+            "turn":          In(data.ArrayLayout(unsigned(order_bits(config)), entries)),
+            "holding":       In(engine.slots),
+            "stopped":       In(entries),
             "o":             Out(stage_signature(dispatch_layout(config))),
         })
 
@@ -144,4 +152,17 @@ class Operands(SubCoreComponent):
             out.cause.eq(check.cause),
             out.next_pc.eq(check.next_pc),
         ]
+        if config.engine.pipelined:
+            # A cycle early, and exact but for a replay a cycle early: while a µthread has
+            # the turn only its own releases move it on, and its ``released`` and
+            # ``holding`` change only with its own instructions, decided before this one
+            # got here; a turn that comes between here and DISPATCH is seen when the
+            # µthread is picked again. An entry stopped in between stops the µthread at
+            # its next instruction.
+            needs_turn, turn_ok = turn_checks(
+                control, ordered=self.ordered, released=self.released, turn=self.turn,
+                holding=self.holding, slot=record.slot, entry=entry,
+                seq=self.seq[record.slot][:order_bits(config)])
+            m.d.sync += [out.needs_turn.eq(needs_turn), out.turn_ok.eq(turn_ok),
+                         out.entry_stopped.eq(self.stopped.bit_select(entry, 1))]
         return m

@@ -60,7 +60,9 @@ def _instructions(unit, opcodes, seed):
 def _run(unit, records, *, pause, seed, dispatch=False):
     """Offer ``records`` (in order, each held until taken; or as :class:`~.harness.DispatchSource` does);
     returns the source's accepted and the sink's taken ``(cycle, ...)`` lists once every
-    result is back."""
+    result is back. Every cycle with an offer also checks that whether the unit takes it
+    does not depend on the offer's ``valid`` (DISPATCH's decision must not run through the
+    unit's choice of what to issue)."""
     pending = list(records)
     source = DispatchSource(unit.request, records, pause=pause, seed=seed) if dispatch else \
         Source(unit.request, lambda: pending.pop(0) if pending else None, pause=pause, seed=seed)
@@ -72,6 +74,11 @@ def _run(unit, records, *, pause, seed, dispatch=False):
         for cycle in range(limit):
             source.drive(ctx)
             sink.drive(ctx)
+            if ctx.get(unit.request.valid):
+                takes = ctx.get(unit.request.ready)
+                ctx.set(unit.request.valid, 0)
+                assert ctx.get(unit.request.ready) == takes, f"ready follows valid, cycle {cycle}"
+                ctx.set(unit.request.valid, 1)
             source.sample(ctx, cycle)
             sink.sample(ctx, cycle)
             await ctx.tick()

@@ -135,8 +135,15 @@ def run(*, seed, threads_per_entry=40, pause=0.3, stop_after=10):
                 left.append((cycle, payload))
             elif valid and payload.ordered:
                 offered_before = payload.as_value().value
-            if offer is not None and ctx.get(dut.i.ready):
-                sent.append(dict(offer.ops.pop(0)))
+            if offer is not None:
+                # Whether the op is taken does not depend on its ``valid`` (DISPATCH's
+                # decision must not run through the station's choice of output).
+                taken = ctx.get(dut.i.ready)
+                ctx.set(dut.i.valid, 0)
+                assert ctx.get(dut.i.ready) == taken, f"i.ready follows i.valid, cycle {cycle}"
+                ctx.set(dut.i.valid, 1)
+                if taken:
+                    sent.append(dict(offer.ops.pop(0)))
             await ctx.tick()
             cycle += 1
             # A µthread ends when its last op has been taken and, if ordered, has left

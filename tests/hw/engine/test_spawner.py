@@ -11,7 +11,9 @@ The testbench plays the entry control (accepts, stops, helper requests that stay
 their µthreads start — a finalizer's for several —, sequence numbers) and the sub-cores
 (slots that fill when a µthread starts and free after a random lifetime), all changing at
 random; the events arrive with random pauses. Sub-cores take every spawn (their ``ready``
-is always high)."""
+is always high). A pipelined engine's spawner tells the entry control a cycle later, so
+the entry control's state moves a cycle later too; meanwhile the spawner starts no helper
+of the entry it has just told of and numbers a main µthread of it after the one told."""
 
 import random
 
@@ -28,10 +30,10 @@ from ..streams import shared
 ENTRIES = 4
 
 
-def _config(sub_cores, slots=4):
+def _config(sub_cores, slots=4, pipelined=False):
     return NDPConfig(trigger=TriggerConfig(filter_entries=ENTRIES),
                      engine=EngineConfig(sub_cores=sub_cores, slots=slots, instruction_words=64,
-                                         argument_blocks=4))
+                                         argument_blocks=4, pipelined=pipelined))
 
 
 def _entry_config(entry):
@@ -69,9 +71,10 @@ class World:
         ctx.set(dut.seq, self.seq)
         ctx.set(dut.helper_seq, self.helper_seq)
 
-    def step(self, spawned):
-        """The cycle ends: µthreads age and end, a started one fills its slot, and the entry
-        control moves (a started helper's request drops; flags change at random)."""
+    def step(self, spawned, told):
+        """The cycle ends: µthreads age and end, a started one (``spawned``) fills its slot,
+        and the entry control moves with the start it is told of (``told``: a started
+        helper's request drops; flags change at random)."""
         for core in range(self.sub_cores):
             for slot in range(self.slots):
                 if self.lifetimes[core][slot] > 0:
@@ -79,7 +82,8 @@ class World:
         if spawned is not None:
             core, record = spawned
             self.lifetimes[core][record.slot] = self.rng.randrange(1, 12)
-            entry, kind = int(record.entry), ThreadKind(record.kind)
+        if told is not None:
+            kind, entry = told
             if kind is ThreadKind.MAIN:
                 self.seq[entry] += 1
             else:
@@ -125,6 +129,8 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
     spawns = []
     last_core = [0]     # after reset, as if sub-core 0 had been used last
     after_final = [False]   # the last µthread started was a finalizer's
+    pipelined = config.engine.pipelined
+    told = [None, None]     # what the spawner tells this cycle: (kind, entry) started, drained entry
 
     async def bench(ctx):
         ctx.set(dut.entry_config, [_entry_config(entry) for entry in range(ENTRIES)])
@@ -142,13 +148,25 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
             taken = source.sample(ctx, cycle)
             starting = [core for core, v in enumerate(valid) if v]
             assert len(starting) <= 1, f"cycle {cycle}: µthreads start in sub-cores {starting}"
-            assert ctx.get(dut.spawned) == bool(starting)
+            told_start, told_drain = told if pipelined else (None, None)
+            if pipelined:       # last cycle's start and drain, told now
+                assert ctx.get(dut.spawned) == (told_start is not None)
+                if told_start is not None:
+                    assert (ThreadKind(ctx.get(dut.spawned_kind)), ctx.get(dut.spawned_entry)) == \
+                        told_start
+                assert ctx.get(dut.drained) == (told_drain is not None)
+                if told_drain is not None:
+                    assert ctx.get(dut.drained_entry) == told_drain
+            else:
+                assert ctx.get(dut.spawned) == bool(starting)
 
             # Where a µthread would go: the first sub-core after the last used with a free slot.
             order = [(last_core[0] + 1 + step) % config.engine.sub_cores
                      for step in range(config.engine.sub_cores)]
             target = next((core for core in order if frees[core]), None)
             helpers = world.init_request | world.final_request
+            if told_start is not None and told_start[0] is not ThreadKind.MAIN:
+                helpers &= ~(1 << told_start[1])     # its count moves on only now
             event_goes = offered is not None and bool(
                 (world.stopped | world.accepts) >> offered["entry"] & 1)
             if helpers and after_final[0] and event_goes and \
@@ -156,7 +174,8 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 helpers = 0     # the event's turn
             expected = None
             drain = offered is not None and not helpers and world.stopped >> offered["entry"] & 1
-            assert ctx.get(dut.drained) == drain, f"cycle {cycle}: drained {not drain}"
+            if not pipelined:
+                assert ctx.get(dut.drained) == drain, f"cycle {cycle}: drained {not drain}"
             if helpers and target is not None:
                 entry = _lowest(helpers)
                 is_init = world.init_request >> entry & 1
@@ -164,7 +183,8 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 assert taken is None, f"cycle {cycle}: an event taken while a helper waits"
             elif drain:
                 assert taken is not None, f"cycle {cycle}: a stopped entry's event waits"
-                assert ctx.get(dut.drained_entry) == offered["entry"]
+                if not pipelined:
+                    assert ctx.get(dut.drained_entry) == offered["entry"]
                 outcomes.append(("drain",))
             elif offered is not None and not helpers and world.accepts >> offered["entry"] & 1 \
                     and target is not None:
@@ -181,8 +201,9 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 record = ctx.get(dut.spawn[target].payload)
                 kind, entry = expected
                 assert (ThreadKind(record.kind), record.entry) == (kind, entry)
-                assert (ThreadKind(ctx.get(dut.spawned_kind)), ctx.get(dut.spawned_entry)) == \
-                    (kind, entry)
+                if not pipelined:
+                    assert (ThreadKind(ctx.get(dut.spawned_kind)), ctx.get(dut.spawned_entry)) == \
+                        (kind, entry)
                 assert record.slot == _lowest(frees[target])
                 config_e = _entry_config(entry)
                 assert record.arg_block == config_e["arg_block"]
@@ -192,7 +213,7 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
                 if kind is not ThreadKind.MAIN:
                     assert record.seq == world.helper_seq[entry]
                 else:
-                    assert record.seq == world.seq[entry]
+                    assert record.seq == world.seq[entry] + (told_start == (ThreadKind.MAIN, entry))
                     assert record.ordered == config_e["ordered"]
                     for field in ("addr", "offset", "mask", "write"):
                         assert getattr(record, field) == offered[field], field
@@ -205,15 +226,19 @@ def run_spawner(config, seed, events_count=120, pause=0.3):
             if drain:
                 after_final[0] = False
             await ctx.tick()
-            world.step(spawned)
+            now = (None if spawned is None else (ThreadKind(spawned[1].kind), int(spawned[1].entry)),
+                   offered["entry"] if drain else None)
+            world.step(spawned, told[0] if pipelined else now[0])
+            told[:] = now
 
     simulate(dut, bench)
     return events, outcomes, spawns, source.accepted
 
 
-@pytest.mark.parametrize("sub_cores, seed", [(1, 1), (2, 2), (3, 3)])
-def test_spawner_follows_its_contract_under_random_surroundings(sub_cores, seed):
-    config = _config(sub_cores)
+@pytest.mark.parametrize("sub_cores, seed, pipelined",
+                         [(1, 1, False), (2, 2, False), (3, 3, False), (1, 4, True), (2, 5, True)])
+def test_spawner_follows_its_contract_under_random_surroundings(sub_cores, seed, pipelined):
+    config = _config(sub_cores, pipelined=pipelined)
     events, outcomes, spawns, accepted = run_spawner(config, seed)
     # Every event was taken once, in order, and either started a µthread or was drained.
     assert [record for _, (record, _) in accepted] == events

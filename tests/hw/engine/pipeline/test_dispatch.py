@@ -1,7 +1,10 @@
 """DISPATCH fed by the real decoder and the instruction's checks (:class:`Check`, as
 OPERANDS registers them): the checks and their precedence, replay when the unit cannot
 take the instruction, the next pc, what completes here, the ordered entries' turn, and the
-records sent to the units."""
+records sent to the units. Every case runs twice: as by default, and in a pipelined engine,
+whose OPERANDS hands DISPATCH the turn checks and the entry's stop (``turn_checks``)."""
+
+from dataclasses import replace
 
 import pytest
 from amaranth.hdl import Elaboratable, Module, Signal, unsigned
@@ -12,7 +15,7 @@ from matndp.hw.config import EngineConfig, NDPConfig
 from matndp.hw.engine.decoder import Decoder
 from matndp.hw.engine.isa import Opcode
 from matndp.hw.engine.layouts import ErrorCause, order_bits
-from matndp.hw.engine.pipeline.check import Check
+from matndp.hw.engine.pipeline.check import Check, turn_checks
 from matndp.hw.engine.pipeline.dispatch import Dispatch
 
 from ..encode import arg, imm, instruction as I, x
@@ -20,6 +23,7 @@ from ..encode import arg, imm, instruction as I, x
 
 CONFIG = NDPConfig(engine=EngineConfig(sub_cores=2, slots=8, instruction_words=64,
                                        scratchpad_bytes=1024))
+PIPELINED = replace(CONFIG, engine=replace(CONFIG.engine, pipelined=True))
 SLOT, PC, ENTRY, SEQ = 5, 20, 3, 9
 WINDOW = (0x1000, 0x9000)
 UNITS = ("alu", "multiply", "fma", "vector", "divide", "reduce", "convert", "memory_ops",
@@ -27,10 +31,11 @@ UNITS = ("alu", "multiply", "fma", "vector", "divide", "reduce", "convert", "mem
 
 
 class DecodedDispatch(Elaboratable):
-    def __init__(self):
+    def __init__(self, config):
+        self.config = config
         self.decoder = Decoder()
-        self.check = Check(CONFIG)
-        self.dispatch = Dispatch(CONFIG, index=1)
+        self.check = Check(config)
+        self.dispatch = Dispatch(config, index=1)
         self.slot = Signal(CONFIG.engine.slot_bits)
         self.pc = Signal(CONFIG.engine.pc_bits)
         self.scalars = Signal(data.ArrayLayout(unsigned(64), 3))
@@ -50,14 +55,22 @@ class DecodedDispatch(Elaboratable):
                      check.pc.eq(self.pc), check.a.eq(self.scalars[0]),
                      check.b.eq(self.scalars[1]), record.address.eq(check.address),
                      record.cause.eq(check.cause), record.next_pc.eq(check.next_pc)]
+        if self.config.engine.pipelined:
+            dispatch = self.dispatch
+            needs_turn, turn_ok = turn_checks(
+                self.decoder.control, ordered=dispatch.ordered, released=dispatch.released,
+                turn=dispatch.turn, holding=dispatch.holding, slot=self.slot,
+                entry=self.entry, seq=self.seq[:order_bits(self.config)])
+            m.d.comb += [record.needs_turn.eq(needs_turn), record.turn_ok.eq(turn_ok),
+                         record.entry_stopped.eq(dispatch.stopped.bit_select(self.entry, 1))]
         return m
 
 
-def run_cases(cases):
+def run_cases(cases, config=CONFIG):
     """DISPATCH's outputs for each case of ``cases`` ({name: keyword arguments of
     :func:`_drive`}), all in one simulation (the checks and DISPATCH are combinational: no
     clock)."""
-    bench = DecodedDispatch()
+    bench = DecodedDispatch(config)
     outcomes = {}
 
     async def testbench(ctx):
@@ -168,9 +181,9 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    return run_cases(CASES)
+@pytest.fixture(scope="module", params=[CONFIG, PIPELINED], ids=["default", "pipelined"])
+def outcomes(request):
+    return run_cases(CASES, request.param)
 
 
 @pytest.mark.parametrize("name", FAILED_CHECKS)

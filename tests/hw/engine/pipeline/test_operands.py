@@ -1,13 +1,15 @@
 """OPERANDS alone: each source operand's value by its kind, as a scalar and as a vector,
 against the ISA's meaning of registers, specials, arguments and immediates, and the
-µthread's entry and sequence number handed to DISPATCH."""
+µthread's entry and sequence number handed to DISPATCH; in a pipelined engine, the turn
+checks and the entry's stop it hands on too."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from matndp.hw.config import EngineConfig, NDPConfig
-from matndp.hw.engine.isa import OperandKind, ScalarSpecial, VectorSpecial
+from matndp.hw.engine.isa import Opcode, OperandKind, ScalarSpecial, VectorSpecial
 from matndp.hw.engine.layouts import order_bits
 from matndp.hw.engine.pipeline.operands import Operands
 
@@ -98,6 +100,54 @@ def test_operand_values_follow_their_kind():
             await ctx.tick()
 
     simulate(dut, bench)
+
+
+def test_a_pipelined_engine_s_turn_checks_and_stop_are_handed_on():
+    """An ordered µthread that has not handed its turn on needs the turn for an atomic and
+    for its end; its end may go only with the turn and nothing of it at the station."""
+    config = replace(CONFIG, engine=replace(CONFIG.engine, pipelined=True))
+    dut = Operands(config, index=0)
+    rng = random.Random(5)
+    slots, entries = config.engine.slots, config.trigger.filter_entries
+    order_mask = (1 << order_bits(config)) - 1
+    seen = set()
+
+    async def bench(ctx):
+        previous = None
+        for _ in range(400):
+            slot = rng.randrange(slots)
+            entry_of = [rng.randrange(entries) for _ in range(slots)]
+            seqs = [rng.getrandbits(32) for _ in range(slots)]
+            entry, seq = entry_of[slot], seqs[slot]
+            turns = [rng.getrandbits(order_bits(config)) for _ in range(entries)]
+            if rng.random() < 0.5:
+                turns[entry] = seq & order_mask
+            ordered, released, holding = (rng.getrandbits(slots) | (1 << slot) * (rng.random() < 0.7),
+                                          rng.getrandbits(slots), rng.getrandbits(slots))
+            stopped = rng.getrandbits(entries)
+            opcode = rng.choice([Opcode.EXIT, Opcode.SAMOADD, Opcode.ADD, Opcode.VLD])
+            atomic = int(opcode is Opcode.SAMOADD)
+            exit_flag = rng.randrange(2) if opcode is not Opcode.EXIT else 0
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"slot": slot, "pc": 5, "control": {
+                "opcode": opcode, "atomic": atomic, "exit": exit_flag}})
+            for name, value in (("entry", entry_of), ("seq", seqs), ("turn", turns),
+                                ("ordered", ordered), ("released", released),
+                                ("holding", holding), ("stopped", stopped)):
+                ctx.set(getattr(dut, name), value)
+            ends = opcode is Opcode.EXIT or exit_flag
+            needs_turn = bool(ordered >> slot & 1 and not released >> slot & 1 and (atomic or ends))
+            has_turn = turns[entry] == seq & order_mask and not holding >> slot & 1
+            turn_ok = not (needs_turn and not atomic) or has_turn
+            if previous is not None:
+                out = ctx.get(dut.o.payload)
+                assert (out.needs_turn, out.turn_ok, out.entry_stopped) == previous
+            previous = (int(needs_turn), int(turn_ok), stopped >> entry & 1)
+            seen.add(previous)
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert {(1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 1, 1)} <= seen
 
 
 @pytest.mark.parametrize("config, index, error, message", [
