@@ -140,12 +140,12 @@ class Spawner(EngineComponent):
                 ]
         m.d.comb += record.slot.eq(free_slot)
         tell = m.d.sync if config.engine.pipelined else m.d.comb
-        if config.engine.pipelined:
-            m.d.sync += helper_told.eq(Mux(spawn_now & helper_goes,
-                                           C(1, len(helpers)) << helper_entry, 0))
         tell += [self.spawned.eq(spawn_now), self.spawned_entry.eq(spawned_entry),
                  self.spawned_kind.eq(spawned_kind), self.drained.eq(drained),
                  self.drained_entry.eq(drained_entry)]
+        if config.engine.pipelined:
+            m.d.sync += helper_told.eq(Mux(spawn_now & helper_goes,
+                                           C(1, len(helpers)) << helper_entry, 0))
         for core in range(sub_cores):
             m.d.comb += [self.spawn[core].payload.eq(record),
                          self.spawn[core].valid.eq(spawn_now & (rotated_choice == core))]
