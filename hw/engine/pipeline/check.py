@@ -24,7 +24,7 @@ from ..isa import Opcode
 from ..layouts import SCALAR_BITS, ErrorCause
 
 
-__all__ = ["Check", "turn_checks"]
+__all__ = ["Check", "ends_thread", "turn_checks"]
 
 
 class Check(EngineComponent):
@@ -127,6 +127,12 @@ class Check(EngineComponent):
         return m
 
 
+def ends_thread(control):
+    """Whether the instruction (its decoded ``control``) ends its µthread: ``exit``, or an
+    instruction marked ``.x``."""
+    return control.exit | (control.opcode == Opcode.EXIT)
+
+
 def turn_checks(control, *, ordered, released, turn, holding, slot, entry, seq):
     """What a sub-core's instruction (its decoded ``control``) of the µthread in ``slot``
     (of ``entry``, sequence number ``seq``) owes its entry's order: ``(needs_turn,
@@ -134,7 +140,7 @@ def turn_checks(control, *, ordered, released, turn, holding, slot, entry, seq):
     (which goes to the station, posted or not) and for its end, which may go only while it
     has the turn with none of its atomics still at the station. ``ordered``, ``released``:
     per slot; ``turn`` and ``holding``: the station's, ``holding`` per slot."""
-    ends = control.exit | (control.opcode == Opcode.EXIT)
+    ends = ends_thread(control)
     needs_turn = ordered.bit_select(slot, 1) & ~released.bit_select(slot, 1) & \
         (control.atomic | ends)
     has_turn = (turn[entry] == seq) & ~holding.bit_select(slot, 1)

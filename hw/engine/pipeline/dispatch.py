@@ -25,7 +25,7 @@ from ..decoder import OperandClass, UnitCode
 from ..isa import Opcode
 from ..layouts import (ErrorCause, ThreadKind, memory_op_layout, order_bits,
                        scalar_request_layout, scratchpad_op_layout, vector_request_layout)
-from .check import turn_checks
+from .check import ends_thread, turn_checks
 from .layouts import (IN_ORDER_UNITS, SCALAR_UNITS, VECTOR_UNITS, dispatch_layout,
                       ending_members, slot_update_layout, stage_signature)
 from .scoreboard import issue_layout
@@ -128,7 +128,7 @@ class Dispatch(SubCoreComponent):
         # The end of a µthread that has not handed the turn on with an atomic waits for
         # its turn and for its queued atomics, then hands the turn on itself.
         seq = record.seq
-        ends = ctl.exit | (opcode == Opcode.EXIT)
+        ends = ends_thread(ctl)
         if engine.pipelined:        # worked out in OPERANDS
             needs_turn, turn_ok = record.needs_turn, record.turn_ok
             entry_stopped = record.entry_stopped

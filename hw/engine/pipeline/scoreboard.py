@@ -26,7 +26,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..component import EngineComponent
 from ..decoder import Decoder, OperandClass, UnitCode
-from ..isa import REGISTER_COUNT, OperandKind, Opcode, instruction_layout
+from ..isa import REGISTER_COUNT, OperandKind, instruction_layout
+from .check import ends_thread
 from .layouts import OPERAND_NAMES, register_bits
 
 
@@ -174,7 +175,7 @@ class Scoreboard(EngineComponent):
                              _register_bits(control.rd_type, control.rd, OperandClass.VECTOR)),
             wanted.memory.eq(control.unit == UnitCode.MEMORY),
             wanted.scratchpad.eq(control.unit == UnitCode.SCRATCHPAD),
-            wanted.drain.eq(control.exit | (control.opcode == Opcode.EXIT)),
+            wanted.drain.eq(ends_thread(control)),
             wanted.answered.eq((control.unit != UnitCode.CONTROL) &
                                (control.unit != UnitCode.BRANCH)),
         ]
