@@ -42,9 +42,10 @@ soc-sim: $(SOC_STAMP)
 # The same SoC on a ULX3S 85F board (docs/fpga.md, "Run it on a board"): gateware, Yosys,
 # nextpnr-ecp5 at SOC_SEED and ecppack to build/soc/board/gateware/matndp_soc.bit, with
 # the resource and timing report in build/soc/board/soc.md. Hours on 2 cores.
+# SOC_CLOCK_MHZ=N builds for a system clock of N MHz instead of the design's 50.
 SOC_SEED ?= 1
 soc: $(SOC_STAMP)
-	$(MATNDP) soc --seed $(SOC_SEED)
+	$(MATNDP) soc --seed $(SOC_SEED) $(if $(SOC_CLOCK_MHZ),--clock-mhz $(SOC_CLOCK_MHZ))
 
 # The suite's processes (its workers, simulators and commands) reuse the compiled modules
 # one of them writes (git ignores them), where PYTHONDONTWRITEBYTECODE, set in some

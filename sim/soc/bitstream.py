@@ -25,7 +25,7 @@ from matndp.sim.soc.flow import compile_firmware, missing_firmware_tools
 
 __all__ = ["BoardBuild", "GATEWARE_NAME", "BOARD_TOOLS", "UTILIZATION_CELLS", "missing_board_tools",
            "build_board_soc", "place_route_pack", "write_report", "board_report",
-           "report_markdown"]
+           "report_markdown", "clock_verdict"]
 
 
 GATEWARE_NAME = "matndp_soc"
@@ -65,8 +65,9 @@ def missing_board_tools():
     return missing
 
 
-def _generate_gateware(output, kernels):
-    """The SoC's gateware under ``output`` with the firmware in its ROM; the files by role."""
+def _generate_gateware(output, kernels, clock_hz):
+    """The SoC's gateware under ``output`` with the firmware in its ROM, its system clock at
+    ``clock_hz``; the files by role."""
     from litex.soc.integration.builder import Builder
     from matndp.sim.soc.ulx3s import ULX3SSoC
 
@@ -78,7 +79,8 @@ def _generate_gateware(output, kernels):
     def firmware():
         return compile_firmware(header, pathlib.Path(builder.include_dir), output / "firmware")
 
-    soc = ULX3SSoC(axi_slice_verilog(config), AXI_SLICE_MODULE, config, firmware=firmware)
+    soc = ULX3SSoC(axi_slice_verilog(config), AXI_SLICE_MODULE, config, clock_hz=clock_hz,
+                   firmware=firmware)
     builder = Builder(soc, output_dir=str(output), compile_software=False,
                       compile_gateware=False)
     builder.build(build_name=GATEWARE_NAME, run=False)
@@ -127,10 +129,12 @@ def place_route_pack(gateware, seed):
     return {"bitstream": bitstream, "nextpnr_report": report}
 
 
-def board_report(nextpnr_report, *, seed, target_mhz):
+def board_report(nextpnr_report, *, seed, target_mhz, clock_mhz=None):
     """The report's figures from nextpnr's JSON report ``nextpnr_report`` (a dict): for
     each of :data:`UTILIZATION_CELLS` the count used and the device's, and the system
-    clock's achieved frequency against ``target_mhz`` with its worst path."""
+    clock's achieved frequency with its worst path, against ``clock_mhz`` (the clock the
+    bitstream was built for, default ``target_mhz``) and ``target_mhz`` (the design's)."""
+    clock_mhz = target_mhz if clock_mhz is None else clock_mhz
     utilization = nextpnr_report.get("utilization", {})
     resources = {}
     for key, cell in UTILIZATION_CELLS.items():
@@ -140,16 +144,17 @@ def board_report(nextpnr_report, *, seed, target_mhz):
                           "available": utilization[cell]["available"]}
     fmax = nextpnr_report.get("fmax", {})
     clocks = {name: clock["achieved"] for name, clock in fmax.items()}
-    # By its name where Yosys kept one; else the one clock at the target's frequency
-    # that is not the SDRAM's.
+    # By its name where Yosys kept one; else the one clock constrained to the build's
+    # frequency that is not the SDRAM's.
     system = [name for name in clocks if _SYSTEM_CLOCK_NET.search(name)] or \
         [name for name, clock in fmax.items()
-         if abs(clock["constraint"] - target_mhz) < 1e-3 and not _DRAM_CLOCK_NET.search(name)]
+         if abs(clock["constraint"] - clock_mhz) < 1e-3 and not _DRAM_CLOCK_NET.search(name)]
     if len(system) != 1:
         raise ValueError(f"nextpnr's report names {len(system)} system clocks among "
                          f"{sorted(clocks)}")
     achieved = round(clocks[system[0]], 1)
     return {"seed": seed, "resources": resources, "system_clock": system[0],
+            "clock_mhz": clock_mhz, "meets_clock": achieved >= clock_mhz,
             "target_mhz": target_mhz, "fmax_mhz": achieved, "meets_target": achieved >= target_mhz,
             "clocks_mhz": {name: round(value, 1) for name, value in sorted(clocks.items())},
             "critical_path": critical_path(nextpnr_report)}
@@ -164,9 +169,8 @@ def report_markdown(report, command):
                        ("dsp", "MULT18X18D"), ("bram", "DP16KD block RAM")):
         used, available = report["resources"][key]["used"], report["resources"][key]["available"]
         lines.append(f"| {label} | {used} | {available} | {100 * used / available:.1f} % |")
-    verdict = "meets" if report["meets_target"] else "misses"
     lines += ["", f"System clock ({report['system_clock']}): {report['fmax_mhz']:.1f} MHz "
-                  f"achieved, {verdict} the {report['target_mhz']:g} MHz target."]
+                  f"achieved, {clock_verdict(report)}."]
     path = report["critical_path"]
     if path is not None:
         lines.append(f"Worst path: `{path['from']}` to `{path['to']}`, {path['logic_levels']} "
@@ -175,32 +179,51 @@ def report_markdown(report, command):
     return "\n".join(lines) + "\n"
 
 
-def build_board_soc(output, *, seed=1, gateware_only=False, kernels=SOC_KERNELS, command=""):
-    """Build the board's SoC under ``output`` (the gateware in ``output/gateware``);
-    returns a :class:`BoardBuild`. With ``gateware_only`` it stops once LiteX has written
-    the Verilog, the constraints and the scripts; otherwise it writes the bitstream and the
-    report (``soc.json`` and ``soc.md`` in ``output``; ``command`` heads them)."""
-    from matndp.sim.soc.ulx3s import SYSTEM_CLOCK
+def clock_verdict(report):
+    """Whether the achieved system clock meets the build's clock and the design's target,
+    in words."""
+    target = f"the {report['target_mhz']:g} MHz target"
+    if report["clock_mhz"] == report["target_mhz"]:
+        return f"{'meets' if report['meets_target'] else 'misses'} {target}"
+    return (f"{'meets' if report['meets_clock'] else 'misses'} the {report['clock_mhz']:g} MHz "
+            f"it was built for, {'meets' if report['meets_target'] else 'misses'} {target}")
+
+
+def build_board_soc(output, *, seed=1, clock_mhz=None, gateware_only=False, kernels=SOC_KERNELS,
+                    command=""):
+    """Build the board's SoC under ``output`` (the gateware in ``output/gateware``), its
+    system clock at ``clock_mhz`` (whole MHz in :data:`~.board.CLOCK_RANGE_MHZ`; default the
+    design's :data:`~.board.SYSTEM_CLOCK`); returns a :class:`BoardBuild`. With
+    ``gateware_only`` it stops once LiteX has written the Verilog, the constraints and the
+    scripts; otherwise it writes the bitstream and the report (``soc.json`` and ``soc.md``
+    in ``output``; ``command`` heads them)."""
+    from matndp.sim.soc.board import CLOCK_RANGE_MHZ, SYSTEM_CLOCK
+    target_mhz = SYSTEM_CLOCK // 10**6
+    clock_mhz = target_mhz if clock_mhz is None else clock_mhz
+    low, high = CLOCK_RANGE_MHZ
+    if not isinstance(clock_mhz, int) or not low <= clock_mhz <= high:
+        raise ValueError(f"the system clock must be a whole number of MHz in {low}..{high}, "
+                         f"got {clock_mhz!r}")
     missing = missing_board_tools()
     if missing:
         raise ToolMissing(f"the SoC's board build needs: {', '.join(missing)}")
     output = pathlib.Path(output)
     started = time.monotonic()
-    gateware, files = _generate_gateware(output, kernels)
+    gateware, files = _generate_gateware(output, kernels, clock_mhz * 10**6)
     if gateware_only:
         return BoardBuild(gateware, files, None, time.monotonic() - started)
     _synthesize(gateware)
     files.update(place_route_pack(gateware, seed))
-    report = write_report(output, files, seed=seed, target_mhz=SYSTEM_CLOCK / 1e6,
+    report = write_report(output, files, seed=seed, target_mhz=target_mhz, clock_mhz=clock_mhz,
                           command=command)
     return BoardBuild(gateware, files, report, time.monotonic() - started)
 
 
-def write_report(output, files, *, seed, target_mhz, command):
+def write_report(output, files, *, seed, target_mhz, command, clock_mhz=None):
     """The report of a build whose files (by role) are ``files``, written to ``soc.json``
     and ``soc.md`` in ``output``; returned."""
     report = board_report(json.loads(files["nextpnr_report"].read_text()), seed=seed,
-                          target_mhz=target_mhz)
+                          target_mhz=target_mhz, clock_mhz=clock_mhz)
     report["bitstream"] = str(files["bitstream"])
     from matndp.host.output import write_text
     write_text(output / "soc.json", json.dumps({"command": command, **report}, indent=2) + "\n")

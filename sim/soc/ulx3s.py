@@ -18,18 +18,13 @@ from litex.gen import LiteXModule
 from litex.soc.cores.clock import ECP5PLL
 from litex.soc.cores.led import LedChaser
 
+from .board import DEVICE, OSCILLATOR_HZ, SPEED_GRADE, SYSTEM_CLOCK
 from .soc import NDPSoC
 
 
-__all__ = ["ULX3SPlatform", "ULX3SSoC", "DEVICE", "PACKAGE", "SPEED_GRADE", "OSCILLATOR_HZ",
-           "SYSTEM_CLOCK", "DRAM_MODULE"]
+__all__ = ["ULX3SPlatform", "ULX3SSoC", "DRAM_MODULE"]
 
 
-DEVICE = "LFE5U-85F"
-PACKAGE = "CABGA381"
-SPEED_GRADE = 6
-OSCILLATOR_HZ = int(25e6)
-SYSTEM_CLOCK = int(50e6)
 DRAM_MODULE = MT48LC16M16
 # The SDRAM's clock leads the system clock by a quarter period, so that the chip samples
 # the commands and data the PHY's registers launched at the system clock's edge in the

@@ -1,6 +1,6 @@
 """The board build's report from nextpnr's, its refusals, and (``-m slow``) ``matndp soc
 --gateware-only`` writing the SoC's Verilog, constraints and scripts with the firmware in
-its ROM."""
+its ROM, for a system clock other than the design's."""
 
 import json
 import subprocess
@@ -62,6 +62,39 @@ def test_a_slow_system_clock_misses_the_target():
     assert "misses the 50 MHz target" in report_markdown(report, "matndp soc")
 
 
+def test_a_build_for_a_slower_clock_is_judged_against_it_and_against_the_target():
+    met = board_report(_nextpnr_report(**{"$glbnet$sys_clk": 31.26}), seed=1, target_mhz=50,
+                       clock_mhz=30)
+    assert (met["clock_mhz"], met["meets_clock"], met["meets_target"]) == (30, True, False)
+    assert "31.3 MHz achieved, meets the 30 MHz it was built for, misses the 50 MHz target" in \
+        report_markdown(met, "matndp soc --clock-mhz 30")
+    missed = board_report(_nextpnr_report(**{"$glbnet$sys_clk": 29.9}), seed=1, target_mhz=50,
+                          clock_mhz=30)
+    assert (missed["meets_clock"], missed["meets_target"]) == (False, False)
+    assert "misses the 30 MHz it was built for, misses the 50 MHz target" in \
+        report_markdown(missed, "matndp soc --clock-mhz 30")
+
+
+def test_a_system_clock_named_by_another_net_is_the_one_at_the_builds_clock():
+    clocks = {"$glbnet$VexRiscv.IBusSimplePlugin_rspJoin_rspBuffer_c.clk": 33.0,
+              "$glbnet$generate_gateware_crg_clkout1": 300.0, "$glbnet$clk25": 180.0}
+    constraints = {"$glbnet$clk25": 25.0,
+                   "$glbnet$VexRiscv.IBusSimplePlugin_rspJoin_rspBuffer_c.clk": 30.0,
+                   "$glbnet$generate_gateware_crg_clkout1": 30.0}
+    report = board_report(_nextpnr_report(constraints, **clocks), seed=1, target_mhz=50,
+                          clock_mhz=30)
+    assert (report["system_clock"], report["meets_clock"]) == \
+        ("$glbnet$VexRiscv.IBusSimplePlugin_rspJoin_rspBuffer_c.clk", True)
+
+
+@pytest.mark.parametrize("clock_mhz", [9, 101, 30.5, "30"])
+def test_a_build_for_a_clock_out_of_range_is_refused_before_anything_is_written(clock_mhz,
+                                                                               tmp_path):
+    with pytest.raises(ValueError, match=r"whole number of MHz in 10\.\.100, got "):
+        bitstream.build_board_soc(tmp_path, clock_mhz=clock_mhz)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_report_without_a_single_system_clock_or_a_resource_is_refused():
     with pytest.raises(ValueError, match=r"names 0 system clocks among \['\$glbnet\$clk25'\]"):
         board_report(_nextpnr_report({"$glbnet$clk25": 25.0}, **{"$glbnet$clk25": 180.0}),
@@ -90,7 +123,8 @@ def test_a_build_without_its_tools_names_them(monkeypatch, tmp_path):
 def test_the_gateware_alone_is_written_with_the_firmware_in_rom(tmp_path):
     # As `make soc` runs it, in a process of its own; the slice's export is the simulation's.
     done = subprocess.run([sys.executable, "-m", "matndp.sim.cli", "soc", "--gateware-only",
-                           "--build", str(tmp_path), "--json"], capture_output=True, text=True)
+                           "--clock-mhz", "30", "--build", str(tmp_path), "--json"],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["report"] is None
@@ -106,3 +140,6 @@ def test_the_gateware_alone_is_written_with_the_firmware_in_rom(tmp_path):
     rom = (tmp_path / "gateware" / "matndp_soc_rom.init").read_text().split()
     assert int(rom[0], 16) == int.from_bytes(firmware[:4], "little")
     assert not (tmp_path / "gateware" / "matndp_soc.bit").exists()
+    # The clock the build asked for, in the headers the firmware is compiled against.
+    soc_header = (tmp_path / "software" / "include" / "generated" / "soc.h").read_text()
+    assert "#define CONFIG_CLOCK_FREQUENCY 30000000" in soc_header

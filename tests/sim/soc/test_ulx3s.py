@@ -60,6 +60,18 @@ def test_the_pll_makes_the_system_clock_from_the_oscillator(board_soc):
     assert board_soc.sys_clk_freq == 50e6
 
 
+def test_a_soc_built_for_another_clock_has_its_pll_and_its_drams_timings_at_it(tmp_path):
+    from matndp.sim.soc.ulx3s import ULX3SSoC
+    stand_in = tmp_path / "ndp_slice_axi.v"
+    stand_in.write_text(STAND_IN_SLICE)
+    soc = ULX3SSoC(stand_in, "ndp_slice_axi", FPGA_ENGINE_SLICE, clock_hz=30e6)
+    assert [(freq, phase) for _, freq, phase, *_ in soc.crg.pll.clkouts.values()] == \
+        [(30e6, 0), (30e6, 90)]
+    assert soc.sys_clk_freq == 30e6 and soc.sdram.controller.settings.phy.nphases == 1
+    # The SDRAM's refresh interval, 7.8 µs, counted in the slower clock's cycles (rounded up).
+    assert 234 <= soc.sdram.controller.settings.timing.tREFI <= 235
+
+
 def test_the_slice_sits_on_the_bus_and_the_dram_is_the_boards(board_soc):
     from litedram.phy import GENSDRPHY
     assert isinstance(board_soc.sdrphy, GENSDRPHY)
