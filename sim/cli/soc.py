@@ -64,7 +64,7 @@ def run_soc_sim(args):
 def run_soc(args):
     import shlex
     from matndp.sim.cli.output import UsageError, tool_output, write_result
-    from matndp.sim.soc.bitstream import build_board_soc, missing_board_tools
+    from matndp.sim.soc.bitstream import build_board_soc, clock_verdict, missing_board_tools
     missing = missing_board_tools()
     if missing:
         raise UsageError(f"soc needs {', '.join(missing)}; make setup and make soc-setup "
@@ -75,7 +75,6 @@ def run_soc(args):
         build = build_board_soc(args.build, seed=args.seed, clock_mhz=args.clock_mhz,
                                 gateware_only=args.gateware_only, command=command)
     report = build.report
-    from matndp.sim.soc.bitstream import clock_verdict
     document = {"gateware": str(build.gateware), "seconds": round(build.seconds, 1),
                 "files": {role: str(path) for role, path in build.files.items()},
                 "report": report}
@@ -120,10 +119,10 @@ def register(subparsers):
     board = subparsers.add_parser(
         "soc", help="build the LiteX SoC around the slice for a ULX3S 85F board, to a bitstream",
         description="Generate the soc-sim SoC for the ULX3S board with an LFE5U-85F (ECP5 PLL "
-                    "to the system clock, 50 MHz by default, the board's SDR SDRAM, its FTDI "
-                    "UART) with the "
-                    "firmware in ROM, then synthesize (Yosys synth_ecp5), place and route "
-                    "(nextpnr-ecp5) and pack (ecppack) it to FOLDER/gateware/matndp_soc.bit; "
+                    "to the system clock, 50 MHz unless --clock-mhz says otherwise, the "
+                    "board's SDR SDRAM, its FTDI UART) with the firmware in ROM, then "
+                    "synthesize (Yosys synth_ecp5), place and route (nextpnr-ecp5) and pack "
+                    "(ecppack) it to FOLDER/gateware/matndp_soc.bit; "
                     "writes FOLDER/soc.json and FOLDER/soc.md (resources, system clock Fmax). "
                     "Takes hours; needs make soc-setup.")
     board.add_argument("--build", type=output_folder, default="build/soc/board", metavar="FOLDER",
