@@ -294,8 +294,9 @@ class NDPConfig:
 #   kernels do not divide; the finalizers' few divides take four passes), the rest as in
 #   ``default``.
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
-#   divider, two FMA units for the eight lanes (in the FMA lanes and in the scratchpad's
-#   atomics, which with one per lane were half the slice's logic), small memories, one
+#   divider, one FMA unit for the eight lanes (in the FMA lanes and in the scratchpad's
+#   atomics, which with one per lane were half the slice's logic; with two, the SoC around
+#   the slice, at 79 % of the LFE5U-85F's LUTs, did not route), small memories, one
 #   instruction in flight; four filter entries, as many as its argument blocks give
 #   launches arguments of their own; one adder and one maximum unit for the reductions
 #   instead of their trees (the row reductions are not what it is for); the engine
@@ -313,7 +314,7 @@ NAMED_CONFIGS = {
         trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
         engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
-                            divide_units=1, fma_units=2, in_flight=1, reduce_tree=False,
+                            divide_units=1, fma_units=1, in_flight=1, reduce_tree=False,
                             pipelined=True)),
 }
 

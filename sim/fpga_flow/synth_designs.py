@@ -47,7 +47,7 @@ DESIGNS = {
     "ndp_slice_pipelined": _slice_design(
         PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
     "ndp_slice_engine": _slice_design(
-        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 2 FMA units, "
+        FPGA_ENGINE_SLICE, "one sub-core, 4 slots, 1 divider, 1 FMA unit, "
                            "256 instruction words, 4 argument blocks, 4 KiB scratchpad, "
                            "4 filter entries"),
     # The slices of the other named configurations (docs/engine.md, "Named configurations").
