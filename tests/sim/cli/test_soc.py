@@ -38,8 +38,8 @@ def test_soc_without_its_tools_names_them_in_one_line_with_exit_code_2(monkeypat
     (["--clock-mhz", "9"], "--clock-mhz: must be an integer in 10..100, got '9'"),
     (["--clock-mhz", "30.5"], "--clock-mhz: must be an integer in 10..100, got '30.5'"),
 ])
-def test_soc_refuses_a_bad_seed_clock_or_option_in_one_line_with_exit_code_2(arguments, message,
-                                                                       capsys, tmp_path):
+def test_soc_refuses_a_bad_seed_clock_or_option_in_one_line_with_exit_code_2(
+        arguments, message, capsys, tmp_path):
     assert exit_code(["soc", "--build", str(tmp_path), *arguments]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and message in error[0], error

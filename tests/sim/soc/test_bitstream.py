@@ -88,8 +88,8 @@ def test_a_system_clock_named_by_another_net_is_the_one_at_the_builds_clock():
 
 
 @pytest.mark.parametrize("clock_mhz", [9, 101, 30.5, "30"])
-def test_a_build_for_a_clock_out_of_range_is_refused_before_anything_is_written(clock_mhz,
-                                                                               tmp_path):
+def test_a_clock_out_of_range_or_not_whole_is_refused_before_anything_is_written(
+        clock_mhz, tmp_path):
     with pytest.raises(ValueError, match=r"whole number of MHz in 10\.\.100, got "):
         bitstream.build_board_soc(tmp_path, clock_mhz=clock_mhz)
     assert list(tmp_path.iterdir()) == []
