@@ -93,6 +93,11 @@ class EngineConfig:
                         results are the same; an FMA-class instruction or a scratchpad
                         add or multiply-add occupies them that many cycles); ``None``: one
                         per lane.
+    misc_units:         lanes built of each sub-core's single-cycle vector unit (FP
+                        minimum, maximum, comparisons, select and sign; integer lane
+                        arithmetic; moves), shared by the lanes as the FMA units are: a
+                        vector passes them in ``lanes / misc_units`` groups, one a cycle;
+                        ``None``: one per lane.
     watchdog_cycles:    reset value of the per-µthread watchdog (cycles from start to exit).
     ordered_atomics:    atomics per µthread of an ordered entry that may wait for its turn
                         (a power of two); a µthread with more waits at dispatch.
@@ -122,6 +127,7 @@ class EngineConfig:
     scratchpad_bytes: int = 32768
     divide_units: int | None = None
     fma_units: int | None = None
+    misc_units: int | None = None
     watchdog_cycles: int = 1 << 16
     ordered_atomics: int = 4
     in_flight: int = 4
@@ -145,7 +151,7 @@ class EngineConfig:
         if not _is_power_of_two(self.scratchpad_bytes) or not 256 <= self.scratchpad_bytes <= 1 << 20:
             raise ValueError(f"EngineConfig.scratchpad_bytes must be a power of two in 256..1048576, "
                              f"not {self.scratchpad_bytes}")
-        for name in ("divide_units", "fma_units"):
+        for name in ("divide_units", "fma_units", "misc_units"):
             units = getattr(self, name)
             if units is not None and (isinstance(units, bool) or not isinstance(units, int) or
                                       not _is_power_of_two(units) or not 1 <= units <= 32):
@@ -236,7 +242,7 @@ class NDPConfig:
             raise ValueError(f"the engine needs sectors of at least 8 bytes (two lanes), not "
                              f"{self.sector_bytes}; use NDPConfig(engine=None) for a slice "
                              f"of the trigger alone")
-        for name in ("divide_units", "fma_units"):
+        for name in ("divide_units", "fma_units", "misc_units"):
             units = getattr(self.engine, name)
             if units is not None and units > self.lanes:
                 raise ValueError(f"EngineConfig.{name} ({units}) exceeds the {self.lanes} lanes "
@@ -281,6 +287,11 @@ class NDPConfig:
         """Fused multiply-add units of each sub-core's FMA lanes and of the scratchpad."""
         return (self.engine.fma_units or self.lanes) if self.engine else 0
 
+    @property
+    def misc_units(self):
+        """Lanes of each sub-core's single-cycle vector unit (:class:`EngineConfig`)."""
+        return (self.engine.misc_units or self.lanes) if self.engine else 0
+
 
 # Named configurations, by name (docs/engine.md, "Named configurations"):
 # - ``default``: every parameter at its default but the trigger's event queue, which holds
@@ -296,7 +307,8 @@ class NDPConfig:
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
 #   divider, one FMA unit for the eight lanes (in the FMA lanes and in the scratchpad's
 #   atomics, which with one per lane were half the slice's logic; with two, the SoC around
-#   the slice, at 79 % of the LFE5U-85F's LUTs, did not route), small memories, one
+#   the slice, at 79 % of the LFE5U-85F's LUTs, did not route) and one lane of the
+#   single-cycle vector unit (a third of its logic with eight), small memories, one
 #   instruction in flight; four filter entries, as many as its argument blocks give
 #   launches arguments of their own; one adder and one maximum unit for the reductions
 #   instead of their trees (the row reductions are not what it is for); the engine
@@ -314,8 +326,8 @@ NAMED_CONFIGS = {
         trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
         engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
-                            divide_units=1, fma_units=1, in_flight=1, reduce_tree=False,
-                            pipelined=True)),
+                            divide_units=1, fma_units=1, misc_units=1, in_flight=1,
+                            reduce_tree=False, pipelined=True)),
 }
 
 

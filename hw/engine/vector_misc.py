@@ -4,9 +4,17 @@
 FP lanes come from ``hw/fp`` (one lane group per kind); the integer lanes and the moves are
 here. Every path takes one cycle. A new instruction is taken only while no result waits,
 so at most one path holds a result and results leave in order.
+
+With fewer units than lanes (``misc_units``) a vector passes them in ``lanes / misc_units``
+groups of lanes, one group a cycle, as in the FMA lanes (:mod:`.lane_groups`): the
+instruction is taken whole with its first group, each group's result waits in the same
+one-cycle stage, and the groups are collected into the vector offered on the result
+stream. The slot travels with each group, so no queue of slots is needed. ``vget`` reads
+its lane from the whole vector in the first group; the later groups' lanes are zero.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream
 
 from ..fp.compare import FPCompare
 from ..fp.lanes import FPLanes, LanesConfig
@@ -15,6 +23,7 @@ from ..fp.select import FPSelect
 from ..fp.sign import FPSign
 from ..fp.opcodes import CompareOp, MinMaxOp, SelectOp, SignOp
 from .isa import Opcode
+from .lane_groups import GroupCollect, GroupIssue
 from .layouts import VectorUnit, vector_layout
 
 
@@ -38,11 +47,42 @@ _GROUPS = {"minmax": FPMinMax, "compare": FPCompare, "select": FPSelect, "sign":
 class VectorMisc(VectorUnit):
     LATENCY = 1
 
+    @property
+    def passes(self):
+        """Groups of lanes a vector passes the units in: the cycles between instructions
+        that stream through."""
+        return self.config.lanes // self.config.misc_units
+
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        lanes = config.lanes
-        request = self.request.payload
+        request, result = self.request, self.result
+        if self.passes == 1:
+            self._lanes(m, request.payload, lambda vector: vector.as_value(), config.lanes,
+                        request.valid, request.ready, result, lambda take: take)
+            return m
+
+        units = config.misc_units
+        collect = GroupCollect(m, result, config, self.passes, units)
+        issue = GroupIssue(m, request, self.passes, start_room=1)
+        # The one-cycle stage's output: a group's value and its instruction's slot.
+        stage = stream.Signature(data.StructLayout({
+            "slot": unsigned(len(request.payload.slot)), "value": unsigned(32 * units),
+        })).create()
+        self._lanes(m, issue.current, lambda vector: issue.lanes(vector, units), units,
+                    issue.offered, None, stage, issue.issue, first_group=issue.first)
+        collect.collect(stage.valid & collect.room, stage.payload.value, stage.payload.slot)
+        m.d.comb += stage.ready.eq(collect.room)
+        return m
+
+    def _lanes(self, m, request, lanes_of, lanes, valid, ready, result, issue, *,
+               first_group=1):
+        """The unit's paths on ``lanes`` lanes of the instruction ``request`` (its vector
+        fields' lanes given by ``lanes_of``), offered while ``valid``, with a one-cycle stage
+        offering its value on ``result``. ``issue(takes)`` gives the condition of the
+        instruction being taken given the stage's room ``takes``, or it is ``valid & takes``
+        with ``ready`` driven by the room."""
+        config = self.config
         opcode = request.opcode
 
         groups = {}
@@ -51,11 +91,15 @@ class VectorMisc(VectorUnit):
 
         # The integer and move path: one register stage of its own.
         integer_valid = Signal()
-        integer_value = Signal(vector_layout(config))
+        integer_value = Signal(32 * lanes)
         slot = Signal.like(request.slot)
         waiting = integer_valid | Cat(*(group.result.valid for group in groups.values())).any()
-        take = self.request.valid & (~waiting | self.result.ready)
-        m.d.comb += self.request.ready.eq(~waiting | self.result.ready)
+        room = ~waiting | result.ready
+        if ready is None:
+            take = issue(room)
+        else:
+            take = valid & room
+            m.d.comb += ready.eq(room)
 
         for name, group in groups.items():
             codes = [(opcode_, code) for opcode_, (group_name, code) in _FP_PATHS.items()
@@ -67,44 +111,47 @@ class VectorMisc(VectorUnit):
                 code_value = Mux(opcode == opcode_, code.value, code_value)
             m.d.comb += [
                 group.operands.valid.eq(take & selected),
-                group.operands.payload.a.eq(request.a),
-                group.operands.payload.b.eq(request.b),
-                group.operands.payload.c.eq(request.c),
+                group.operands.payload.a.eq(lanes_of(request.a)),
+                group.operands.payload.b.eq(lanes_of(request.b)),
+                group.operands.payload.c.eq(lanes_of(request.c)),
                 group.operands.payload.op.as_value().eq(code_value),
-                group.result.ready.eq(self.result.ready),
+                group.result.ready.eq(result.ready),
             ]
 
         fp_selected = 0
         for opcode_ in _FP_PATHS:
             fp_selected = fp_selected | (opcode == opcode_)
-        value = Signal(vector_layout(config))
+        value = Signal(32 * lanes)
+        a_lanes, b_lanes = lanes_of(request.a), lanes_of(request.b)
         for lane in range(lanes):
-            a, b = request.a[lane], request.b[lane]
+            a, b = a_lanes[32 * lane:32 * lane + 32], b_lanes[32 * lane:32 * lane + 32]
+            lane_value = value[32 * lane:32 * lane + 32]
             amount = b[:5]
             with m.Switch(opcode):
                 with m.Case(Opcode.VIADD):
-                    m.d.comb += value[lane].eq(a + b)
+                    m.d.comb += lane_value.eq(a + b)
                 with m.Case(Opcode.VISUB):
-                    m.d.comb += value[lane].eq(a - b)
+                    m.d.comb += lane_value.eq(a - b)
                 with m.Case(Opcode.VIAND):
-                    m.d.comb += value[lane].eq(a & b)
+                    m.d.comb += lane_value.eq(a & b)
                 with m.Case(Opcode.VIOR):
-                    m.d.comb += value[lane].eq(a | b)
+                    m.d.comb += lane_value.eq(a | b)
                 with m.Case(Opcode.VIXOR):
-                    m.d.comb += value[lane].eq(a ^ b)
+                    m.d.comb += lane_value.eq(a ^ b)
                 with m.Case(Opcode.VISHL):
-                    m.d.comb += value[lane].eq(a << amount)
+                    m.d.comb += lane_value.eq(a << amount)
                 with m.Case(Opcode.VISHR):
-                    m.d.comb += value[lane].eq(a >> amount)
+                    m.d.comb += lane_value.eq(a >> amount)
                 with m.Case(Opcode.VISRA):
-                    m.d.comb += value[lane].eq(a.as_signed() >> amount)
+                    m.d.comb += lane_value.eq(a.as_signed() >> amount)
                 with m.Case(Opcode.VSPLAT):
-                    m.d.comb += value[lane].eq(request.x[:32])
-        lane_bits = max(1, (lanes - 1).bit_length())
-        with m.If(opcode == Opcode.VGET):
-            m.d.comb += value.eq(request.a[request.x[:lane_bits] if lanes > 1 else 0])
+                    m.d.comb += lane_value.eq(request.x[:32])
+        all_lanes = config.lanes
+        lane_bits = max(1, (all_lanes - 1).bit_length())
+        with m.If((opcode == Opcode.VGET) & first_group):
+            m.d.comb += value.eq(request.a[request.x[:lane_bits] if all_lanes > 1 else 0])
 
-        with m.If(self.result.ready | ~waiting):
+        with m.If(room):
             m.d.sync += integer_valid.eq(take & ~fp_selected)
         with m.If(take):
             m.d.sync += [slot.eq(request.slot), integer_value.eq(value)]
@@ -113,8 +160,8 @@ class VectorMisc(VectorUnit):
         for group in groups.values():
             result_value = Mux(group.result.valid, group.result.payload, result_value)
         m.d.comb += [
-            self.result.valid.eq(waiting),
-            self.result.payload.slot.eq(slot),
-            self.result.payload.value.eq(result_value),
+            result.valid.eq(waiting),
+            result.payload.slot.eq(slot),
+            result.payload.value.eq(result_value),
         ]
-        return m
+

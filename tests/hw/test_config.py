@@ -28,6 +28,9 @@ def test_defaults_follow_the_architecture():
     (lambda: EngineConfig(fma_units=True), r"EngineConfig.fma_units must be a power of two"),
     (lambda: NDPConfig(engine=EngineConfig(fma_units=16)),
      r"EngineConfig.fma_units \(16\) exceeds the 8 lanes of a 32-byte sector"),
+    (lambda: EngineConfig(misc_units=6), r"EngineConfig.misc_units must be a power of two in 1..32, not 6"),
+    (lambda: NDPConfig(engine=EngineConfig(misc_units=32)),
+     r"EngineConfig.misc_units \(32\) exceeds the 8 lanes of a 32-byte sector"),
 ])
 def test_bad_configuration_is_refused_by_name(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
@@ -44,6 +47,7 @@ def test_named_configurations_are_looked_up_by_name():
     assert channel.engine.sub_cores > NDPConfig().engine.sub_cores
     assert fpga.engine.slots < NDPConfig().engine.slots and fpga.engine.in_flight == 1
     assert fpga.fma_units < fpga.lanes == NDPConfig().fma_units
+    assert fpga.misc_units < fpga.lanes == NDPConfig().misc_units
     assert fpga.trigger.filter_entries == fpga.engine.argument_blocks
     assert channel.trigger.event_queue_depth == default.trigger.event_queue_depth
     assert fpga.trigger.event_queue_depth == NDPConfig().trigger.event_queue_depth

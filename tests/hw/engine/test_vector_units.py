@@ -157,10 +157,12 @@ def _sign(a, negate):
     return np.where(nan, np.uint32(0x7FC00000), value).astype(np.uint32)
 
 
-def test_vector_misc_unit():
-    rng = np.random.default_rng(5)
+def _misc_cases(count, seed):
+    """Requests of every single-cycle vector instruction in turn, with their slots and
+    golden values."""
+    rng = np.random.default_rng(seed)
     cases = []
-    for index in range(200):
+    for index in range(count):
         a, b, c = _vectors(rng, 3)
         shift = rng.integers(0, 64, LANES, dtype=np.uint32)
         x = int(rng.integers(0, 1 << 63))
@@ -189,8 +191,37 @@ def test_vector_misc_unit():
         va, vb, vc, golden = table[opcode]
         with np.errstate(over="ignore"):
             cases.append((_request(index % 16, opcode, va, vb, vc, x=x), (index % 16, golden())))
-    requests = [request for request, _ in cases]
-    _check(_run(VectorMisc(CONFIG), requests, seed=9, cycles_each=6), [e for _, e in cases])
+    return cases
+
+
+# (units, back-pressure): one unit per lane, and the lanes in groups through fewer.
+@pytest.mark.parametrize("misc_units, pressure", [(None, 0.3), (1, 0.3), (2, 0.0), (4, 0.3)])
+def test_vector_misc_unit(misc_units, pressure):
+    cases = _misc_cases(200, seed=5)
+    unit = VectorMisc(NDPConfig(engine=EngineConfig(misc_units=misc_units)))
+    _check(_run(unit, [request for request, _ in cases], seed=9, pressure=pressure,
+                cycles_each=6 + unit.passes), [expected for _, expected in cases])
+
+
+@pytest.mark.parametrize("misc_units", [1, 2])
+def test_grouped_vector_misc_takes_an_instruction_offered_a_cycle_at_a_time_whole(misc_units):
+    unit = VectorMisc(NDPConfig(engine=EngineConfig(misc_units=misc_units)))
+    records = _misc_cases(40, seed=misc_units)
+    source = DispatchSource(unit.request, records, pause=0.3, seed=misc_units)
+    taken = _run_offers(unit, source, len(records), pause=0.3, seed=misc_units + 1)
+    _check([payload for _, payload in taken], [note for _, (_, note) in source.accepted])
+
+
+@pytest.mark.parametrize("misc_units", [None, 2, 8])
+def test_vector_misc_instructions_stream_at_one_per_pass(misc_units):
+    unit = VectorMisc(NDPConfig(engine=EngineConfig(misc_units=misc_units)))
+    records = _misc_cases(18, seed=4)
+    pending = list(records)
+    source = Source(unit.request, lambda: pending.pop(0) if pending else None, pause=0.0, seed=1)
+    taken = _run_offers(unit, source, len(records), pause=0.0, seed=2)
+    _check([payload for _, payload in taken], [note for _, note in records])
+    taken_at = [cycle for cycle, _ in source.accepted]
+    assert np.diff(taken_at).tolist() == [unit.passes] * (len(records) - 1)
 
 
 def test_convert_unit():
