@@ -58,8 +58,11 @@ class VectorMisc(VectorUnit):
         config = self.config
         request, result = self.request, self.result
         if self.passes == 1:
+            def accept(room):
+                m.d.comb += request.ready.eq(room)
+                return request.valid & room
             self._lanes(m, request.payload, lambda vector: vector.as_value(), config.lanes,
-                        request.valid, request.ready, result, lambda take: take)
+                        result, accept)
             return m
 
         units = config.misc_units
@@ -70,18 +73,17 @@ class VectorMisc(VectorUnit):
             "slot": unsigned(len(request.payload.slot)), "value": unsigned(32 * units),
         })).create()
         self._lanes(m, issue.current, lambda vector: issue.lanes(vector, units), units,
-                    issue.offered, None, stage, issue.issue, first_group=issue.first)
+                    stage, issue.issue, first_group=issue.first)
         collect.collect(stage.valid & collect.room, stage.payload.value, stage.payload.slot)
         m.d.comb += stage.ready.eq(collect.room)
         return m
 
-    def _lanes(self, m, request, lanes_of, lanes, valid, ready, result, issue, *,
-               first_group=1):
+    def _lanes(self, m, request, lanes_of, lanes, result, accept, *, first_group=1):
         """The unit's paths on ``lanes`` lanes of the instruction ``request`` (its vector
-        fields' lanes given by ``lanes_of``), offered while ``valid``, with a one-cycle stage
-        offering its value on ``result``. ``issue(takes)`` gives the condition of the
-        instruction being taken given the stage's room ``takes``, or it is ``valid & takes``
-        with ``ready`` driven by the room."""
+        fields' lanes given by ``lanes_of``; ``first_group``: whether they are the vector's
+        first), each with a one-cycle stage offering its value on ``result``.
+        ``accept(room)`` gives the condition of the instruction being taken, given the
+        stages' room for it."""
         config = self.config
         opcode = request.opcode
 
@@ -95,11 +97,7 @@ class VectorMisc(VectorUnit):
         slot = Signal.like(request.slot)
         waiting = integer_valid | Cat(*(group.result.valid for group in groups.values())).any()
         room = ~waiting | result.ready
-        if ready is None:
-            take = issue(room)
-        else:
-            take = valid & room
-            m.d.comb += ready.eq(room)
+        take = accept(room)
 
         for name, group in groups.items():
             codes = [(opcode_, code) for opcode_, (group_name, code) in _FP_PATHS.items()
