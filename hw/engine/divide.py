@@ -91,7 +91,7 @@ class VectorDivide(VectorUnit):
             tags.w_en.eq(issued & issue.first),
             tags.w_data.eq(Cat(current.slot, ~dividing & ~reciprocal)),
             roots.operands.valid.eq(offer_root),
-            roots.operands.payload.a.as_value().eq(issue.lanes(current.a, units)),
+            roots.operands.payload.a.as_value().eq(issue.lanes("a", units)),
             flags.w_en.eq(offer_root & roots.operands.ready),
             flags.w_data.eq(reciprocal),
         ]
@@ -102,10 +102,10 @@ class VectorDivide(VectorUnit):
             dividers.operands.valid.eq(forward | offer_divide),
             dividers.operands.payload.a.as_value().eq(Mux(
                 forward, Cat(Const(_ONE, 32) for _ in range(units)),
-                issue.lanes(current.a, units))),
+                issue.lanes("a", units))),
             dividers.operands.payload.b.as_value().eq(Mux(
                 forward, roots.result.payload,
-                issue.lanes(current.b, units))),
+                issue.lanes("b", units))),
         ]
         entering = offer_root & roots.operands.ready & reciprocal
         leaving = forward & dividers.operands.ready

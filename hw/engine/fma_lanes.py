@@ -114,8 +114,8 @@ class FMALanes(VectorUnit):
         current = issue.current
         issued = issue.issue(fma.operands.ready)
         for lane in range(units):
-            operands = _fused_operands(current.opcode, *(issue.word(getattr(current, name), lane,
-                                                                    units) for name in "abc"))
+            operands = _fused_operands(current.opcode,
+                                       *(issue.word(name, lane, units) for name in "abc"))
             for name, value in zip("abc", operands):
                 m.d.comb += getattr(fma.operands.payload, name)[lane].eq(value)
         m.d.comb += [

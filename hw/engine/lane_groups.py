@@ -22,7 +22,8 @@ class GroupIssue:
     """The issue side in module ``m`` for the request stream ``request``.
 
     ``current`` is the instruction whose group ``group`` is issued this cycle (the offered
-    one at its first group, the held copy after); ``offered``: there is a group to issue,
+    one at its first group, the held copy after), for its narrow fields; its vector fields'
+    groups come from :meth:`lanes`. ``offered``: there is a group to issue,
     given ``start_room`` (whether a new instruction may start, e.g. its queue of tags has
     room). The unit calls :meth:`issue` once with the condition of its taking the current
     group were it offered."""
@@ -61,15 +62,21 @@ class GroupIssue:
         m.d.comb += self.request.ready.eq(~self.holding & self.start_room & takes)
         return issued
 
-    def lanes(self, vector, units):
-        """The current group of ``vector`` (a field of ``current``): its ``units`` lanes."""
-        return vector.as_value() if self.passes == 1 else \
-            vector.as_value().word_select(self.group, 32 * units)
+    def lanes(self, name, units):
+        """The current group of the instruction's vector field ``name``: its ``units``
+        lanes. The first group is the offered instruction's own, the others the held
+        copy's, so no whole vector passes a choice between the two."""
+        offered = getattr(self.request.payload, name).as_value()
+        if self.passes == 1:
+            return offered
+        group_bits = 32 * units
+        held = getattr(self.held, name).as_value().word_select(self.group, group_bits)
+        return Mux(self.first, offered[:group_bits], held)
 
-    def word(self, vector, lane_in_group, units):
-        """Lane ``lane_in_group`` of the current group of ``vector``, in groups of
-        ``units`` lanes."""
-        return self.lanes(vector, units)[32 * lane_in_group:32 * lane_in_group + 32]
+    def word(self, name, lane_in_group, units):
+        """Lane ``lane_in_group`` of the current group of the vector field ``name``, in
+        groups of ``units`` lanes."""
+        return self.lanes(name, units)[32 * lane_in_group:32 * lane_in_group + 32]
 
 
 class GroupCollect:

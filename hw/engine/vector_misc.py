@@ -61,7 +61,8 @@ class VectorMisc(VectorUnit):
             def accept(room):
                 m.d.comb += request.ready.eq(room)
                 return request.valid & room
-            self._lanes(m, request.payload, lambda vector: vector.as_value(), config.lanes,
+            self._lanes(m, request.payload,
+                        lambda name: getattr(request.payload, name).as_value(), config.lanes,
                         result, accept)
             return m
 
@@ -72,16 +73,17 @@ class VectorMisc(VectorUnit):
         stage = stream.Signature(data.StructLayout({
             "slot": unsigned(len(request.payload.slot)), "value": unsigned(32 * units),
         })).create()
-        self._lanes(m, issue.current, lambda vector: issue.lanes(vector, units), units,
+        self._lanes(m, issue.current, lambda name: issue.lanes(name, units), units,
                     stage, issue.issue, first_group=issue.first)
         collect.collect(stage.valid & collect.room, stage.payload.value, stage.payload.slot)
         m.d.comb += stage.ready.eq(collect.room)
         return m
 
     def _lanes(self, m, request, lanes_of, lanes, result, accept, *, first_group=1):
-        """The unit's paths on ``lanes`` lanes of the instruction ``request`` (its vector
-        fields' lanes given by ``lanes_of``; ``first_group``: whether they are the vector's
-        first), each with a one-cycle stage offering its value on ``result``.
+        """The unit's paths on ``lanes`` lanes of the instruction ``request`` (its narrow
+        fields; its vector fields' lanes given by ``lanes_of(name)``; ``first_group``:
+        whether they are the vector's first, when ``request`` is the one offered), each with
+        a one-cycle stage offering its value on ``result``.
         ``accept(room)`` gives the condition of the instruction being taken, given the
         stages' room for it."""
         config = self.config
@@ -109,9 +111,9 @@ class VectorMisc(VectorUnit):
                 code_value = Mux(opcode == opcode_, code.value, code_value)
             m.d.comb += [
                 group.operands.valid.eq(take & selected),
-                group.operands.payload.a.eq(lanes_of(request.a)),
-                group.operands.payload.b.eq(lanes_of(request.b)),
-                group.operands.payload.c.eq(lanes_of(request.c)),
+                group.operands.payload.a.eq(lanes_of("a")),
+                group.operands.payload.b.eq(lanes_of("b")),
+                group.operands.payload.c.eq(lanes_of("c")),
                 group.operands.payload.op.as_value().eq(code_value),
                 group.result.ready.eq(result.ready),
             ]
@@ -120,7 +122,7 @@ class VectorMisc(VectorUnit):
         for opcode_ in _FP_PATHS:
             fp_selected = fp_selected | (opcode == opcode_)
         value = Signal(32 * lanes)
-        a_lanes, b_lanes = lanes_of(request.a), lanes_of(request.b)
+        a_lanes, b_lanes = lanes_of("a"), lanes_of("b")
         for lane in range(lanes):
             a, b = a_lanes[32 * lane:32 * lane + 32], b_lanes[32 * lane:32 * lane + 32]
             lane_value = value[32 * lane:32 * lane + 32]
@@ -147,7 +149,8 @@ class VectorMisc(VectorUnit):
         all_lanes = config.lanes
         lane_bits = max(1, (all_lanes - 1).bit_length())
         with m.If((opcode == Opcode.VGET) & first_group):
-            m.d.comb += value.eq(request.a[request.x[:lane_bits] if all_lanes > 1 else 0])
+            offered = self.request.payload
+            m.d.comb += value.eq(offered.a[offered.x[:lane_bits] if all_lanes > 1 else 0])
 
         with m.If(room):
             m.d.sync += integer_valid.eq(take & ~fp_selected)
