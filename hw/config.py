@@ -111,6 +111,11 @@ class EngineConfig:
                         and one of maximum units, an instruction a cycle; False: on one
                         adder and one maximum unit, an instruction at a time (about 30
                         cycles each at eight lanes), for a seventh of the logic.
+    writeback_spills:   a spill register behind each in-order unit's answer (two behind each
+                        scalar unit), so that a unit whose answer loses write-back's merge
+                        still takes the next instruction; False: it holds, and DISPATCH
+                        replays what it offers meanwhile (for fewer LUTs in the sub-core's
+                        busiest wiring).
     pipelined:          register the streams between the engine's shared parts (trigger
                         events into the spawner, the ordering station into the scratchpad,
                         the µthreads' memory operations into the load/store unit) and the
@@ -132,11 +137,12 @@ class EngineConfig:
     ordered_atomics: int = 4
     in_flight: int = 4
     reduce_tree: bool = True
+    writeback_spills: bool = True
     pipelined: bool = False
 
     def __post_init__(self):
         _check_ints(self)
-        for name in ("reduce_tree", "pipelined"):
+        for name in ("reduce_tree", "writeback_spills", "pipelined"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"EngineConfig.{name} must be a bool, not {getattr(self, name)!r}")
         _check_range(self, "sub_cores", 1, 8)
@@ -327,7 +333,7 @@ NAMED_CONFIGS = {
         engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
                             divide_units=1, fma_units=1, misc_units=1, in_flight=1,
-                            reduce_tree=False, pipelined=True)),
+                            reduce_tree=False, writeback_spills=False, pipelined=True)),
 }
 
 

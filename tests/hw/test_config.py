@@ -18,6 +18,8 @@ def test_defaults_follow_the_architecture():
     (lambda: TriggerConfig(pipelined=1), "TriggerConfig.pipelined must be a bool, not 1"),
     (lambda: EngineConfig(pipelined="yes"), "EngineConfig.pipelined must be a bool, not 'yes'"),
     (lambda: EngineConfig(reduce_tree=0), "EngineConfig.reduce_tree must be a bool, not 0"),
+    (lambda: EngineConfig(writeback_spills=None),
+     "EngineConfig.writeback_spills must be a bool, not None"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
     (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
@@ -52,6 +54,7 @@ def test_named_configurations_are_looked_up_by_name():
     assert channel.trigger.event_queue_depth == default.trigger.event_queue_depth
     assert fpga.trigger.event_queue_depth == NDPConfig().trigger.event_queue_depth
     assert fpga.engine.pipelined and not fpga.engine.reduce_tree
+    assert not fpga.engine.writeback_spills and NDPConfig().engine.writeback_spills
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())
 

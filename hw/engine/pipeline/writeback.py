@@ -113,7 +113,8 @@ class WriteBack(EngineComponent):
                 # the unit (which holds as a whole while its answer waits) still takes the
                 # instruction DISPATCH offers next instead of replaying it. The scalar
                 # units, which answer most of a kernel's address arithmetic, have two.
-                for place in range(SCALAR_SPILLS if name in SCALAR_UNITS.values() else 1):
+                spills = SCALAR_SPILLS if name in SCALAR_UNITS.values() else 1
+                for place in range(spills if config.engine.writeback_spills else 0):
                     spill = SpillRegister(merged_layout)
                     m.submodules[f"{name}_spill{place}"] = spill
                     connect(m, spill.o, port)

@@ -24,12 +24,15 @@ CONFIG = NDPConfig(engine=EngineConfig(slots=8, instruction_words=64))
 # A pipelined engine's write-back chooses the answer to take a cycle ahead.
 PIPELINED = dataclasses.replace(CONFIG, engine=dataclasses.replace(CONFIG.engine,
                                                                   pipelined=True))
+UNSPILLED = dataclasses.replace(PIPELINED, engine=dataclasses.replace(PIPELINED.engine,
+                                                                      writeback_spills=False))
 SLOTS = CONFIG.engine.slots
 LANES = CONFIG.lanes
 KINDS = [OperandClass.SCALAR, OperandClass.VECTOR, OperandClass.NONE]
 
 
-@pytest.mark.parametrize("config", [CONFIG, PIPELINED], ids=["default", "pipelined"])
+@pytest.mark.parametrize("config", [CONFIG, PIPELINED, UNSPILLED],
+                         ids=["default", "pipelined", "pipelined-unspilled"])
 def test_every_answer_is_written_where_its_instruction_said(config):
     dut = WriteBack(config)
     rng = random.Random(4)
