@@ -24,7 +24,7 @@ from ..fp.sign import FPSign
 from ..fp.opcodes import CompareOp, MinMaxOp, SelectOp, SignOp
 from .isa import Opcode
 from .lane_groups import GroupCollect, GroupIssue
-from .layouts import VectorUnit, vector_layout
+from .layouts import VectorUnit
 
 
 __all__ = ["VectorMisc"]
@@ -80,12 +80,12 @@ class VectorMisc(VectorUnit):
         return m
 
     def _lanes(self, m, request, lanes_of, lanes, result, accept, *, first_group=1):
-        """The unit's paths on ``lanes`` lanes of the instruction ``request`` (its narrow
-        fields; its vector fields' lanes given by ``lanes_of(name)``; ``first_group``:
-        whether they are the vector's first, when ``request`` is the one offered), each with
-        a one-cycle stage offering its value on ``result``.
-        ``accept(room)`` gives the condition of the instruction being taken, given the
-        stages' room for it."""
+        """The unit's paths on ``lanes`` lanes of the instruction ``request`` (its opcode,
+        slot and ``x``; the lanes of its vectors are ``lanes_of(name)``), each with a
+        one-cycle stage offering its value on ``result``. ``first_group``: the lanes are
+        the vector's first group, whose instruction is the one offered (``vget`` reads its
+        lane from the offered vector). ``accept(room)`` gives the condition of the
+        instruction being taken, given the stages' room for it."""
         config = self.config
         opcode = request.opcode
 
@@ -165,4 +165,3 @@ class VectorMisc(VectorUnit):
             result.payload.slot.eq(slot),
             result.payload.value.eq(result_value),
         ]
-
