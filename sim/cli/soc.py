@@ -22,6 +22,7 @@ def _command_line(args):
 def _board_command_line(args):
     words = ["soc", "--build", str(args.build), "--seed", str(args.seed)]
     words += ["--clock-mhz", str(args.clock_mhz)] if args.clock_mhz is not None else []
+    words += ["--route-timeout", f"{args.route_timeout:g}"]
     words += ["--gateware-only"] * args.gateware_only + ["--json"] * args.json
     words += ["-v"] * args.verbose
     return words + (["--output", str(args.output)] if args.output else [])
@@ -73,7 +74,8 @@ def run_soc(args):
     command = shlex.join(["matndp", *_board_command_line(args)])
     with tool_output("soc", args.verbose):
         build = build_board_soc(args.build, seed=args.seed, clock_mhz=args.clock_mhz,
-                                gateware_only=args.gateware_only, command=command)
+                                gateware_only=args.gateware_only, command=command,
+                                route_timeout_s=args.route_timeout)
     report = build.report
     document = {"gateware": str(build.gateware), "seconds": round(build.seconds, 1),
                 "files": {role: str(path) for role, path in build.files.items()},
@@ -94,9 +96,10 @@ def run_soc(args):
 
 
 def register(subparsers):
-    from matndp.sim.cli.arguments import integer
+    from matndp.sim.cli.arguments import integer, number
     from matndp.sim.cli.output import add_result_options, output_folder
     from matndp.sim.cli.synth import NEXTPNR_SEEDS
+    from matndp.sim.soc.bitstream import ROUTE_TIMEOUT_SECONDS
     from matndp.sim.soc.board import CLOCK_RANGE_MHZ, SYSTEM_CLOCK
     soc = subparsers.add_parser(
         "soc-sim", help="run the slice with its engine in a LiteX SoC under Verilator",
@@ -135,6 +138,10 @@ def register(subparsers):
                        help="build for this system clock instead of the design's target "
                             f"(default {SYSTEM_CLOCK // 10**6}): a bitstream that meets timing "
                             "where the design misses its target; the report judges both")
+    board.add_argument("--route-timeout", type=number("route timeout", unit="s"),
+                       default=ROUTE_TIMEOUT_SECONDS, metavar="SECONDS",
+                       help="give up when nextpnr has not finished after this long, saying "
+                            "where its routing stood (exit 1; default %(default)s)")
     board.add_argument("--gateware-only", action="store_true",
                        help="stop once the Verilog, the pin constraints and the tools' scripts "
                             "are written (no synthesis, place and route or bitstream)")

