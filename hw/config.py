@@ -93,11 +93,11 @@ class EngineConfig:
                         results are the same; an FMA-class instruction or a scratchpad
                         add or multiply-add occupies them that many cycles); ``None``: one
                         per lane.
-    misc_units:         lanes built of each sub-core's single-cycle vector unit (FP
-                        minimum, maximum, comparisons, select and sign; integer lane
-                        arithmetic; moves), shared by the lanes as the FMA units are: a
-                        vector passes them in ``lanes / misc_units`` groups, one a cycle;
-                        ``None``: one per lane.
+    misc_units:         units of each sub-core's single-cycle vector lanes (FP minimum,
+                        maximum, comparisons, select and sign; integer lane arithmetic;
+                        moves), shared by the lanes as the FMA units are: a vector passes
+                        them in ``lanes / misc_units`` groups, one a cycle; ``None``: one
+                        per lane.
     watchdog_cycles:    reset value of the per-µthread watchdog (cycles from start to exit).
     ordered_atomics:    atomics per µthread of an ordered entry that may wait for its turn
                         (a power of two); a µthread with more waits at dispatch.
@@ -295,7 +295,7 @@ class NDPConfig:
 
     @property
     def misc_units(self):
-        """Lanes of each sub-core's single-cycle vector unit (:class:`EngineConfig`)."""
+        """Units of each sub-core's single-cycle vector lanes (:class:`EngineConfig`)."""
         return (self.engine.misc_units or self.lanes) if self.engine else 0
 
 
@@ -313,11 +313,13 @@ class NDPConfig:
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
 #   divider, one FMA unit for the eight lanes (in the FMA lanes and in the scratchpad's
 #   atomics, which with one per lane were half the slice's logic; with two, the SoC around
-#   the slice, at 79 % of the LFE5U-85F's LUTs, did not route) and one lane of the
-#   single-cycle vector unit (a third of its logic with eight), small memories, one
+#   the slice, at 79 % of the LFE5U-85F's LUTs, did not route) and one unit for the
+#   single-cycle vector lanes (a quarter of their logic with eight), small memories, one
 #   instruction in flight; four filter entries, as many as its argument blocks give
 #   launches arguments of their own; one adder and one maximum unit for the reductions
-#   instead of their trees (the row reductions are not what it is for); the engine
+#   instead of their trees (the row reductions are not what it is for); write-back without
+#   spill registers (with one instruction in flight per µthread answers seldom meet, and
+#   the sector-wide registers sat where the SoC's routing was most congested); the engine
 #   pipelined (a register between each two of its shared parts whose handshakes would
 #   otherwise share a cycle), for the FPGA's clock, where the trigger's one-stage match is
 #   already faster than the engine (its pipelined match would take some 5 000 LUT4 more);

@@ -53,7 +53,7 @@ _ROUTER1_PROGRESS = re.compile(r"^Info:\s+(\d+) \|[^|\n]*\|[^|\n]*\|\s+(\d+)\|[^
 
 
 class RoutingTimedOut(SynthesisFailed):
-    """nextpnr placed the SoC but did not route it within the time given."""
+    """nextpnr did not finish placing and routing the SoC within the time given."""
 
 
 @dataclasses.dataclass

@@ -115,28 +115,38 @@ def _run_offers(unit, source, count, *, pause, seed):
     return sink.taken
 
 
-@pytest.mark.parametrize("fma_units", [1, 4])
-def test_grouped_fma_lanes_take_an_instruction_offered_a_cycle_at_a_time_whole(fma_units):
-    """DISPATCH offers an instruction for one cycle and may offer another µthread's next:
-    a vector that passes the units in groups is taken whole with its first group, its
-    lanes never mixed with another's."""
-    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
-    source = DispatchSource(unit.request, _fma_records(24, seed=fma_units), pause=0.3,
-                            seed=fma_units)
-    taken = _run_offers(unit, source, 24, pause=0.3, seed=fma_units + 1)
+def _check_offered_a_cycle_at_a_time(unit, records, *, seed):
+    """``records`` (request, (slot, golden value)) offered as DISPATCH offers them, with
+    back-pressure: each result is its instruction's, in the order they were taken."""
+    source = DispatchSource(unit.request, records, pause=0.3, seed=seed)
+    taken = _run_offers(unit, source, len(records), pause=0.3, seed=seed + 1)
     _check([payload for _, payload in taken], [note for _, (_, note) in source.accepted])
 
 
-@pytest.mark.parametrize("fma_units", [2, 8])
-def test_fma_instructions_stream_at_one_per_pass(fma_units):
-    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
-    records = _fma_records(12, seed=3)
+def _check_streaming_at_one_per_pass(unit, records):
+    """``records`` offered back to back and taken at once: right, and one taken every
+    ``unit.passes`` cycles."""
     pending = list(records)
     source = Source(unit.request, lambda: pending.pop(0) if pending else None, pause=0.0, seed=1)
     taken = _run_offers(unit, source, len(records), pause=0.0, seed=2)
     _check([payload for _, payload in taken], [note for _, note in records])
     taken_at = [cycle for cycle, _ in source.accepted]
     assert np.diff(taken_at).tolist() == [unit.passes] * (len(records) - 1)
+
+
+@pytest.mark.parametrize("fma_units", [1, 4])
+def test_grouped_fma_lanes_take_an_instruction_offered_a_cycle_at_a_time_whole(fma_units):
+    """DISPATCH offers an instruction for one cycle and may offer another µthread's next:
+    a vector that passes the units in groups is taken whole with its first group, its
+    lanes never mixed with another's."""
+    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
+    _check_offered_a_cycle_at_a_time(unit, _fma_records(24, seed=fma_units), seed=fma_units)
+
+
+@pytest.mark.parametrize("fma_units", [2, 8])
+def test_fma_instructions_stream_at_one_per_pass(fma_units):
+    unit = FMALanes(NDPConfig(engine=EngineConfig(fma_units=fma_units)))
+    _check_streaming_at_one_per_pass(unit, _fma_records(12, seed=3))
 
 
 def _minimum(a, b, maximum):
@@ -206,22 +216,13 @@ def test_vector_misc_unit(misc_units, pressure):
 @pytest.mark.parametrize("misc_units", [1, 2])
 def test_grouped_vector_misc_takes_an_instruction_offered_a_cycle_at_a_time_whole(misc_units):
     unit = VectorMisc(NDPConfig(engine=EngineConfig(misc_units=misc_units)))
-    records = _misc_cases(40, seed=misc_units)
-    source = DispatchSource(unit.request, records, pause=0.3, seed=misc_units)
-    taken = _run_offers(unit, source, len(records), pause=0.3, seed=misc_units + 1)
-    _check([payload for _, payload in taken], [note for _, (_, note) in source.accepted])
+    _check_offered_a_cycle_at_a_time(unit, _misc_cases(40, seed=misc_units), seed=misc_units)
 
 
 @pytest.mark.parametrize("misc_units", [None, 2, 8])
 def test_vector_misc_instructions_stream_at_one_per_pass(misc_units):
     unit = VectorMisc(NDPConfig(engine=EngineConfig(misc_units=misc_units)))
-    records = _misc_cases(18, seed=4)
-    pending = list(records)
-    source = Source(unit.request, lambda: pending.pop(0) if pending else None, pause=0.0, seed=1)
-    taken = _run_offers(unit, source, len(records), pause=0.0, seed=2)
-    _check([payload for _, payload in taken], [note for _, note in records])
-    taken_at = [cycle for cycle, _ in source.accepted]
-    assert np.diff(taken_at).tolist() == [unit.passes] * (len(records) - 1)
+    _check_streaming_at_one_per_pass(unit, _misc_cases(18, seed=4))
 
 
 def test_convert_unit():
