@@ -116,6 +116,13 @@ class EngineConfig:
                         still takes the next instruction; False: it holds, and DISPATCH
                         replays what it offers meanwhile (for fewer LUTs in the sub-core's
                         busiest wiring).
+    vector_read_ports:  read ports of each sub-core's vector registers, each a copy of them
+                        (block RAM): 3, one per source operand; 2: the third operand
+                        (``c``; the multiply-adds', ``vsel``'s and ``samo.fma``'s) is read
+                        through the first port a cycle later, in OPERANDS, so the
+                        instruction after one that reads a vector register ``c`` is picked
+                        a cycle later (a copy less of the registers and its wiring, where
+                        an FPGA's routing is most crowded).
     pipelined:          register the streams between the engine's shared parts (trigger
                         events into the spawner, the ordering station into the scratchpad,
                         the µthreads' memory operations into the load/store unit) and the
@@ -138,6 +145,7 @@ class EngineConfig:
     in_flight: int = 4
     reduce_tree: bool = True
     writeback_spills: bool = True
+    vector_read_ports: int = 3
     pipelined: bool = False
 
     def __post_init__(self):
@@ -168,6 +176,7 @@ class EngineConfig:
             raise ValueError(f"EngineConfig.ordered_atomics must be a power of two in 1..16, "
                              f"not {self.ordered_atomics}")
         _check_range(self, "in_flight", 1, 8)
+        _check_range(self, "vector_read_ports", 2, 3)
 
     @property
     def slot_bits(self):
@@ -319,7 +328,9 @@ class NDPConfig:
 #   launches arguments of their own; one adder and one maximum unit for the reductions
 #   instead of their trees (the row reductions are not what it is for); write-back without
 #   spill registers (with one instruction in flight per µthread answers seldom meet, and
-#   the sector-wide registers sat where the SoC's routing was most congested); the engine
+#   the sector-wide registers sat where the SoC's routing was most congested); two copies
+#   of the vector registers instead of three (a multiply-add's or select's third operand
+#   read a cycle later; the copies' wiring was a quarter of that congestion); the engine
 #   pipelined (a register between each two of its shared parts whose handshakes would
 #   otherwise share a cycle), for the FPGA's clock, where the trigger's one-stage match is
 #   already faster than the engine (its pipelined match would take some 5 000 LUT4 more);
@@ -335,7 +346,8 @@ NAMED_CONFIGS = {
         engine=EngineConfig(sub_cores=1, slots=4, instruction_words=256,
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
                             divide_units=1, fma_units=1, misc_units=1, in_flight=1,
-                            reduce_tree=False, writeback_spills=False, pipelined=True)),
+                            reduce_tree=False, writeback_spills=False, vector_read_ports=2,
+                            pipelined=True)),
 }
 
 

@@ -9,14 +9,15 @@ one unit answer a cycle into the registers. The design (fine-grained multithread
 replay instead of stalls, errors) is described in docs/engine.md.
 """
 
-from amaranth.hdl import Module, unsigned
+from amaranth.hdl import Cat, Module, Signal, unsigned
 from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .alu import ALU
 from .component import SubCoreComponent
-from .isa import ARGUMENT_WORDS, REGISTER_COUNT
+from .decoder import Decoder, OperandClass
+from .isa import ARGUMENT_WORDS, REGISTER_COUNT, OperandKind
 from .layouts import (SCALAR_BITS, completion_layout, error_layout, memory_op_layout,
                       order_bits, retire_layout, scratchpad_op_layout, spawn_layout,
                       vector_layout, VectorUnitSignature)
@@ -130,7 +131,8 @@ class SubCore(SubCoreComponent):
 
         # The instruction memory and the argument blocks (written and read by the host),
         # and per slot 16 registers of each kind; three read ports each but the
-        # instruction memory's, one per source operand position.
+        # instruction memory's, one per source operand position (the vector registers:
+        # ``vector_read_ports``, :meth:`_read_c_late`).
         m.submodules.imem = imem = Memory(shape=64, depth=engine.instruction_words, init=[])
         m.submodules.args = args = Memory(shape=64, depth=engine.argument_blocks * ARGUMENT_WORDS,
                                           init=[])
@@ -154,11 +156,14 @@ class SubCore(SubCoreComponent):
         for position in range(len(OPERAND_NAMES)):
             for memory, address, data_in in (
                     (xrf, decode.register_read, operands.scalar_read),
-                    (vrf, decode.register_read, operands.vector_read),
                     (args, decode.argument_read, operands.argument_read)):
                 read = memory.read_port()
                 m.d.comb += [read.addr.eq(address[position]), read.en.eq(1),
                              data_in[position].eq(read.data)]
+        vector_reads = [vrf.read_port() for _ in range(engine.vector_read_ports)]
+        for position, read in enumerate(vector_reads):
+            m.d.comb += [read.addr.eq(decode.register_read[position]), read.en.eq(1),
+                         operands.vector_read[position].eq(read.data)]
         for memory, write in ((xrf, writeback.scalar_write), (vrf, writeback.vector_write)):
             port = memory.write_port()
             m.d.comb += [port.addr.eq(write.addr), port.data.eq(write.data), port.en.eq(write.en)]
@@ -181,7 +186,11 @@ class SubCore(SubCoreComponent):
         connect(m, pick.o, fetch.i)
         connect(m, fetch.o, decode.i)
         connect(m, decode.o, operands.i)
-        connect(m, operands.o, dispatch.i)
+        if engine.vector_read_ports == len(OPERAND_NAMES):
+            connect(m, operands.o, dispatch.i)
+        else:
+            self._read_c_late(m, imem_read.data, fetch, pick, operands, dispatch,
+                              vector_reads[0])
 
         m.d.comb += [
             operands.age.eq(slots.age),
@@ -253,3 +262,33 @@ class SubCore(SubCoreComponent):
                 self.error[port].eq(stage.error),
             ]
         return m
+
+    @staticmethod
+    def _read_c_late(m, fetched_word, fetch, pick, operands, dispatch, first_read):
+        """With two read ports of the vector registers, an instruction's vector register
+        ``c`` is read through the first port while the instruction is in OPERANDS, and
+        arrives for DISPATCH in place of OPERANDS's value of it. The port is DECODE's that
+        cycle, so PICK picks none while the instruction is in FETCH: DECODE is empty when
+        it reaches OPERANDS."""
+        c = OPERAND_NAMES.index("c")
+        m.submodules.fetched = fetched = Decoder()
+        m.d.comb += fetched.instruction.eq(fetched_word)
+
+        def reads_vector_c(control):
+            return ((control.c.kind == OperandKind.REGISTER) &
+                    (control.c.type == OperandClass.VECTOR))
+
+        record = operands.i.payload
+        reading_c = Signal()
+        read_c = Signal()
+        m.d.comb += [
+            pick.hold.eq(fetch.i.valid & reads_vector_c(fetched.control)),
+            reading_c.eq(operands.i.valid & reads_vector_c(record.control)),
+        ]
+        with m.If(reading_c):
+            m.d.comb += first_read.addr.eq(Cat(record.control.c.index, record.slot))
+        m.d.sync += read_c.eq(reading_c)
+        m.d.comb += [dispatch.i.valid.eq(operands.o.valid),
+                     dispatch.i.payload.eq(operands.o.payload)]
+        with m.If(read_c):
+            m.d.comb += dispatch.i.payload.vector[c].eq(first_read.data)

@@ -20,6 +20,10 @@ def test_defaults_follow_the_architecture():
     (lambda: EngineConfig(reduce_tree=0), "EngineConfig.reduce_tree must be a bool, not 0"),
     (lambda: EngineConfig(writeback_spills=None),
      "EngineConfig.writeback_spills must be a bool, not None"),
+    (lambda: EngineConfig(vector_read_ports=1),
+     r"EngineConfig.vector_read_ports must be in 2..3, not 1"),
+    (lambda: EngineConfig(vector_read_ports=4),
+     r"EngineConfig.vector_read_ports must be in 2..3, not 4"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
     (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
@@ -55,6 +59,7 @@ def test_named_configurations_are_looked_up_by_name():
     assert fpga.trigger.event_queue_depth == NDPConfig().trigger.event_queue_depth
     assert fpga.engine.pipelined and not fpga.engine.reduce_tree
     assert not fpga.engine.writeback_spills and NDPConfig().engine.writeback_spills
+    assert fpga.engine.vector_read_ports == 2 < NDPConfig().engine.vector_read_ports
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())
 

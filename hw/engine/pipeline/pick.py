@@ -2,7 +2,8 @@
 round robin, whose pc addresses the instruction memory.
 
 The slot picked is the first eligible one after the slot picked last, so every µthread
-that stays eligible is picked once in ``slots`` cycles at worst.
+that stays eligible is picked once in ``slots`` cycles at worst, not counting the cycles
+of a hold.
 """
 
 from amaranth.hdl import Const, Module, Signal, unsigned
@@ -20,6 +21,8 @@ class Pick(EngineComponent):
     """Ports:
 
     eligible:   slots that may be picked.
+    hold:       pick none this cycle (the sub-core's vector registers' first read port is
+                wanted two cycles on; :class:`~..sub_core.SubCore`).
     pc:         per slot, its µthread's pc.
     imem_addr:  the instruction memory's read address (the picked slot's pc).
     picked:     the slot picked this cycle (one-hot, or none).
@@ -31,6 +34,7 @@ class Pick(EngineComponent):
         engine = config.engine
         super().__init__({
             "eligible":  In(engine.slots),
+            "hold":      In(1),
             "pc":        In(data.ArrayLayout(unsigned(engine.pc_bits), engine.slots)),
             "imem_addr": Out(engine.pc_bits),
             "picked":    Out(engine.slots),
@@ -42,12 +46,15 @@ class Pick(EngineComponent):
         engine = self.config.engine
         slots, slot_bits = engine.slots, engine.slot_bits
         last_pick = Signal(slot_bits)
+        any_eligible = Signal()
         pick_valid = Signal()
         pick_slot = Signal(slot_bits)
         for step in reversed(range(slots)):
             candidate = (last_pick + 1 + step)[:slot_bits]
             with m.If(self.eligible.bit_select(candidate, 1)):
-                m.d.comb += [pick_valid.eq(1), pick_slot.eq(candidate)]
+                m.d.comb += [any_eligible.eq(1), pick_slot.eq(candidate)]
+        # The hold only gates the pick, so it stays off the instruction memory's address.
+        m.d.comb += pick_valid.eq(any_eligible & ~self.hold)
         m.d.comb += self.imem_addr.eq(self.pc[pick_slot])
         with m.If(pick_valid):
             m.d.sync += last_pick.eq(pick_slot)

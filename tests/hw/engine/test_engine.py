@@ -25,7 +25,7 @@ from .engine_runner import EngineEntry, run_engine
 # What an engine arranged as `fpga` is takes beyond its divide and FMA units: the stages
 # between its shared parts, fewer single-cycle vector units than lanes, and write-back
 # without spill registers.
-AS_FPGA = {"pipelined": True, "misc_units": 2, "writeback_spills": False}
+AS_FPGA = {"pipelined": True, "misc_units": 2, "writeback_spills": False, "vector_read_ports": 2}
 
 
 def engine_config(scratchpad_bytes=256, sub_cores=1, divide_units=None, fma_units=None,
@@ -79,8 +79,9 @@ def assert_same_bits(got, expected, what):
 # divider their vectors take eight passes each, and must not mix; with two FMA units and
 # the stages between the shared parts (as in `fpga`) its additions, in the FMA lanes and in
 # the scratchpad's atomics, take four, its events, scratchpad and memory operations and
-# retirements each a cycle more, its single-cycle vector instructions four cycles, and
-# its units' answers that lose write-back's merge hold them.
+# retirements each a cycle more, its single-cycle vector instructions four cycles, its
+# units' answers that lose write-back's merge hold them, and its multiply-adds' third
+# operand is read a cycle late.
 # Each case takes 10-20 s in Amaranth's simulator. In the slow suite: relu_fwd on one
 # sub-core, which the two sub-cores' case covers, and the kernels the default suite runs on
 # the exported slice (tests/sim/flows/test_kernel_run.py): bias_relu, bn_stats with a

@@ -3,6 +3,7 @@ layout, µthreads spawned by the testbench, memory and scratchpad answered by Py
 models with random latency and back-pressure. Results are checked against numpy and the
 FP golden model, computed from the kernels' meaning, not from the RTL."""
 
+import dataclasses
 import random
 
 import numpy as np
@@ -145,10 +146,10 @@ class StationModel:
 
 
 def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, watchdog=1 << 20,
-             entry_config=None, cycles=20000, stop_entries=0):
+             entry_config=None, cycles=20000, stop_entries=0, config=CONFIG):
     """Run ``events`` (dicts: entry, offset, data, and optionally pc, seq, ordered) through a
     sub-core holding ``program``; return the models, the retires and the errors."""
-    bench = shared(CoreBench, CONFIG)
+    bench = shared(CoreBench, config)
     core = bench.core
     models = Models(seed, memory)
     retires, errors = [], []
@@ -164,7 +165,7 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
         ctx.set(core.imem_write.en, 0)
         ctx.set(core.args_write.en, 0)
         ctx.set(core.window_base, 0)
-        ctx.set(core.window_end, 1 << CONFIG.addr_width)
+        ctx.set(core.window_end, 1 << config.addr_width)
         ctx.set(core.watchdog, watchdog)
         ctx.set(core.stopped, stop_entries)
         rng = random.Random(seed + 10)
@@ -194,13 +195,13 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
     async def units_and_observers(ctx):
         rng = random.Random(seed + 20)
         pending = {"memory": [], "scratchpad": []}
-        station = StationModel(CONFIG.trigger.filter_entries)
+        station = StationModel(config.trigger.filter_entries)
         through = []
         ctx.set(core.turn, station.turn)
 
         def answer(name, op, value):
             delay = rng.randrange(1, 30) if pressure else 1
-            pending[name].append((cycle + delay, int(op.thread) % CONFIG.engine.slots, value))
+            pending[name].append((cycle + delay, int(op.thread) % config.engine.slots, value))
         cycle = 0
         while not state["done"]:
             cycle += 1
@@ -235,7 +236,7 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
                     else:
                         assert not (name == "scratchpad" and op.posted), "an unordered op posted"
                         answer(name, op, ops[name][2](op))
-            for entry in range(CONFIG.trigger.filter_entries):
+            for entry in range(config.trigger.filter_entries):
                 if release >> entry & 1:
                     through.extend(station.release(entry))
             for op in through:
@@ -243,8 +244,8 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
                 if not op.posted:
                     answer("scratchpad", op, value)
             through.clear()
-            ctx.set(core.turn, [turn % (1 << order_bits(CONFIG)) for turn in station.turn])
-            ctx.set(core.holding, station.holding(CONFIG.engine.slots))
+            ctx.set(core.turn, [turn % (1 << order_bits(config)) for turn in station.turn])
+            ctx.set(core.holding, station.holding(config.engine.slots))
             for port in range(2):
                 if retire_valid >> port & 1:
                     retires.append((int(retire[port].entry), int(retire[port].error)))
@@ -301,6 +302,41 @@ def test_axpy_loads_the_other_operand():
     expected = reference("fma", xs.reshape(-1), np.full(xs.size, alpha, dtype=np.uint32),
                          ys.reshape(-1))
     assert np.array_equal(_stored_vectors(models, OUT, len(xs)).reshape(-1), expected)
+
+
+TWO_VECTOR_PORTS = dataclasses.replace(
+    CONFIG, engine=dataclasses.replace(CONFIG.engine, vector_read_ports=2))
+
+
+@pytest.mark.parametrize("config", [CONFIG, TWO_VECTOR_PORTS],
+                         ids=["three-vector-ports", "two-vector-ports"])
+def test_vector_registers_as_third_operands(config):
+    """Multiply-adds whose third operand is a vector register, their µthreads interleaved
+    with others' instructions that read vector registers as first and second operands:
+    with two read ports the third is read a cycle late, through the first port, which the
+    instruction picked after it must not find taken."""
+    rng = np.random.default_rng(11)
+    data = _random_data(rng, 48)
+    alpha = f32(1.5)
+    program = [
+        I(Opcode.ADD, 1, arg(0), special("OFFSET")),
+        I(Opcode.VMUL, 2, special("DATA"), special("DATA")),
+        I(Opcode.VADD, 3, special("DATA"), arg(1)),
+        I(Opcode.VFMA, 4, v(3), v(2), v(3)),
+        I(Opcode.VSUB, 5, v(4), v(2)),
+        I(Opcode.VFMA, 6, v(5), v(3), v(2)),
+        I(Opcode.VST, 0, x(1), x(0), v(6), exit=True),
+    ]
+    events = [{"offset": i * SECTOR, "data": data[i]} for i in range(len(data))]
+    models, retires, errors = run_core(program, events, args=[OUT, alpha], seed=12,
+                                       config=config)
+    assert errors == []
+    d = data.reshape(-1)
+    squares = reference("mul", d, d)
+    shifted = reference("add", d, np.full(d.size, alpha, dtype=np.uint32))
+    fused = reference("fma", shifted, squares, shifted)
+    expected = reference("fma", reference("sub", fused, squares), shifted, squares)
+    assert np.array_equal(_stored_vectors(models, OUT, len(data)).reshape(-1), expected)
 
 
 def test_loop_and_scalar_store():

@@ -1,5 +1,5 @@
-"""PICK alone: round robin among eligible slots, the picked slot's pc to the instruction
-memory, FETCH's record one cycle later."""
+"""PICK alone: round robin among eligible slots, none while held, the picked slot's pc to
+the instruction memory, FETCH's record one cycle later."""
 
 import random
 
@@ -25,12 +25,15 @@ def test_every_eligible_slot_is_picked_in_turn():
         last = 0                # after reset, as if slot 0 had been picked last
         previous = None
         waited = [0] * slots
-        for cycle in range(400):
+        for cycle in range(600):
             eligible = rng.getrandbits(slots) if rng.random() < 0.8 else 0
+            hold = rng.random() < 0.2
             ctx.set(dut.eligible, eligible)
+            ctx.set(dut.hold, hold)
             picked = ctx.get(dut.picked)
             order = [(last + 1 + step) % slots for step in range(slots)]
-            expected = next((slot for slot in order if eligible >> slot & 1), None)
+            expected = None if hold else next((slot for slot in order if eligible >> slot & 1),
+                                              None)
             if expected is None:
                 assert picked == 0, f"cycle {cycle}"
             else:
@@ -41,9 +44,11 @@ def test_every_eligible_slot_is_picked_in_turn():
             if previous is not None:
                 assert (ctx.get(dut.o.payload.slot), ctx.get(dut.o.payload.pc)) == \
                     (previous, pcs[previous])
-            # Round robin: no slot eligible all along waits more than `slots` cycles.
+            # Round robin: no slot eligible all along waits more than `slots` cycles without
+            # a hold.
             for slot in range(slots):
-                waited[slot] = waited[slot] + 1 if eligible >> slot & 1 and expected != slot else 0
+                waiting = eligible >> slot & 1 and expected != slot
+                waited[slot] = waited[slot] + (not hold) if waiting else 0
                 assert waited[slot] < slots
             if expected is not None:
                 last = expected
