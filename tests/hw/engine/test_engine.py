@@ -23,8 +23,8 @@ from .engine_runner import EngineEntry, run_engine
 
 
 # What an engine arranged as `fpga` is takes beyond its divide and FMA units: the stages
-# between its shared parts, fewer single-cycle vector units than lanes, and write-back
-# without spill registers.
+# between its shared parts, fewer single-cycle vector units than lanes, write-back without
+# spill registers, and two copies of the vector registers.
 AS_FPGA = {"pipelined": True, "misc_units": 2, "writeback_spills": False, "vector_read_ports": 2}
 
 
