@@ -123,6 +123,12 @@ class EngineConfig:
                         instruction after one that reads a vector register ``c`` is picked
                         a cycle later (a copy less of the registers and its wiring, where
                         an FPGA's routing is most crowded).
+    memory_queue:       memory operations the load/store unit holds behind its request
+                        register while the memory port serves the GPU, so that DISPATCH
+                        goes on issuing instead of replaying them (each replay costs an
+                        issue cycle and the µthread a pass through the pipeline); they
+                        leave in order, in port cycles the GPU leaves. 0: the request
+                        register alone.
     pipelined:          register the streams between the engine's shared parts (trigger
                         events into the spawner, the ordering station into the scratchpad,
                         the µthreads' memory operations into the load/store unit) and the
@@ -146,6 +152,7 @@ class EngineConfig:
     reduce_tree: bool = True
     writeback_spills: bool = True
     vector_read_ports: int = 3
+    memory_queue: int = 4
     pipelined: bool = False
 
     def __post_init__(self):
@@ -177,6 +184,7 @@ class EngineConfig:
                              f"not {self.ordered_atomics}")
         _check_range(self, "in_flight", 1, 8)
         _check_range(self, "vector_read_ports", 2, 3)
+        _check_range(self, "memory_queue", 0, 64)
 
     @property
     def slot_bits(self):
@@ -312,13 +320,20 @@ class NDPConfig:
 # - ``default``: every parameter at its default but the trigger's event queue, which holds
 #   a GPU stream's events while an entry's initializer runs (the queue of 8 an FPGA build
 #   of the trigger keeps fills in 32 cycles at the A100's share of one write every 4, the
-#   initializers take 40 to 60); the host model's calibration is measured on it (``make
-#   bench`` ``kernel_rtl``).
+#   initializers take 40 to 60), and the arbiter's share, every other memory slot to a
+#   waiting engine under a saturating GPU stream (with one in 16 the engine fell behind
+#   such a stream, and the stream then stopped on the full event queue while the port
+#   idled on the engine's loads in flight), and 32 µthread slots: an element-wise
+#   µthread lives some 55 cycles (its load's round trip, three dependent instructions
+#   through the pipeline), so 16 slots bound a kernel of three memory accesses a sector
+#   at 3.7 cycles a sector and left `adam` 1.44 times slower at a memory latency of 100
+#   cycles than at 10; the host model's calibration is measured on it (``make bench``
+#   ``kernel_rtl``).
 # - ``channel``: sized for one triggering write per cycle, so that a kernel of a few
 #   instructions per sector keeps pace with a GPU channel's stream: four sub-cores (the issue
 #   width), with two divide / square-root units each instead of one per lane (the streaming
 #   kernels do not divide; the finalizers' few divides take four passes), the rest as in
-#   ``default``.
+#   ``default``, its arbiter's share included.
 # - ``fpga``: the engine in an FPGA-sized slice: one sub-core, few µthread slots, one
 #   divider, one FMA unit for the eight lanes (in the FMA lanes and in the scratchpad's
 #   atomics, which with one per lane were half the slice's logic; with two, the SoC around
@@ -334,12 +349,16 @@ class NDPConfig:
 #   pipelined (a register between each two of its shared parts whose handshakes would
 #   otherwise share a cycle), for the FPGA's clock, where the trigger's one-stage match is
 #   already faster than the engine (its pipelined match would take some 5 000 LUT4 more);
-#   the GPU port as by default.
+#   no queue of memory operations in the load/store unit (with 4 slots and one
+#   instruction in flight few wait, and each would be a sector wide); the GPU port and
+#   the arbiter as by default.
 _FPGA_LAUNCHES = 4
 _STREAM_EVENT_QUEUE = TriggerConfig(event_queue_depth=32)
+_ENGINE_EVERY_OTHER_SLOT = ArbiterConfig(ndp_share_period=2)
 NAMED_CONFIGS = {
-    "default": NDPConfig(trigger=_STREAM_EVENT_QUEUE),
-    "channel": NDPConfig(trigger=_STREAM_EVENT_QUEUE,
+    "default": NDPConfig(trigger=_STREAM_EVENT_QUEUE, arbiter=_ENGINE_EVERY_OTHER_SLOT,
+                         engine=EngineConfig(slots=32)),
+    "channel": NDPConfig(trigger=_STREAM_EVENT_QUEUE, arbiter=_ENGINE_EVERY_OTHER_SLOT,
                          engine=EngineConfig(sub_cores=4, divide_units=2)),
     "fpga": NDPConfig(
         trigger=TriggerConfig(filter_entries=_FPGA_LAUNCHES),
@@ -347,7 +366,7 @@ NAMED_CONFIGS = {
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
                             divide_units=1, fma_units=1, misc_units=1, in_flight=1,
                             reduce_tree=False, writeback_spills=False, vector_read_ports=2,
-                            pipelined=True)),
+                            memory_queue=0, pipelined=True)),
 }
 
 

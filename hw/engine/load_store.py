@@ -5,11 +5,12 @@ port accepts its request. The protocol, what each op requests and completes with
 timing are in docs/engine.md, "Load/store unit".
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..stream import Queue
 from .completion import CompletingUnit
 from .isa import Opcode
 from .layouts import memory_op_layout, ndp_memory_port_signature, vector_layout
@@ -27,6 +28,14 @@ class LoadStoreUnit(CompletingUnit):
             "mem": Out(ndp_memory_port_signature(config)),
         })
 
+    def _legal(self, op):
+        """Whether the unit performs ``op``: a memory opcode at an aligned address."""
+        opcode = op.opcode
+        vector_op = (opcode == Opcode.VLD) | (opcode == Opcode.VST) | (opcode == Opcode.VSTM)
+        word_op = (opcode == Opcode.LW) | (opcode == Opcode.SW)
+        aligned = Mux(vector_op, op.addr[:self.config.offset_bits] == 0, op.addr[:2] == 0)
+        return (vector_op | word_op) & aligned
+
     def elaborate(self, platform):
         m = Module()
         config = self.config
@@ -38,26 +47,46 @@ class LoadStoreUnit(CompletingUnit):
         queue = self.completion_queue(m, marks=3)
         refused_mark, store_mark, failed_mark = queue.marks
 
-        op = self.ops.payload
+        request = self.mem.req
+        register_free = ~request.valid | request.ready
+        offered = self.ops.payload
+        offered_legal = self._legal(offered)
+        m.d.comb += refused_mark.valid.eq(self.ops.valid & ~offered_legal)
+        m.d.comb += [
+            refused_mark.payload.thread.eq(offered.thread),
+            refused_mark.payload.error.eq(1),
+        ]
+        if engine.memory_queue:
+            # Ops the port cannot take yet wait here, in order, while DISPATCH goes on; an op
+            # goes straight to the request register only while none waits.
+            m.submodules.waiting = waiting = Queue(memory_op_layout(config), engine.memory_queue)
+            direct = register_free & (waiting.level == 0)
+            m.d.comb += [
+                self.ops.ready.eq(~offered_legal | direct | waiting.i.ready),
+                waiting.i.valid.eq(self.ops.valid & offered_legal & ~direct),
+                waiting.i.payload.eq(offered),
+                waiting.o.ready.eq(register_free),
+            ]
+            op = Mux(waiting.o.valid, Value.cast(waiting.o.payload), Value.cast(offered))
+            take = Mux(waiting.o.valid, 1, self.ops.valid & offered_legal & direct)
+        else:
+            m.d.comb += self.ops.ready.eq(~offered_legal | register_free)
+            op = Value.cast(offered)
+            take = self.ops.valid & offered_legal
+        op = memory_op_layout(config)(op)
         opcode = op.opcode
-        vector_op = (opcode == Opcode.VLD) | (opcode == Opcode.VST) | (opcode == Opcode.VSTM)
         word_op = (opcode == Opcode.LW) | (opcode == Opcode.SW)
         write = (opcode == Opcode.VST) | (opcode == Opcode.VSTM) | (opcode == Opcode.SW)
-        aligned = Mux(vector_op, op.addr[:config.offset_bits] == 0, op.addr[:2] == 0)
-        legal = (vector_op | word_op) & aligned
         word = op.addr[2:config.offset_bits]
         word_mask = Const(0xF, 4) << Cat(Const(0, 2), word)
         all_bytes = Const((1 << config.sector_bytes) - 1, config.sector_bytes)
 
-        request = self.mem.req
-        register_free = ~request.valid | request.ready
-        m.d.comb += self.ops.ready.eq(~legal | register_free)
         # How a read's response becomes its completion, kept by µthread until it returns.
         response_format = data.StructLayout({"word_only": 1, "word": unsigned(word_bits)})
         request_format = Signal(response_format)
         with m.If(register_free):
-            m.d.sync += request.valid.eq(self.ops.valid & legal)
-            with m.If(self.ops.valid & legal):
+            m.d.sync += request.valid.eq(take)
+            with m.If(take):
                 m.d.sync += [
                     request.payload.addr.eq(Cat(Const(0, config.offset_bits),
                                                 op.addr[config.offset_bits:])),
@@ -82,9 +111,6 @@ class LoadStoreUnit(CompletingUnit):
             store_mark.valid.eq(accepted & request.payload.write),
             store_mark.payload.thread.eq(request.payload.id),
             store_mark.payload.error.eq(0),
-            refused_mark.valid.eq(self.ops.valid & ~legal),
-            refused_mark.payload.thread.eq(op.thread),
-            refused_mark.payload.error.eq(1),
         ]
 
         # A response is registered while its format is read, then becomes a completion.

@@ -115,13 +115,13 @@ def test_bad_hardware_is_refused(kwargs, error, message):
 def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_path):
     from dataclasses import replace
     from matndp.host.calibration import configuration_record
-    from matndp.hw.config import EngineConfig, NDPConfig
     path = tmp_path / "other.json"
-    other = NDPConfig(engine=EngineConfig(slots=4), sector_bytes=64)
+    here = named_config("default")
+    other = replace(here, engine=replace(here.engine, slots=4), sector_bytes=64)
     path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(other),
                                 "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
     with pytest.raises(ValueError, match=r"measured on another slice configuration: "
-                                         r"engine.slots 4 \(here 16\), sector_bytes 64 \(here 32\)"):
+                                         r"engine.slots 4 \(here 32\), sector_bytes 64 \(here 32\)$"):
         load_calibration(path)
     same = tmp_path / "same.json"
     same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(named_config("default")),

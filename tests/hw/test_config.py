@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from matndp.hw.config import NAMED_CONFIGS, EngineConfig, NDPConfig, TriggerConfig, named_config
@@ -24,6 +26,9 @@ def test_defaults_follow_the_architecture():
      r"EngineConfig.vector_read_ports must be in 2..3, not 1"),
     (lambda: EngineConfig(vector_read_ports=4),
      r"EngineConfig.vector_read_ports must be in 2..3, not 4"),
+    (lambda: EngineConfig(memory_queue=-1), r"EngineConfig.memory_queue must be in 0..64, not -1"),
+    (lambda: EngineConfig(memory_queue=65), r"EngineConfig.memory_queue must be in 0..64, not 65"),
+    (lambda: EngineConfig(memory_queue=None), "EngineConfig.memory_queue must be an int"),
     (lambda: NDPConfig(id_width=True), "id_width"),
     (lambda: NDPConfig(trigger={"filter_entries": 4}), "TriggerConfig"),
     (lambda: EngineConfig(in_flight=0), r"EngineConfig.in_flight must be in 1..8, not 0"),
@@ -46,7 +51,7 @@ def test_bad_configuration_is_refused_by_name(make, message):
 def test_named_configurations_are_looked_up_by_name():
     assert list(NAMED_CONFIGS) == ["default", "channel", "fpga"]
     default = named_config("default")
-    assert default.engine == NDPConfig().engine
+    assert default.engine == replace(NDPConfig().engine, slots=32)
     # The initializers' 40-60 cycles of a stream at one write every 4 cycles wait in the queue.
     assert default.trigger.event_queue_depth * 4 >= 64 > NDPConfig().trigger.event_queue_depth * 4
     channel, fpga = named_config("channel"), named_config("fpga")
@@ -60,6 +65,10 @@ def test_named_configurations_are_looked_up_by_name():
     assert fpga.engine.pipelined and not fpga.engine.reduce_tree
     assert not fpga.engine.writeback_spills and NDPConfig().engine.writeback_spills
     assert fpga.engine.vector_read_ports == 2 < NDPConfig().engine.vector_read_ports
+    assert fpga.engine.memory_queue == 0 < NDPConfig().engine.memory_queue
+    # Under a saturating GPU stream the engine takes every other memory slot it wants.
+    assert default.arbiter.ndp_share_period == channel.arbiter.ndp_share_period == 2
+    assert fpga.arbiter == NDPConfig().arbiter
     assert all(isinstance(config, NDPConfig) and config.engine is not None
                for config in NAMED_CONFIGS.values())
 

@@ -88,6 +88,7 @@ ENGINE_SPAWNER = ("tests/hw/engine/test_spawner.py",)
 ENGINE_ENTRIES = ("tests/hw/engine/test_entries.py",)
 # The proof alone: its test of the catalog's station mutants would find a mutant's snippet
 # missing from a copy that mutant has already changed, and fail for that.
+ENGINE_LOAD_STORE = ("tests/hw/engine/test_load_store.py",)
 ENGINE_ORDERING = ("tests/hw/engine/test_ordering.py",
                    "tests/sim/formal/test_ordering.py::test_the_station_keeps_the_orders")
 
@@ -633,6 +634,15 @@ MUTANTS = (
     _m("entries-failed-main-counts", "hw/engine/entries.py",
        "(self.retire[port].kind == ThreadKind.MAIN) & ~self.retire[port].error",
        "(self.retire[port].kind == ThreadKind.MAIN)", ENGINE_ENTRIES),
+    # the load/store unit's queue of memory operations
+    _m("load-store-overtakes-the-waiting-ops", "hw/engine/load_store.py",
+       "direct = register_free & (waiting.level == 0)", "direct = register_free", ENGINE_LOAD_STORE),
+    _m("load-store-refused-op-queued", "hw/engine/load_store.py",
+       "waiting.i.valid.eq(self.ops.valid & offered_legal & ~direct),",
+       "waiting.i.valid.eq(self.ops.valid & ~direct),", ENGINE_LOAD_STORE),
+    _m("load-store-queue-head-dropped", "hw/engine/load_store.py",
+       "take = Mux(waiting.o.valid, 1, self.ops.valid & offered_legal & direct)",
+       "take = Mux(waiting.o.valid, 0, self.ops.valid & offered_legal & direct)", ENGINE_LOAD_STORE),
     # the ordering station
     _m("ordering-ignores-the-turn", _ORDERING, "(head.seq == self.turn[head.entry])",
        "(head.seq == head.seq)", ENGINE_ORDERING),

@@ -27,6 +27,8 @@ from ..streams import shared
 
 CONFIGS = {
     "default": NDPConfig(),
+    "no-memory-queue": NDPConfig(engine=EngineConfig(memory_queue=0)),
+    "memory-queue-of-one": NDPConfig(engine=EngineConfig(memory_queue=1)),
     "two-sub-cores": NDPConfig(engine=EngineConfig(sub_cores=2)),
     "64-byte-sectors": NDPConfig(sector_bytes=64),
     "three-sub-cores-of-four-slots": NDPConfig(engine=EngineConfig(sub_cores=3, slots=4)),
@@ -355,6 +357,50 @@ def test_documented_latencies():
     # in cycle 2 and answered in cycle 3: offered from 6. The misaligned sw is refused in
     # cycle 2: offered from 5.
     assert completions == [(4, 0, 3), (5, 0, 6), (6, 0, 5)]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 4])
+def test_ops_wait_behind_a_busy_port_in_order(depth):
+    """While the port takes nothing, the unit accepts one op into its request register and
+    ``memory_queue`` more, then refuses; once the port takes again they leave in the order
+    they came, one a cycle, and a refused op is still completed at once meanwhile."""
+    config = NDPConfig(engine=EngineConfig(memory_queue=depth))
+    dut = LoadStoreUnit(config)
+    ops = [(thread, 0x1000 + 32 * thread) for thread in range(depth + 3)]
+    accepted, requested, refused = [], [], []
+
+    async def bench(ctx):
+        for completion in dut.completions:
+            ctx.set(completion.ready, 1)
+        pending = deque(ops)
+        for cycle in range(12):
+            ctx.set(dut.ops.valid, 1)
+            thread, addr = pending[0]
+            ctx.set(dut.ops.payload, {"thread": thread, "opcode": Opcode.VST, "addr": addr})
+            if ctx.get(dut.ops.ready):
+                accepted.append(pending.popleft()[0])
+            await ctx.tick()
+        # A misaligned op is refused (completed with an error) although the port is busy.
+        ctx.set(dut.ops.payload, {"thread": 12, "opcode": Opcode.VST, "addr": 0x1001})
+        assert ctx.get(dut.ops.ready)
+        await ctx.tick()
+        ctx.set(dut.ops.valid, 0)
+        for cycle in range(3):
+            for completion in dut.completions:
+                if ctx.get(completion.valid):
+                    refused.append((ctx.get(completion.payload.slot), ctx.get(completion.payload.error)))
+            await ctx.tick()
+        ctx.set(dut.mem.req.ready, 1)
+        for cycle in range(2 * len(ops) + 4):
+            if ctx.get(dut.mem.req.valid):
+                requested.append((cycle, ctx.get(dut.mem.req.payload.id), ctx.get(dut.mem.req.payload.addr)))
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert accepted == list(range(depth + 1))
+    assert refused == [(12, 1)]
+    # In order, one a cycle from the first cycle the port takes.
+    assert requested == [(cycle, thread, 0x1000 + 32 * thread) for cycle, thread in enumerate(accepted)]
 
 
 def test_overrun_is_flagged_when_a_thread_breaks_the_one_access_rule():
