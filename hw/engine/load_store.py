@@ -51,11 +51,6 @@ class LoadStoreUnit(CompletingUnit):
         register_free = ~request.valid | request.ready
         offered = self.ops.payload
         offered_legal = self._legal(offered)
-        m.d.comb += refused_mark.valid.eq(self.ops.valid & ~offered_legal)
-        m.d.comb += [
-            refused_mark.payload.thread.eq(offered.thread),
-            refused_mark.payload.error.eq(1),
-        ]
         if engine.memory_queue:
             # Ops the port cannot take yet wait here, in order, while DISPATCH goes on; an op
             # goes straight to the request register only while none waits.
@@ -111,6 +106,9 @@ class LoadStoreUnit(CompletingUnit):
             store_mark.valid.eq(accepted & request.payload.write),
             store_mark.payload.thread.eq(request.payload.id),
             store_mark.payload.error.eq(0),
+            refused_mark.valid.eq(self.ops.valid & ~offered_legal),
+            refused_mark.payload.thread.eq(offered.thread),
+            refused_mark.payload.error.eq(1),
         ]
 
         # A response is registered while its format is read, then becomes a completion.
