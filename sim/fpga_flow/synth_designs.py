@@ -46,10 +46,7 @@ DESIGNS = {
     "ndp_slice": _slice_design(TRIGGER_SLICE, "NDPConfig(engine=None)"),
     "ndp_slice_pipelined": _slice_design(
         PIPELINED_TRIGGER_SLICE, "NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))"),
-    "ndp_slice_engine": _slice_design(
-        FPGA_ENGINE_SLICE, "named configuration fpga: one sub-core, 4 slots, 1 divider, "
-                           "1 FMA unit, 1 vector unit, 256 instruction words, "
-                           "4 argument blocks, 4 KiB scratchpad, 4 filter entries"),
+    "ndp_slice_engine": _slice_design(FPGA_ENGINE_SLICE, "named configuration fpga"),
     # The slices of the other named configurations (docs/engine.md, "Named configurations").
     **{f"ndp_slice_engine_{name}": _slice_design(named_config(name), f"named configuration {name}")
        for name in ("default", "channel")},
