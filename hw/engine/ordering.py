@@ -123,8 +123,12 @@ class AtomicOrder(EngineComponent):
         m.d.comb += rotation.eq(Cat(eligible, eligible) >> (last_pick + 1))
         pick_valid = refill & eligible.any()
         pick = Signal(thread_bits)
-        m.d.comb += pick.eq((last_pick + 1 + one_hot_index(first_one(rotation[:threads])))
-                            [:thread_bits])
+        ahead = last_pick + 1 + one_hot_index(first_one(rotation[:threads]))
+        if threads & (threads - 1):
+            # The count wraps at ``threads``, which a truncation to the µthread number's
+            # bits only does when it is a power of two.
+            ahead = Mux(ahead >= threads, ahead - threads, ahead)
+        m.d.comb += pick.eq(ahead[:thread_bits])
         m.d.comb += [
             read.addr.eq(place(pick, read_position[pick])),
             read.en.eq(pick_valid),

@@ -655,4 +655,6 @@ MUTANTS = (
     _m("ordering-offered-op-changes-while-held", _ORDERING,
        "queued_over_straight = Mux(held, held_queued, queued_valid & ~prefer_straight)",
        "queued_over_straight = queued_valid & ~prefer_straight", ENGINE_ORDERING),
+    _m("ordering-round-robin-wraps-at-the-bit-width", _ORDERING,
+       "ahead = Mux(ahead >= threads, ahead - threads, ahead)", "ahead = ahead", ENGINE_ORDERING),
 )

@@ -27,6 +27,14 @@ from ..streams import shared
 
 CONFIG = NDPConfig(trigger=TriggerConfig(filter_entries=4),
                    engine=EngineConfig(sub_cores=2, slots=4, ordered_atomics=2))
+# Twelve µthreads: the round robin from the one picked last wraps at 12, not at the 16 its
+# 4-bit number counts to.
+CONFIGS = {
+    "two-sub-cores-of-four-slots": CONFIG,
+    "three-sub-cores-of-four-slots": NDPConfig(
+        trigger=TriggerConfig(filter_entries=4),
+        engine=EngineConfig(sub_cores=3, slots=4, ordered_atomics=2)),
+}
 ORDERED_ENTRIES = (0, 1, 3)
 STOPPED_ENTRY = 3
 
@@ -40,10 +48,10 @@ class Thread:
         self.direct_release = direct_release
 
 
-def make_thread(rng, thread, entry, seq, serial):
+def make_thread(rng, thread, entry, seq, serial, mask):
     """Ops of a µthread: for an ordered entry, 0–3 ordered atomics (the last releasing),
-    with straight ops before, between and after; otherwise straight ops only."""
-    mask = (1 << order_bits(CONFIG)) - 1
+    with straight ops before, between and after; otherwise straight ops only. ``mask``:
+    the sequence numbers' bits."""
     ops = []
 
     def op(ordered, release=0):
@@ -65,13 +73,13 @@ def make_thread(rng, thread, entry, seq, serial):
     return Thread(thread, entry, seq, ops, direct_release=ordered_entry and atomics == 0)
 
 
-def run(*, seed, threads_per_entry=40, pause=0.3, stop_after=10):
-    dut = shared(AtomicOrder, CONFIG, release_sources=CONFIG.engine.sub_cores)
+def run(*, seed, config=CONFIG, threads_per_entry=40, pause=0.3, stop_after=10):
+    dut = shared(AtomicOrder, config, release_sources=config.engine.sub_cores)
     rng = random.Random(seed)
-    slots = CONFIG.engine.slots
-    thread_count = CONFIG.engine.sub_cores * slots
-    entries = CONFIG.trigger.filter_entries
-    mask = (1 << order_bits(CONFIG)) - 1
+    slots = config.engine.slots
+    thread_count = config.engine.sub_cores * slots
+    entries = config.trigger.filter_entries
+    mask = (1 << order_bits(config)) - 1
     next_seq = [0] * entries
     serial = [0]
     alive = {}                 # thread -> Thread
@@ -86,7 +94,7 @@ def run(*, seed, threads_per_entry=40, pause=0.3, stop_after=10):
         if not choices:
             return
         entry = rng.choice(choices)
-        alive[thread] = make_thread(rng, thread, entry, next_seq[entry], serial)
+        alive[thread] = make_thread(rng, thread, entry, next_seq[entry], serial, mask)
         if entry in ORDERED_ENTRIES:
             expected_order[entry].extend(op["c"][0] for op in alive[thread].ops if op["ordered"])
         next_seq[entry] += 1
@@ -109,7 +117,7 @@ def run(*, seed, threads_per_entry=40, pause=0.3, stop_after=10):
             if offer is not None:
                 ctx.set(dut.i.payload, offer.ops[0])
             # Direct releases: a µthread with no atomics, holding the turn, nothing queued.
-            releases = [0] * CONFIG.engine.sub_cores
+            releases = [0] * config.engine.sub_cores
             ending = []
             holding = ctx.get(dut.holding)
             for t in alive.values():
@@ -182,9 +190,10 @@ def _fields(payload):
             "posted": int(payload.posted), "seq": int(payload.seq)}
 
 
+@pytest.mark.parametrize("config", CONFIGS.values(), ids=CONFIGS.keys())
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_ordered_atomics_leave_in_sequence_order_under_back_pressure(seed):
-    sent, left, expected_order = run(seed=seed)
+def test_ordered_atomics_leave_in_sequence_order_under_back_pressure(seed, config):
+    sent, left, expected_order = run(seed=seed, config=config)
     out = [_fields(payload) for _, payload in left]
     by_serial = {op["c"][0]: op for op in sent}
     # Exactly once, unchanged.
