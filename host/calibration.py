@@ -24,7 +24,7 @@ import pathlib
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 
-from matndp.hw.config import NDPConfig, named_config
+from matndp.hw.config import NDPConfig, slice_config
 
 from .graph import DTYPE_BYTES
 
@@ -47,13 +47,15 @@ class NDPHardware:
     slices_per_controller: NDP slices (trigger + engine) per memory controller.
     clock_hz:              slice clock.
     slice:                 the RTL configuration of one slice (:class:`NDPConfig`), which
-                           gives the packet size and the lanes; the named configuration
-                           ``default``, the one ``make bench`` measures the costs on.
+                           gives the packet size and the lanes; by default the named
+                           configuration ``$MATNDP_SLICE`` names (``default`` unless it
+                           names another, :func:`~matndp.hw.config.slice_config`), the
+                           one ``make bench`` measures the costs on.
     """
 
     slices_per_controller: int = 16
     clock_hz: float = 1.2e9
-    slice: NDPConfig = field(default_factory=lambda: named_config("default"))
+    slice: NDPConfig = field(default_factory=slice_config)
 
     def __post_init__(self):
         if not isinstance(self.slice, NDPConfig):

@@ -6,14 +6,17 @@ widths) and composes one configuration per block (:class:`TriggerConfig`,
 builds one ``NDPConfig`` and it is validated once, block configurations included.
 
 :data:`NAMED_CONFIGS` names the configurations the project measures and builds (docs/engine.md,
-"Named configurations"); :func:`named_config` looks one up.
+"Named configurations"); :func:`named_config` looks one up, and :func:`slice_config` gives
+the one ``$MATNDP_SLICE`` names: the slice the flows build and the host model is
+calibrated on.
 """
 
+import os
 from dataclasses import dataclass, field, fields
 
 
 __all__ = ["TriggerConfig", "EngineConfig", "ArbiterConfig", "NDPConfig", "NAMED_CONFIGS",
-           "named_config"]
+           "named_config", "SLICE_VARIABLE", "slice_config_name", "slice_config"]
 
 
 def _is_power_of_two(value):
@@ -373,3 +376,24 @@ def named_config(name):
     except (KeyError, TypeError):
         raise ValueError(f"unknown configuration {name!r}; known: "
                          f"{', '.join(NAMED_CONFIGS)}") from None
+
+
+SLICE_VARIABLE = "MATNDP_SLICE"
+
+
+def slice_config_name():
+    """The name ``$MATNDP_SLICE`` gives, ``default`` when it is unset or empty:
+    ``ValueError`` naming the variable and the known names for any other than those of
+    :data:`NAMED_CONFIGS`."""
+    name = os.environ.get(SLICE_VARIABLE) or "default"
+    if name not in NAMED_CONFIGS:
+        raise ValueError(f"{SLICE_VARIABLE}={name!r}: choose one of {', '.join(NAMED_CONFIGS)}")
+    return name
+
+
+def slice_config():
+    """The named configuration ``$MATNDP_SLICE`` names (:func:`slice_config_name`): the
+    slice the flows run the kernels on (``make sim``'s co-simulation, ``matndp kernel``,
+    the batch harness, the soak, ``make bench``'s calibration) and the host model's costs
+    are measured on."""
+    return NAMED_CONFIGS[slice_config_name()]

@@ -134,11 +134,13 @@ def _check_pace(args):
 
 
 def run_run(args):
-    from matndp.hw.config import named_config
+    from matndp.hw.config import named_config, slice_config_name
     from matndp.host.kernels.library.inputs import random_inputs
     from matndp.sim.flows.kernel_run import (differing_elements, reference_outputs,
                                              scratchpad_bases)
     spec, problem, launch = _launch(args)
+    if args.config is None:
+        args.config = slice_config_name()
     config = named_config(args.config)
     _check_pace(args)
     if args.sim != "iss":
@@ -297,9 +299,10 @@ def register(subparsers):
                               f"problem size, where the kernel has it (default {default})")
     run.add_argument("--sim", choices=SIMULATORS, default="verilator",
                      help="where to run it (default %(default)s)")
-    run.add_argument("--config", choices=list(NAMED_CONFIGS), default="default",
+    run.add_argument("--config", choices=list(NAMED_CONFIGS), default=None,
                      help="the slice's named configuration (docs/engine.md, \"Named "
-                          "configurations\"; default %(default)s)")
+                          "configurations\"; default: the one $MATNDP_SLICE names, "
+                          "default unless it names another)")
     run.add_argument("--gpu-interval", type=integer(1, 1 << 16), default=1, metavar="K",
                      help="the GPU offers one triggering access every K cycles from the "
                           "entry's arming, its initializer included (default %(default)s; "

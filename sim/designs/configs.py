@@ -5,7 +5,7 @@ documented in ``hw/config.py``, where the named configurations (``default``, ``c
 
 from dataclasses import replace
 
-from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig, named_config
+from matndp.hw.config import EngineConfig, NDPConfig, TriggerConfig, named_config, slice_config
 
 
 __all__ = ["TRIGGER_SLICE", "PIPELINED_TRIGGER_SLICE", "KERNEL_CONFIG", "FPGA_ENGINE_SLICE",
@@ -18,9 +18,9 @@ TRIGGER_SLICE = NDPConfig(engine=None)
 # The same with the trigger's request side pipelined, as an FPGA build clocks it.
 PIPELINED_TRIGGER_SLICE = NDPConfig(engine=None, trigger=TriggerConfig(pipelined=True))
 
-# The slice the library's kernels run on: the named configuration ``default``, whose
-# scratchpad holds every kernel's accumulators at test sizes.
-KERNEL_CONFIG = named_config("default")
+# The slice the library's kernels run on in the flows: the named configuration
+# ``$MATNDP_SLICE`` names, ``default`` unless it names another (hw.config.slice_config).
+KERNEL_CONFIG = slice_config()
 
 # The engine in an FPGA-sized slice: the named configuration ``fpga``.
 FPGA_ENGINE_SLICE = named_config("fpga")

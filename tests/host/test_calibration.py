@@ -9,7 +9,7 @@ import pytest
 from matndp.host.calibration import DEFAULT_KERNELS, NDPHardware, SCHEMA, load_calibration
 from matndp.host.graph import IterationGraph, Op, Tensor
 from matndp.host.offload import PlannerConfig, plan_offload
-from matndp.hw.config import NDPConfig, named_config
+from matndp.hw.config import SLICE_VARIABLE, NDPConfig, named_config, slice_config
 
 from .offload.graphs import GPU, N, calibration_of
 
@@ -116,7 +116,7 @@ def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_p
     from dataclasses import replace
     from matndp.host.calibration import configuration_record
     path = tmp_path / "other.json"
-    here = named_config("default")
+    here = slice_config()
     other = replace(here, engine=replace(here.engine, slots=4), sector_bytes=64)
     path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(other),
                                 "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
@@ -124,9 +124,23 @@ def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_p
                                          r"engine.slots 4 \(here 16\), sector_bytes 64 \(here 32\)$"):
         load_calibration(path)
     same = tmp_path / "same.json"
-    same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(named_config("default")),
+    same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(here),
                                 "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
     assert load_calibration(same).cost("relu_fwd").cycles_per_packet == 3
+
+
+def test_the_slice_named_by_the_environment_is_the_one_costs_must_be_measured_on(tmp_path, monkeypatch):
+    from matndp.host.calibration import configuration_record
+    path = tmp_path / "default.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(named_config("default")),
+                                "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
+    monkeypatch.setenv(SLICE_VARIABLE, "channel")
+    assert NDPHardware().slice is named_config("channel")
+    with pytest.raises(ValueError, match=r"measured on another slice configuration: "
+                                         r"engine.divide_units None \(here 2\), engine.sub_cores 1 \(here 4\)$"):
+        load_calibration(path)
+    monkeypatch.setenv(SLICE_VARIABLE, "default")
+    assert load_calibration(path).cost("relu_fwd").cycles_per_packet == 3
 
 
 def _kernels(**entries):

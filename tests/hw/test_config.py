@@ -1,6 +1,7 @@
 import pytest
 
-from matndp.hw.config import NAMED_CONFIGS, EngineConfig, NDPConfig, TriggerConfig, named_config
+from matndp.hw.config import (NAMED_CONFIGS, SLICE_VARIABLE, EngineConfig, NDPConfig, TriggerConfig,
+                             named_config, slice_config, slice_config_name)
 
 
 def test_defaults_follow_the_architecture():
@@ -75,3 +76,22 @@ def test_named_configurations_are_looked_up_by_name():
 def test_unknown_configuration_names_the_known_ones(name):
     with pytest.raises(ValueError, match=r"unknown configuration .*; known: default, channel, fpga$"):
         named_config(name)
+
+
+@pytest.mark.parametrize("value, name", [(None, "default"), ("", "default"),
+                                         ("channel", "channel"), ("fpga", "fpga")])
+def test_the_flows_slice_is_the_one_the_variable_names(monkeypatch, value, name):
+    if value is None:
+        monkeypatch.delenv(SLICE_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(SLICE_VARIABLE, value)
+    assert slice_config_name() == name
+    assert slice_config() is named_config(name)
+
+
+@pytest.mark.parametrize("value", ["fast", "Default", " default"])
+def test_an_unknown_slice_name_in_the_variable_names_the_known_ones(monkeypatch, value):
+    monkeypatch.setenv(SLICE_VARIABLE, value)
+    with pytest.raises(ValueError, match=rf"^MATNDP_SLICE='{value}': choose one of default, "
+                                         r"channel, fpga$"):
+        slice_config()

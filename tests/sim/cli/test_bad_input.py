@@ -7,6 +7,7 @@ import argparse
 
 import pytest
 
+from matndp.hw.config import SLICE_VARIABLE
 from matndp.sim.cli import build_parser, parsers
 
 from .commands import exit_code
@@ -187,3 +188,12 @@ def test_a_calibration_from_another_slice_configuration_exits_2(capsys, tmp_path
     assert "measured on another slice configuration: addr_width None (here 40)" in err
     assert "sector_bytes 64 (here 32)" in err or "more" in err
     assert "Traceback" not in err
+
+
+def test_an_unknown_slice_named_by_the_environment_exits_2(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(SLICE_VARIABLE, "huge")
+    assert exit_code(["kernel", "run", "relu_fwd"]) == 2
+    err = capsys.readouterr().err
+    assert err == "matndp kernel run: error: MATNDP_SLICE='huge': choose one of default, channel, fpga\n"
+    assert list(tmp_path.iterdir()) == []
