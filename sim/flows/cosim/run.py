@@ -9,6 +9,7 @@ import time
 
 from matndp.host.output import whole_folder
 
+from matndp.hw.config import slice_config_name
 from matndp.sim.batch.run import prepare_batch
 from matndp.sim.designs import KERNEL_CONFIG, ndp_slice_verilog
 
@@ -58,7 +59,7 @@ def run_cosim(output, setup=None, *, share=None, simulator="verilator", window=D
         raise ValueError(f"--window {window[0]}:{window[1]}: the co-simulation has "
                          f"{len(share.steps)} steps")
     requests = sum(len(stage) for step in share.steps for stage in step.stages)
-    progress("sim: exporting the slice with its engine (the default configuration)")
+    progress(f"sim: exporting the slice with its engine (the {slice_config_name()} configuration)")
     ndp_slice_verilog(KERNEL_CONFIG)
     which = (f"one of {share.slices} slices" if len(slices) == 1 else
              f"slice {share.setup.slice_index} of {share.slices} (then {len(slices) - 1} more)")

@@ -14,7 +14,7 @@ the job depends on (:attr:`BlockJob.key`): a run that is stopped is resumed by t
 command from the jobs it finished, and the folder goes when the whole run succeeds.
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 import functools
 import hashlib
 import json
@@ -29,6 +29,7 @@ import numpy as np
 import matndp.hw
 import matndp.host
 import matndp.sim
+from matndp.hw.config import NAMED_CONFIGS, SLICE_VARIABLE, slice_config_name
 from matndp.sim.designs.files import source_digest
 from matndp.sim.flows.cosim.combine import reduction_partials
 from matndp.sim.flows.cosim.iteration import IterationPlan, share_block
@@ -66,12 +67,15 @@ def _graph_digest(graph):
 class BlockJob:
     """Block number ``number`` of the iteration of ``setup`` (its ``block`` field names the
     block, its ``slice_index`` the slice whose share it is), run under ``simulator`` on a harness of ``shape``; ``graph`` stands for the zoo
-    model when given."""
+    model when given; ``slice_config``: the named configuration of the slice, by default
+    the one ``$MATNDP_SLICE`` names where the job is made (a worker whose variable names
+    another fails the job rather than run it on another slice)."""
     setup: CosimSetup
     number: int
     shape: object
     simulator: str = "verilator"
     graph: object = None
+    slice_config: str = field(default_factory=slice_config_name)
 
     def __post_init__(self):
         if not isinstance(self.setup, CosimSetup):
@@ -80,6 +84,9 @@ class BlockJob:
             raise ValueError(f"a block job's number must be an integer >= 0, not {self.number!r}")
         if self.simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {self.simulator!r}; known: {', '.join(SIMULATORS)}")
+        if self.slice_config not in NAMED_CONFIGS:
+            raise ValueError(f"unknown slice configuration {self.slice_config!r}; known: "
+                             f"{', '.join(NAMED_CONFIGS)}")
 
     @property
     def block(self):
@@ -95,7 +102,8 @@ class BlockJob:
         made once, where the job is made, and carried with it to the worker that runs it."""
         text = canonical_json({"setup": self.setup.as_dict(), "number": self.number,
                                "shape": asdict(self.shape), "simulator": self.simulator,
-                               "graph": _graph_digest(self.graph), "code": _project_code()})
+                               "graph": _graph_digest(self.graph), "slice": self.slice_config,
+                               "code": _project_code()})
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -141,6 +149,10 @@ def run_block_job(job, directory=None, share=None):
     started = time.perf_counter()
     line = {"key": job.key, "block": job.block, "number": job.number, "slice": job.slice_index}
     try:
+        here = slice_config_name()
+        if here != job.slice_config:
+            raise RuntimeError(f"the job is for the {job.slice_config} slice; this worker's "
+                               f"{SLICE_VARIABLE} names {here}")
         if share is None:
             share = share_block(_iteration_plan(job), job.block, job.number)
         run, checks = _run_checked(share, job, directory)

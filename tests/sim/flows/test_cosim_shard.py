@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from matndp.hw.config import SLICE_VARIABLE
 from matndp.sim.batch import run as batch_run
 from matndp.sim.batch.parameters import HarnessShape
 from matndp.sim.flows.cosim.iteration import share_blocks
@@ -154,8 +155,19 @@ def test_a_job_is_keyed_by_everything_its_result_depends_on():
     others = [BlockJob(SETUP, 1, shape), BlockJob(CosimSetup(slices=SLICES, policy="ideal"), 0, shape),
               BlockJob(SETUP, 0, HarnessShape(regions=2 * shape.regions)),
               BlockJob(SETUP, 0, shape, "icarus"), BlockJob(SETUP, 0, shape, graph=mlp(64)),
-              BlockJob(SETUP, 0, shape, graph=mlp(32)), BlockJob(replace(SETUP, overlap=False), 0, shape)]
+              BlockJob(SETUP, 0, shape, graph=mlp(32)), BlockJob(replace(SETUP, overlap=False), 0, shape),
+              BlockJob(SETUP, 0, shape, slice_config="channel")]
     assert len({job.key} | {other.key for other in others}) == 1 + len(others)
+
+
+def test_a_worker_on_another_slice_fails_the_job_naming_both(monkeypatch):
+    monkeypatch.setenv(SLICE_VARIABLE, "channel")
+    job = BlockJob(SETUP, 0, HarnessShape())
+    assert job.slice_config == "channel"
+    monkeypatch.setenv(SLICE_VARIABLE, "fpga")
+    result = shard.run_block_job(job)
+    assert (result["status"], result["error"]) == (
+        "failed", "RuntimeError: the job is for the channel slice; this worker's MATNDP_SLICE names fpga")
 
 
 def test_a_change_of_the_code_is_another_job_but_not_while_it_runs(monkeypatch):
@@ -172,6 +184,8 @@ def test_a_change_of_the_code_is_another_job_but_not_while_it_runs(monkeypatch):
     ({"number": -1}, ValueError, "number must be an integer >= 0, not -1"),
     ({"number": True}, ValueError, "number must be an integer >= 0, not True"),
     ({"simulator": "modelsim"}, ValueError, "unknown simulator 'modelsim'"),
+    ({"slice_config": "huge"}, ValueError,
+     "unknown slice configuration 'huge'; known: default, channel, fpga"),
 ])
 def test_a_job_that_cannot_run_is_refused(fields, error, message):
     arguments = {"setup": SETUP, "number": 0, "shape": HarnessShape(), **fields}
