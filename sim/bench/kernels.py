@@ -137,10 +137,13 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
 
 # On the fly: a GPU write stream at several rates, from the arming ---------------------
 
-# The two kernels a producer's output writes trigger in `make sim`'s layer, 128 packets
+# The two kernels a producer's output writes trigger in `make sim`'s layer, 1 024 packets
 # each, and the GPU offering one triggering write every `interval` cycles from the entry's
 # arming, initializer included.
-ON_THE_FLY = {"bias_relu": {"rows": 64, "channels": 16}, "bn_stats": {"rows": 64, "channels": 16}}
+ON_THE_FLY = {"bias_relu": {"rows": 512, "channels": 16}, "bn_stats": {"rows": 512, "channels": 16}}
+# A stream measures the engine's pace only if the trigger's event queue cannot hold a good
+# part of it: at least this many times the queue's events.
+QUEUES_PER_STREAM = 4
 INTERVALS = {"default": (1, 2, 3, 4, 6, 8), "channel": (1, 2, 4), "fpga": (1, 2, 4, 8)}
 # Beside them, the stream at one write every 4 cycles started this long after the arming,
 # when the initializers have ended: the stall cycles the initializer adds are the difference.
@@ -154,6 +157,17 @@ def _bit_exact_run(name, problem, inputs, golden, what, **options):
     if run.error is not None or not run.complete or differing_elements(run.outputs, golden):
         raise RuntimeError(f"{name} {what}: the RTL run did not complete bit-exact ({run.error})")
     return run
+
+
+def _long_enough(launch, config, config_name):
+    """``ValueError`` when ``launch``'s triggering writes are too few for configuration
+    ``config_name``'s event queue (:data:`QUEUES_PER_STREAM`): a stall-free stream would
+    then say nothing of the engine's pace."""
+    queue = config.trigger.event_queue_depth
+    if launch.expected_triggers < QUEUES_PER_STREAM * queue:
+        raise ValueError(f"{launch.expected_triggers} triggering writes are fewer than "
+                         f"{QUEUES_PER_STREAM} times the event queue of {queue} in configuration "
+                         f"{config_name}: the queue would hide the engine's pace")
 
 
 def _stream_record(run, interval):
@@ -176,6 +190,7 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
     with no stall cycle."""
     config = named_config(config_name)
     launch = kernel(name).launch(problem)
+    _long_enough(launch, config, config_name)
     inputs = random_inputs(launch, seed)
     _, golden, _ = reference_outputs(launch, inputs)
     runs = []
@@ -215,8 +230,9 @@ STREAM_TARGETS = {
 }
 STREAM_INTERVALS = (1, 2, 4)
 STREAM_CONFIGS = ("default", "channel")
-# Streams long enough that the trigger's event queue (32 events in `default`) cannot hide
-# an engine slower than the GPU: 1 024 triggering writes, 768 for rows of BERT-base's 768
+# Streams long enough that the trigger's event queue (32 events in `default`, 128 in
+# `channel`) cannot hide an engine slower than the GPU (:data:`QUEUES_PER_STREAM`):
+# 1 024 triggering writes, 768 for rows of BERT-base's 768
 # columns (96 sectors a row, where the per-row work weighs what it does in a model).
 STREAM_SIZES = {
     ("elements",): {"elements": 8192},
@@ -233,6 +249,7 @@ def stream_rates(name, config_name="default", seed=1):
     problem = STREAM_SIZES[KERNELS[name].dims]
     config = named_config(config_name)
     launch = kernel(name).launch(problem)
+    _long_enough(launch, config, config_name)
     inputs = random_inputs(launch, seed)
     _, golden, _ = reference_outputs(launch, inputs)
     packets = launch.expected_triggers

@@ -137,7 +137,8 @@ def test_the_slice_named_by_the_environment_is_the_one_costs_must_be_measured_on
     monkeypatch.setenv(SLICE_VARIABLE, "channel")
     assert NDPHardware().slice is named_config("channel")
     with pytest.raises(ValueError, match=r"measured on another slice configuration: "
-                                         r"engine.divide_units None \(here 2\), engine.sub_cores 1 \(here 4\)$"):
+                                         r"engine.divide_units None \(here 2\), engine.sub_cores 1 \(here 4\), "
+                                         r"trigger.event_queue_depth 32 \(here 128\)$"):
         load_calibration(path)
     monkeypatch.setenv(SLICE_VARIABLE, "default")
     assert load_calibration(path).cost("relu_fwd").cycles_per_packet == 3

@@ -59,7 +59,8 @@ def test_named_configurations_are_looked_up_by_name():
     assert fpga.fma_units < fpga.lanes == NDPConfig().fma_units
     assert fpga.misc_units < fpga.lanes == NDPConfig().misc_units
     assert fpga.trigger.filter_entries == fpga.engine.argument_blocks
-    assert channel.trigger.event_queue_depth == default.trigger.event_queue_depth
+    # ... and, in channel, while the initializer of a 768-column row holds every slot.
+    assert channel.trigger.event_queue_depth == 4 * default.trigger.event_queue_depth
     assert fpga.trigger.event_queue_depth == NDPConfig().trigger.event_queue_depth
     assert fpga.engine.pipelined and not fpga.engine.reduce_tree
     assert not fpga.engine.writeback_spills and NDPConfig().engine.writeback_spills
