@@ -12,7 +12,9 @@ simulation) looks like::
 ``NDPConfig.sector_bytes``) on one NDP slice (all µthread slots busy), all phases of the op
 together; ``after_cycles_per_packet`` (optional) the part of it spent in the phases that
 run after the producer (an op's apply phases), else the defaults' split is kept;
-``fixed_cycles`` is the once-per-launch cost (initializer, finalizer). ``ndp_config``
+``fixed_cycles`` is the once-per-launch cost (initializer, finalizer);
+``instructions_per_packet`` (optional) the instructions the engine issues per packet, all
+phases (the energy model's count), else as many as the cycles. ``ndp_config``
 (optional) is the slice configuration the costs were measured on (:func:`configuration_record`);
 a file measured on another configuration than the host model's is refused. ``matndp bench
 kernel_rtl`` writes the file from RTL runs of the kernel library. Kernels the file does not list keep their defaults, and the report names them.
@@ -86,10 +88,17 @@ class KernelCost:
     after_cycles: float = 0.0
     fixed_cycles: float = 0.0
     measured: bool = False
+    # Instructions the engine issues per packet, both phases; None: as many as the cycles
+    # (a default is an M2NDP kernel body size, an instruction count).
+    instructions: float = None
 
     @property
     def cycles_per_packet(self):
         return self.stream_cycles + self.after_cycles
+
+    @property
+    def instructions_per_packet(self):
+        return self.cycles_per_packet if self.instructions is None else self.instructions
 
     @property
     def two_phase(self):
@@ -254,7 +263,14 @@ def load_calibration(path=None, hardware=None):
             # a measured total keeps the default split between the streaming and after phases
             default = DEFAULT_KERNELS[name]
             after = total * default.after_cycles / default.cycles_per_packet
-        kernels[name] = KernelCost(total - after, after, fixed, measured=True)
+        instructions = None
+        if "instructions_per_packet" in entry:
+            instructions = _positive_number(entry["instructions_per_packet"],
+                                            f"{where}.instructions_per_packet")
+            if instructions == 0:
+                raise ValueError(f"{where}.instructions_per_packet must be positive")
+        kernels[name] = KernelCost(total - after, after, fixed, measured=True,
+                                   instructions=instructions)
         measured.append(name)
     return Calibration(MappingProxyType(kernels), hardware, str(path), tuple(measured),
                        tuple(unknown))

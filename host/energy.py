@@ -94,7 +94,7 @@ def matndp_energy(plan, constants=None):
     slices = plan.meta["ndp_slices"]
     return EnergyBreakdown(
         gpu_compute_j=gpu_compute_j(graph, on_gpu, constants),
-        ndp_compute_j=plan.ndp_cycles * constants.ndp_pj_per_instruction * PJ,
+        ndp_compute_j=plan.ndp_instructions * constants.ndp_pj_per_instruction * PJ,
         dram_j=plan.dram_bytes_matndp * 8 * constants.dram_pj_per_bit * PJ,
         gpu_transport_j=plan.dram_bytes_gpu * 8 * constants.gpu_transport_pj_per_bit * PJ,
         gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * plan.matndp_s,

@@ -95,6 +95,13 @@ class OffloadCosts:
         cost = self.calibration.cost(placement.kernel)
         return self.packets(op, placement.trigger) * cost.cycles_per_packet + cost.fixed_cycles
 
+    def ndp_instructions(self, op, placement):
+        """Instructions the slices issue for the op's kernel, both phases; the once-per-launch
+        work counted a cycle an instruction (the initializer and finalizer, single µthreads
+        issuing at most one a cycle)."""
+        cost = self.calibration.cost(placement.kernel)
+        return self.packets(op, placement.trigger) * cost.instructions_per_packet + cost.fixed_cycles
+
 
 def fused_duration(graph, memory, producer_op, producer_s, ndp_compute_s, extra_bytes):
     """A GPU kernel with on-the-fly NDP kernels riding on its writes: it ends when the

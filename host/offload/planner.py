@@ -209,8 +209,10 @@ def plan_offload(graph, gpu, calibration=None, config=None, memory=None):
         nbytes = run.op_bytes[op.name] if p.offloaded else graph.op_bytes(op)
         schedule.append(ScheduledOp(op.name, op.kind, op.phase, p.where, run.started[op.name],
                                     run.done[op.name], nbytes))
-    ndp_cycles = sum((costs.ndp_cycles(op, placements[op.name]) for op in graph.ops
-                      if placements[op.name].offloaded), 0.0)
+    offloaded = [op for op in graph.ops if placements[op.name].offloaded]
+    ndp_cycles = sum((costs.ndp_cycles(op, placements[op.name]) for op in offloaded), 0.0)
+    ndp_instructions = sum((costs.ndp_instructions(op, placements[op.name]) for op in offloaded), 0.0)
     return Plan(graph, gpu, calibration, placements, schedule, run.gpu_busy, run.ndp_busy,
                 run.bandwidth, baseline, run.bytes_gpu, run.bytes_ndp, ndp_cycles,
-                meta={"policy": config.policy, "ndp_slices": costs.slices}, memory=memory)
+                ndp_instructions, meta={"policy": config.policy, "ndp_slices": costs.slices},
+                memory=memory)

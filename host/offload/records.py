@@ -44,8 +44,8 @@ class BandwidthSegment(NamedTuple):
 class Plan:
     """The result of :func:`~matndp.host.offload.plan_offload`: the placement of every op,
     the matNDP schedule and the baseline timeline, busy intervals, DRAM bandwidth over
-    time, bytes and NDP cycles, and the memory placement (where the tensors and the NDP
-    sit); ``baseline_s``, ``matndp_s`` and ``speedup`` summarize it."""
+    time, bytes, NDP cycles and instructions, and the memory placement (where the tensors
+    and the NDP sit); ``baseline_s``, ``matndp_s`` and ``speedup`` summarize it."""
 
     graph: object
     gpu: object
@@ -59,6 +59,7 @@ class Plan:
     dram_bytes_gpu: int = 0
     dram_bytes_ndp: int = 0
     ndp_cycles: float = 0.0                # slice cycles of all NDP kernels (both phases)
+    ndp_instructions: float = 0.0          # instructions the slices issue for them
     meta: dict = field(default_factory=dict)
     memory: object = None                  # the MemoryPlacement the plan was made in
 

@@ -68,10 +68,12 @@ def bench_phase(name, seed=1, sizes=SIZES):
     packets = large["packets"] - small["packets"]
     slope = (large["cycles"] - small["cycles"]) / packets
     sub_cores = KERNEL_CONFIG.engine.sub_cores
-    issue = (large["iss_instructions"] - small["iss_instructions"]) / packets / sub_cores
+    instructions = (large["iss_instructions"] - small["iss_instructions"]) / packets
+    issue = instructions / sub_cores
     memory = 1 + (large["ndp_memory_requests"] - small["ndp_memory_requests"]) / packets
     bound = max(issue, memory)
     return {"kernel": name, "cycles_per_packet": round(slope, 3),
+            "instructions_per_packet": round(instructions, 3),
             "fixed_cycles": round(max(small["cycles"] - slope * small["packets"], 0.0), 1),
             "issue_bound_cycles_per_packet": round(issue, 3),
             "memory_bound_cycles_per_packet": round(memory, 3),
@@ -120,6 +122,8 @@ def bench_kernels_rtl(quick=False, calibration=DEFAULT_CALIBRATION_PATH):
         # The first phase runs on the producer's accesses; the others afterwards.
         entries[op] = {"cycles_per_packet": round(sum(m["cycles_per_packet"] for m in measured), 3),
                        "after_cycles_per_packet": round(sum(m["cycles_per_packet"] for m in measured[1:]), 3),
+                       "instructions_per_packet": round(sum(m["instructions_per_packet"]
+                                                            for m in measured), 3),
                        "fixed_cycles": round(sum(m["fixed_cycles"] for m in measured), 1),
                        "phases": list(OPS[op].phases)}
     document = {"schema": SCHEMA,

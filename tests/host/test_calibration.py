@@ -144,6 +144,17 @@ def test_the_slice_named_by_the_environment_is_the_one_costs_must_be_measured_on
     assert load_calibration(path).cost("relu_fwd").cycles_per_packet == 3
 
 
+def test_the_instructions_a_packet_are_the_cycles_unless_the_file_counts_them(tmp_path):
+    path = tmp_path / "costs.json"
+    path.write_text(json.dumps(_kernels(add={"cycles_per_packet": 3.75, "instructions_per_packet": 3},
+                                        relu_fwd={"cycles_per_packet": 2.1})))
+    calibration = load_calibration(path)
+    assert calibration.cost("add").instructions_per_packet == 3
+    assert calibration.cost("relu_fwd").instructions_per_packet == 2.1
+    # a default is an M2NDP kernel body size: an instruction count
+    assert calibration.cost("adam").instructions_per_packet == DEFAULT_KERNELS["adam"].cycles_per_packet
+
+
 def _kernels(**entries):
     return {"schema": SCHEMA, "kernels": entries}
 
@@ -170,6 +181,10 @@ def _kernels(**entries):
      "kernels.adam.after_cycles_per_packet: expected a finite, non-negative number, got '1'"),
     (_kernels(adam={"cycles_per_packet": 3, "after_cycles_per_packet": 4.5}),
      "kernels.adam.after_cycles_per_packet (4.5) must be less than cycles_per_packet (3)"),
+    (_kernels(add={"cycles_per_packet": 3, "instructions_per_packet": 0}),
+     "kernels.add.instructions_per_packet must be positive"),
+    (_kernels(add={"cycles_per_packet": 3, "instructions_per_packet": "3"}),
+     "kernels.add.instructions_per_packet: expected a finite, non-negative number, got '3'"),
 ])
 def test_each_calibration_refusal_names_the_file_and_the_field(tmp_path, document, message):
     path = tmp_path / "bad.json"

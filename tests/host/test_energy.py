@@ -92,6 +92,16 @@ def test_ndp_parts_worked_out_by_hand():
     # compute-bound step: 1 M packets x 30 cycles / 16 GHz + 100 cycles at 1 GHz (its
     # 128 MB would take 158 us at 810 GB/s)
     assert energy.ndp_static_j == pytest.approx(16 * 0.272 / 4 * (1e6 * 30 / 16e9 + 100e-9))
+    # Measured, the instructions a packet are fewer than its cycles (slots waiting on
+    # memory issue nothing): the instructions are charged, the cycles still set the time.
+    counted = Calibration(MappingProxyType({"adam": KernelCost(30, fixed_cycles=100, instructions=24)}),
+                          NDPHardware(slices_per_controller=2, clock_hz=1e9))
+    counted_plan = plan_offload(graph, PRESETS["v100"], counted, PlannerConfig("all"))
+    assert counted_plan.ndp_cycles == pytest.approx(cycles)
+    assert counted_plan.ndp_instructions == pytest.approx(n / 8 * 24 + 100)
+    assert matndp_energy(counted_plan).ndp_compute_j == \
+        pytest.approx((n / 8 * 24 + 100) * (53.8 + 3 * 17.6) * 1e-12)
+    assert counted_plan.matndp_s == pytest.approx(plan.matndp_s)
 
 
 def test_offloading_saves_transport_energy_on_every_model():
