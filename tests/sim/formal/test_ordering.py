@@ -26,7 +26,11 @@ CONFIG = NDPConfig(addr_width=16, sector_bytes=8, id_width=2, counter_width=8,
 DEPTH = 8
 DEEP = 12
 
-STATION_MUTANTS = [mutant for mutant in MUTANTS if mutant.file == "hw/engine/ordering.py"]
+# The proof's two µthreads are a power of two: the station then has no wrap of its round
+# robin to break (tests/hw/engine/test_ordering.py kills that mutant on twelve).
+OUTSIDE_THE_PROOF = {"ordering-round-robin-wraps-at-the-bit-width"}
+STATION_MUTANTS = [mutant for mutant in MUTANTS if mutant.file == "hw/engine/ordering.py"
+                   and mutant.id not in OUTSIDE_THE_PROOF]
 
 
 @pytest.mark.parametrize("depth", [DEPTH, pytest.param(DEEP, marks=pytest.mark.slow)])
@@ -43,6 +47,10 @@ def test_a_mutated_station_fails_the_proof(mutant):
 
 def test_the_catalog_has_mutants_of_the_station():
     assert len(STATION_MUTANTS) >= 3
+    catalog = {mutant.id for mutant in MUTANTS if mutant.file == "hw/engine/ordering.py"}
+    assert OUTSIDE_THE_PROOF <= catalog
+    threads = CONFIG.engine.sub_cores * CONFIG.engine.slots
+    assert threads & (threads - 1) == 0         # why those are outside the proof
 
 
 @pytest.mark.parametrize("witness", ORDERING_WITNESSES)
