@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 
 
 __all__ = ["EnergyConstants", "EnergyBreakdown", "baseline_energy", "matndp_energy",
-           "gpu_compute_j"]
+           "ndp_slice_static_w", "gpu_compute_j"]
 
 PJ = 1e-12
 
@@ -34,8 +34,9 @@ class EnergyConstants:
     # NDP slice, per instruction: vector issue 0.0538 nJ plus three vector register file
     # accesses of 0.0176 nJ (M2NDP energy table).
     ndp_pj_per_instruction: float = 53.8 + 3 * 17.6
-    # M2NDP static power 0.272 W per NDP unit of 4 sub-cores; a slice is one sub-core.
-    ndp_static_w_per_slice: float = 0.272 / 4
+    # M2NDP static power 0.272 W per NDP unit of 4 sub-cores; a slice is charged its own
+    # sub-cores' worth (``NDPHardware.slice``; one in ``default``).
+    ndp_static_w_per_sub_core: float = 0.272 / 4
     # GPU static power as a fraction of TDP: an assumption of this model (docs/energy.md).
     gpu_static_fraction_of_tdp: float = 0.30
     # NVLink-C2C 1.3 pJ/bit (NVIDIA); CXL link 0.008 nJ/bit (M2NDP energy table).
@@ -86,6 +87,13 @@ def baseline_energy(plan, constants=None):
         gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * plan.baseline_s)
 
 
+def ndp_slice_static_w(hardware, constants=None):
+    """Static power of one NDP slice of ``hardware`` (:class:`~matndp.host.calibration.NDPHardware`):
+    its sub-cores' worth of M2NDP's."""
+    constants = constants or EnergyConstants()
+    return hardware.slice.engine.sub_cores * constants.ndp_static_w_per_sub_core
+
+
 def matndp_energy(plan, constants=None):
     """The :class:`EnergyBreakdown` of ``plan``'s iteration with the offloaded ops on the NDP."""
     constants = constants or EnergyConstants()
@@ -98,4 +106,5 @@ def matndp_energy(plan, constants=None):
         dram_j=plan.dram_bytes_matndp * 8 * constants.dram_pj_per_bit * PJ,
         gpu_transport_j=plan.dram_bytes_gpu * 8 * constants.gpu_transport_pj_per_bit * PJ,
         gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * plan.matndp_s,
-        ndp_static_j=slices * constants.ndp_static_w_per_slice * plan.matndp_s)
+        ndp_static_j=slices * ndp_slice_static_w(plan.calibration.hardware, constants)
+        * plan.matndp_s)

@@ -7,7 +7,8 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from .calibration import NDPHardware, load_calibration, load_expander_calibration
-from .energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy
+from .energy import (EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy,
+                     ndp_slice_static_w)
 from .gpu import GPUPreset, get_preset, op_time_s
 from .ndpxnet import NDPXNetConfig, expander_cost, simulate_ndpxnet, without_optimizer
 from .offload import MEMORY_PLACEMENTS, PlannerConfig, plan_offload
@@ -98,10 +99,10 @@ def _link_energy(energy, memory, gpu_bytes, constants):
                                + link_bits * constants.cxl_pj_per_bit * 1e-12)
 
 
-def _with_static(energy, gpu, constants, seconds, slices=0):
+def _with_static(energy, gpu, constants, seconds, slices=0, slice_w=0.0):
     return dataclasses.replace(
         energy, gpu_static_j=gpu.tdp_w * constants.gpu_static_fraction_of_tdp * seconds,
-        ndp_static_j=slices * constants.ndp_static_w_per_slice * seconds)
+        ndp_static_j=slices * slice_w * seconds)
 
 
 def _scaled(energy, factor, **extra):
@@ -193,14 +194,16 @@ def run_gpu(config, *, with_plan=False, graph=None):
         gpu_transport_j=e_base.gpu_transport_j
         + config.gpus * optimizer_bytes * 8 * constants.gpu_transport_pj_per_bit * 1e-12)
     local = _with_static(matndp_energy(plan, constants), gpu, constants, matndp_s,
-                         plan.meta["ndp_slices"])
+                         plan.meta["ndp_slices"], ndp_slice_static_w(plan.calibration.hardware,
+                                                                     constants))
     expander_bytes = base.expander_s * ndpx.expander_memory_gbs * 1e9 * ndpx.expanders
     e_ndp = _scaled(local, config.gpus,
                     link_j=with_ndp.expander_link_bytes * 8 * constants.cxl_pj_per_bit * 1e-12,
                     ndp_compute_j=cycles * constants.ndp_pj_per_instruction * 1e-12,
                     dram_j=expander_bytes * 8 * constants.dram_pj_per_bit * 1e-12,
+                    # an expander slice: one sub-core's worth (docs/energy.md)
                     ndp_static_j=expander_slices * ndpx.expanders
-                    * constants.ndp_static_w_per_slice * matndp_s)
+                    * constants.ndp_static_w_per_sub_core * matndp_s)
     report.update({
         "baseline_s": baseline_s, "matndp_s": matndp_s, "speedup": baseline_s / matndp_s,
         "offloaded_share": share, "amdahl_bound": 1 / (1 - share) if share < 1 else math.inf,

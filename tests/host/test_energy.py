@@ -7,11 +7,13 @@ import pathlib
 import pytest
 
 from matndp.host.calibration import Calibration, KernelCost, NDPHardware
-from matndp.host.energy import EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy
+from matndp.host.energy import (EnergyBreakdown, EnergyConstants, baseline_energy, matndp_energy,
+                                ndp_slice_static_w)
 from matndp.host.gpu import PRESETS
 from matndp.host.graph import IterationGraph, Op, Tensor
 from matndp.host.offload import PlannerConfig, plan_offload
 from matndp.host.zoo import MODEL_NAMES, build_model
+from matndp.hw.config import named_config
 
 from tests.paths import REPOSITORY as ROOT
 
@@ -102,6 +104,13 @@ def test_ndp_parts_worked_out_by_hand():
     assert matndp_energy(counted_plan).ndp_compute_j == \
         pytest.approx((n / 8 * 24 + 100) * (53.8 + 3 * 17.6) * 1e-12)
     assert counted_plan.matndp_s == pytest.approx(plan.matndp_s)
+    # A slice of four sub-cores is charged four sub-cores' static power.
+    wide = Calibration(calibration.kernels, NDPHardware(slices_per_controller=2, clock_hz=1e9,
+                                                        slice=named_config("channel")))
+    wide_plan = plan_offload(graph, PRESETS["v100"], wide, PlannerConfig("all"))
+    assert ndp_slice_static_w(wide.hardware) == pytest.approx(4 * 0.272 / 4)
+    assert matndp_energy(wide_plan).ndp_static_j == \
+        pytest.approx(16 * 0.272 * wide_plan.matndp_s)
 
 
 def test_offloading_saves_transport_energy_on_every_model():
