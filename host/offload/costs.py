@@ -90,17 +90,19 @@ class OffloadCosts:
         stream, after = self.phases(op, trigger, False)
         return self.alone_s(stream) + (self.alone_s(after) if after else 0.0)
 
+    def _per_launch(self, op, placement, per_packet):
+        cost = self.calibration.cost(placement.kernel)
+        return self.packets(op, placement.trigger) * per_packet(cost) + cost.fixed_cycles
+
     def ndp_cycles(self, op, placement):
         """Slice cycles of the op's kernel, both phases."""
-        cost = self.calibration.cost(placement.kernel)
-        return self.packets(op, placement.trigger) * cost.cycles_per_packet + cost.fixed_cycles
+        return self._per_launch(op, placement, lambda cost: cost.cycles_per_packet)
 
     def ndp_instructions(self, op, placement):
         """Instructions the slices issue for the op's kernel, both phases; the once-per-launch
         work counted a cycle an instruction (the initializer and finalizer, single µthreads
         issuing at most one a cycle)."""
-        cost = self.calibration.cost(placement.kernel)
-        return self.packets(op, placement.trigger) * cost.instructions_per_packet + cost.fixed_cycles
+        return self._per_launch(op, placement, lambda cost: cost.instructions_per_packet)
 
 
 def fused_duration(graph, memory, producer_op, producer_s, ndp_compute_s, extra_bytes):

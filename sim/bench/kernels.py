@@ -163,15 +163,21 @@ def _bit_exact_run(name, problem, inputs, golden, what, **options):
     return run
 
 
-def _long_enough(launch, config, config_name):
-    """``ValueError`` when ``launch``'s triggering writes are too few for configuration
-    ``config_name``'s event queue (:data:`QUEUES_PER_STREAM`): a stall-free stream would
-    then say nothing of the engine's pace."""
+def _stream_launch(name, problem, config_name, seed):
+    """The named configuration, the launch, its inputs and its golden outputs of a GPU
+    stream of ``name``; ``ValueError`` when its triggering writes are too few for the
+    configuration's event queue (:data:`QUEUES_PER_STREAM`): a stall-free stream would then
+    say nothing of the engine's pace."""
+    config = named_config(config_name)
+    launch = kernel(name).launch(problem)
     queue = config.trigger.event_queue_depth
     if launch.expected_triggers < QUEUES_PER_STREAM * queue:
         raise ValueError(f"{launch.expected_triggers} triggering writes are fewer than "
                          f"{QUEUES_PER_STREAM} times the event queue of {queue} in configuration "
                          f"{config_name}: the queue would hide the engine's pace")
+    inputs = random_inputs(launch, seed)
+    _, golden, _ = reference_outputs(launch, inputs)
+    return config, launch, inputs, golden
 
 
 def _stream_record(run, interval):
@@ -192,11 +198,7 @@ def on_the_fly(name, problem, config_name="default", intervals=INTERVALS["defaul
     all stall cycles, those before the first write was taken (the initializer's), the
     cycles from the last write to completion (the finalizer's), and the highest such rate
     with no stall cycle."""
-    config = named_config(config_name)
-    launch = kernel(name).launch(problem)
-    _long_enough(launch, config, config_name)
-    inputs = random_inputs(launch, seed)
-    _, golden, _ = reference_outputs(launch, inputs)
+    config, launch, inputs, golden = _stream_launch(name, problem, config_name, seed)
     runs = []
     for interval in intervals:
         run = _bit_exact_run(name, problem, inputs, golden,
@@ -251,11 +253,7 @@ def stream_rates(name, config_name="default", seed=1):
     every 1, 2 and 4 cycles, at its memory bound (its memory accesses per sector, the
     triggering write included, at the port's one a cycle) and at its target interval."""
     problem = STREAM_SIZES[KERNELS[name].dims]
-    config = named_config(config_name)
-    launch = kernel(name).launch(problem)
-    _long_enough(launch, config, config_name)
-    inputs = random_inputs(launch, seed)
-    _, golden, _ = reference_outputs(launch, inputs)
+    config, launch, inputs, golden = _stream_launch(name, problem, config_name, seed)
     packets = launch.expected_triggers
 
     def run_at(interval):
