@@ -139,6 +139,12 @@ class EngineConfig:
                         spans the handshakes of several units; each adds a cycle on its
                         path. What an FPGA build needs for its clock (docs/engine.md,
                         "The pipelined engine").
+    posted_stores:      a store leaves its µthread when DISPATCH sends it to the load/store
+                        unit: it takes no answer in write-back and the µthread goes on (or
+                        ends, freeing its slot) at once; an entry is complete, and its
+                        finalizer starts, only once the port has taken every store of it
+                        (docs/engine.md, "Posted stores"). False: a store is answered when
+                        the port takes it, like a load when its data returns.
     """
 
     sub_cores: int = 1
@@ -157,10 +163,11 @@ class EngineConfig:
     vector_read_ports: int = 3
     memory_queue: int = 4
     pipelined: bool = False
+    posted_stores: bool = True
 
     def __post_init__(self):
         _check_ints(self)
-        for name in ("reduce_tree", "writeback_spills", "pipelined"):
+        for name in ("reduce_tree", "writeback_spills", "pipelined", "posted_stores"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"EngineConfig.{name} must be a bool, not {getattr(self, name)!r}")
         _check_range(self, "sub_cores", 1, 8)
@@ -351,7 +358,9 @@ class NDPConfig:
 #   otherwise share a cycle), for the FPGA's clock, where the trigger's one-stage match is
 #   already faster than the engine (its pipelined match would take some 5 000 LUT4 more);
 #   no queue of memory operations in the load/store unit (with 4 slots and one
-#   instruction in flight few wait, and each would be a sector wide); the GPU port and
+#   instruction in flight few wait, and each would be a sector wide); stores answered
+#   when the port takes them, not posted (the design placed and routed in docs/fpga.md;
+#   posted stores' per-entry counters have not been through nextpnr); the GPU port and
 #   the arbiter as by default.
 _FPGA_LAUNCHES = 4
 _STREAM_EVENT_QUEUE = TriggerConfig(event_queue_depth=32)
@@ -367,7 +376,7 @@ NAMED_CONFIGS = {
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
                             divide_units=1, fma_units=1, misc_units=1, in_flight=1,
                             reduce_tree=False, writeback_spills=False, vector_read_ports=2,
-                            memory_queue=0, pipelined=True)),
+                            memory_queue=0, pipelined=True, posted_stores=False)),
 }
 
 

@@ -30,6 +30,7 @@ from .layouts import (entry_config_layout, entry_status_layout, error_layout, me
                       ndp_memory_port_signature, scratchpad_op_layout)
 from .load_store import LoadStoreUnit
 from .ordering import AtomicOrder
+from .posted_stores import PostedStores
 from .reduce import reduce_unit
 from .scratchpad import Scratchpad
 from .spawner import Spawner
@@ -107,6 +108,7 @@ class Engine(EngineComponent):
             config, retire_ports=sub_cores * RETIRE_PORTS, error_ports=sub_cores * ERROR_PORTS)
         m.submodules.order = order = AtomicOrder(config, release_sources=sub_cores)
         m.submodules.load_store = load_store = LoadStoreUnit(config)
+        m.submodules.posted_stores = posted_stores = PostedStores(config)
         m.submodules.scratchpad = scratchpad = Scratchpad(config)
         if sub_cores > 1:
             m.submodules.memory_merge = memory_merge = RoundRobinMerge(memory_op_layout(config),
@@ -138,6 +140,16 @@ class Engine(EngineComponent):
         if sub_cores > 1:
             connect(m, memory_ops, memory_sink)
             connect(m, spad_ops, order.i)
+        # A posted store is counted as it leaves its sub-core (the merge holds nothing), so
+        # it counts before the µthread that sent it can end.
+        m.d.comb += [
+            posted_stores.sent_valid.eq(memory_sink.valid & memory_sink.ready &
+                                        memory_sink.payload.posted),
+            posted_stores.sent_entry.eq(memory_sink.payload.entry),
+            posted_stores.stored_valid.eq(load_store.stored_valid),
+            posted_stores.stored_entry.eq(load_store.stored_entry),
+            control.stores_pending.eq(posted_stores.pending),
+        ]
         connect(m, load_store.mem, flipped(self.mem))
         connect(m, flipped(self.scratchpad_bus), scratchpad.host)
 

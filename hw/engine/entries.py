@@ -7,7 +7,9 @@ one), the *i*-th started with SEQ = *i*; trigger events of the entry wait until 
 have ended. Every main µthread that ends without error counts as one completion; when the
 count reaches the entry's expected count (non-zero), the finalizer runs (when it names
 one) as ``final_threads`` µthreads (0 counts as one), the *i*-th started with SEQ = *i*,
-and once all of them have ended, the entry is *complete*. An error stops the entry: its
+and once all of them have ended, the entry is *complete*. Each of those steps also waits
+until the memory port has taken every posted store of the entry (``stores_pending``), so
+that what follows sees them. An error stops the entry: its
 µthreads end as they next dispatch, and its further events are drained (counted, not run).
 
 The order of an ordered entry's scratchpad atomics is kept by :mod:`.ordering`, from the
@@ -45,6 +47,7 @@ class EntryControl(EngineComponent):
     spawned / spawned_entry / spawned_kind: the spawner started a µthread.
     drained / drained_entry: the spawner dropped an event of a stopped entry.
     clear_error:   forget the recorded first error.
+    stores_pending: per entry, a posted store of it has not reached the memory port.
 
     status:        per entry, what the register file shows.
     seq:           per entry, the sequence number the next main µthread gets.
@@ -78,6 +81,7 @@ class EntryControl(EngineComponent):
             "drained":        In(1),
             "drained_entry":  In(entry),
             "clear_error":    In(1),
+            "stores_pending": In(entries),
             "status":         Out(data.ArrayLayout(entry_status_layout(config), entries)),
             "seq":            Out(data.ArrayLayout(unsigned(32), entries)),
             "helper_seq":     Out(data.ArrayLayout(unsigned(config.counter_width), entries)),
@@ -133,6 +137,7 @@ class EntryControl(EngineComponent):
                 self.error_valid[port] & (self.error[port].entry == index)
                 for port in range(self.error_ports)) != 0)
             spawned_here = self.spawned & (self.spawned_entry == index)
+            stored = ~self.stores_pending[index]
 
             m.d.comb += [
                 self.accepts[index].eq(((phase == Phase.RUN) | (phase == Phase.FINAL_WAIT) |
@@ -177,11 +182,11 @@ class EntryControl(EngineComponent):
                                 m.d.sync += phase.eq(Phase.INIT)
                     with m.Case(Phase.INIT):
                         m.d.sync += helpers_ended.eq(init_ended_next)
-                        with m.If(init_ended_next == init_threads):
+                        with m.If((init_ended_next == init_threads) & stored):
                             m.d.sync += [phase.eq(Phase.RUN), helpers_started.eq(0),
                                          helpers_ended.eq(0)]
                     with m.Case(Phase.RUN):
-                        with m.If(reached & ~finalized):
+                        with m.If(reached & ~finalized & stored):
                             m.d.sync += finalized.eq(1)
                             with m.If(config_e.has_final):
                                 m.d.sync += phase.eq(Phase.FINAL_WAIT)
@@ -195,6 +200,6 @@ class EntryControl(EngineComponent):
                                 m.d.sync += phase.eq(Phase.FINAL)
                     with m.Case(Phase.FINAL):
                         m.d.sync += helpers_ended.eq(final_ended_next)
-                        with m.If(final_ended_next == final_threads):
+                        with m.If((final_ended_next == final_threads) & stored):
                             m.d.sync += phase.eq(Phase.DONE)
         return m

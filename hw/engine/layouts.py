@@ -122,13 +122,17 @@ class ScalarUnit(wiring.Component):
 def memory_op_layout(config):
     """A load or store toward memory. ``thread`` names the µthread across sub-cores (it
     becomes the memory request's id); the 32-bit word a ``lw``/``sw`` touches within the
-    sector is ``addr``'s (``addr % sector_bytes // 4``)."""
+    sector is ``addr``'s (``addr % sector_bytes // 4``). ``posted``: a store of ``entry``
+    its µthread did not wait for (``EngineConfig.posted_stores``), which completes
+    nothing."""
     return data.StructLayout({
         "thread": unsigned(config.engine.thread_bits),
         "opcode": Opcode,
         "addr":   unsigned(config.addr_width),
         "data":   vector_layout(config),
         "mask":   unsigned(config.sector_bytes),
+        "posted": unsigned(1),
+        "entry":  unsigned(config.trigger.entry_bits),
     })
 
 

@@ -1,7 +1,8 @@
 """The engine's load/store unit: the sub-cores' memory operations, merged into one stream,
 become requests on the engine's memory port (ids name µthreads, read responses come back in
 any order); each access completes on its sub-core's completion stream, a store when the
-port accepts its request. The protocol, what each op requests and completes with, and the
+port accepts its request, unless it is posted: then it completes nothing, and ``stored``
+names its entry as the port takes it. The protocol, what each op requests and completes with, and the
 timing are in docs/engine.md, "Load/store unit".
 """
 
@@ -26,6 +27,8 @@ class LoadStoreUnit(CompletingUnit):
         super().__init__(config, {
             "ops": In(stream.Signature(memory_op_layout(config))),
             "mem": Out(ndp_memory_port_signature(config)),
+            "stored_valid": Out(1),
+            "stored_entry": Out(config.trigger.entry_bits),
         })
 
     def _legal(self, op):
@@ -79,6 +82,8 @@ class LoadStoreUnit(CompletingUnit):
         # How a read's response becomes its completion, kept by µthread until it returns.
         response_format = data.StructLayout({"word_only": 1, "word": unsigned(word_bits)})
         request_format = Signal(response_format)
+        request_posted = Signal()
+        request_entry = Signal(config.trigger.entry_bits)
         with m.If(register_free):
             m.d.sync += request.valid.eq(take)
             with m.If(take):
@@ -92,6 +97,8 @@ class LoadStoreUnit(CompletingUnit):
                     request.payload.id.eq(op.thread),
                     request_format.word_only.eq(word_op),
                     request_format.word.eq(word),
+                    request_posted.eq(op.posted & write),
+                    request_entry.eq(op.entry),
                 ]
 
         threads = engine.sub_cores * engine.slots
@@ -103,7 +110,9 @@ class LoadStoreUnit(CompletingUnit):
             format_write.addr.eq(request.payload.id),
             format_write.data.eq(request_format),
             format_write.en.eq(accepted & ~request.payload.write),
-            store_mark.valid.eq(accepted & request.payload.write),
+            store_mark.valid.eq(accepted & request.payload.write & ~request_posted),
+            self.stored_valid.eq(accepted & request_posted),
+            self.stored_entry.eq(request_entry),
             store_mark.payload.thread.eq(request.payload.id),
             store_mark.payload.error.eq(0),
             refused_mark.valid.eq(self.ops.valid & ~offered_legal),

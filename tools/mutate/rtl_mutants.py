@@ -87,6 +87,7 @@ ENGINE_SLOTS = ("tests/hw/engine/pipeline/test_slots.py",)
 ENGINE_SPAWNER = ("tests/hw/engine/test_spawner.py",)
 ENGINE_ENTRIES = ("tests/hw/engine/test_entries.py",)
 ENGINE_LOAD_STORE = ("tests/hw/engine/test_load_store.py",)
+ENGINE_POSTED_STORES = ("tests/hw/engine/test_posted_stores.py",)
 # The proof alone: its test of the catalog's station mutants would find a mutant's snippet
 # missing from a copy that mutant has already changed, and fail for that.
 ENGINE_ORDERING = ("tests/hw/engine/test_ordering.py",
@@ -629,7 +630,8 @@ MUTANTS = (
        "with m.If(self.error_valid[port] & (~self.error_recorded | self.clear_error)):",
        "with m.If(self.error_valid[port]):", ENGINE_ENTRIES),
     _m("entries-run-after-the-first-initializer-thread", "hw/engine/entries.py",
-       "with m.If(init_ended_next == init_threads):", "with m.If(init_ended_next != 0):",
+       "with m.If((init_ended_next == init_threads) & stored):",
+       "with m.If((init_ended_next != 0) & stored):",
        ENGINE_ENTRIES),
     _m("entries-failed-main-counts", "hw/engine/entries.py",
        "(self.retire[port].kind == ThreadKind.MAIN) & ~self.retire[port].error",
@@ -643,6 +645,30 @@ MUTANTS = (
     _m("load-store-queue-head-dropped", "hw/engine/load_store.py",
        "take = Mux(waiting.o.valid, 1, self.ops.valid & offered_legal & direct)",
        "take = Mux(waiting.o.valid, 0, self.ops.valid & offered_legal & direct)", ENGINE_LOAD_STORE),
+    _m("load-store-marks-posted-stores", "hw/engine/load_store.py",
+       "store_mark.valid.eq(accepted & request.payload.write & ~request_posted),",
+       "store_mark.valid.eq(accepted & request.payload.write),", ENGINE_LOAD_STORE),
+    _m("load-store-stored-before-the-port-takes-it", "hw/engine/load_store.py",
+       "self.stored_valid.eq(accepted & request_posted),",
+       "self.stored_valid.eq(request.valid & request_posted),", ENGINE_LOAD_STORE),
+    # posted stores
+    _m("dispatch-posts-every-memory-op", _DISPATCH,
+       "posted_store = (ctl.unit == UnitCode.MEMORY) & store if",
+       "posted_store = (ctl.unit == UnitCode.MEMORY) if", ENGINE_DISPATCH),
+    _m("posted-stores-pending-misses-this-cycle-s", "hw/engine/posted_stores.py",
+       "self.pending[entry].eq((count != 0) | sent)", "self.pending[entry].eq(count != 0)",
+       ENGINE_POSTED_STORES),
+    _m("posted-stores-count-only-goes-up", "hw/engine/posted_stores.py",
+       "with m.Elif(stored & ~sent):", "with m.Elif(0):", ENGINE_POSTED_STORES),
+    _m("entries-initializer-ends-with-stores-on-their-way", "hw/engine/entries.py",
+       "with m.If((init_ended_next == init_threads) & stored):",
+       "with m.If(init_ended_next == init_threads):", ENGINE_ENTRIES),
+    _m("entries-finalizer-starts-with-stores-on-their-way", "hw/engine/entries.py",
+       "with m.If(reached & ~finalized & stored):", "with m.If(reached & ~finalized):",
+       ENGINE_ENTRIES),
+    _m("entries-complete-with-stores-on-their-way", "hw/engine/entries.py",
+       "with m.If((final_ended_next == final_threads) & stored):",
+       "with m.If(final_ended_next == final_threads):", ENGINE_ENTRIES),
     # the ordering station
     _m("ordering-ignores-the-turn", _ORDERING, "(head.seq == self.turn[head.entry])",
        "(head.seq == head.seq)", ENGINE_ORDERING),

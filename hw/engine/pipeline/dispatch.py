@@ -6,9 +6,9 @@ the µthread with an error naming entry, pc and cause. A µthread of a stopped e
 without one. An instruction whose unit cannot take it (busy, the ordering station's queue
 of the µthread full) or that must wait for its entry's turn is *replayed*: the slot stays
 at its pc and becomes eligible again. Branches and ``exit`` complete here, as do an
-ordered entry's posted atomics (docs/engine.md, "Determinism"). A µthread that fails a
-check or is stopped while instructions of it are in flight is *dying*: its end waits for
-them.
+ordered entry's posted atomics (docs/engine.md, "Determinism") and, with
+``posted_stores``, stores (docs/engine.md, "Posted stores"). A µthread that fails a check
+or is stopped while instructions of it are in flight is *dying*: its end waits for them.
 
 An instruction sent to a unit that answers it is *in flight*: the scoreboard marks what it
 writes, and with ``in_flight`` above 1 the instruction at the slot's next pc is read for
@@ -138,7 +138,11 @@ class Dispatch(SubCoreComponent):
                 holding=self.holding, slot=slot, entry=entry, seq=seq)
             entry_stopped = self.stopped.bit_select(entry, 1)
         ordered_atomic = needs_turn & ctl.atomic
-        posted = ordered_atomic & ~ctl.release & ~ends
+        posted_atomic = ordered_atomic & ~ctl.release & ~ends
+        # A store that passed its checks cannot be refused, so it needs no answer: the
+        # µthread goes on, and the entry's completion waits for the port to take it.
+        store = (opcode == Opcode.VST) | (opcode == Opcode.VSTM) | (opcode == Opcode.SW)
+        posted_store = (ctl.unit == UnitCode.MEMORY) & store if engine.posted_stores else 0
         stopped = entry_stopped | self.dying.bit_select(slot, 1)
 
         next_pc = record.next_pc
@@ -161,6 +165,8 @@ class Dispatch(SubCoreComponent):
             memory_op.addr.eq(address),
             memory_op.data.eq(Mux(word_access, Cat(*(xc[:32] for _ in range(lanes))), vc)),
             memory_op.mask.eq(record.mask),
+            memory_op.posted.eq(posted_store),
+            memory_op.entry.eq(entry),
         ]
         spad_op = self.scratchpad_ops.payload
         m.d.comb += [
@@ -174,7 +180,7 @@ class Dispatch(SubCoreComponent):
             # ordering station, like one marked ``.r``.
             spad_op.release.eq(ctl.release | (ends & needs_turn)),
             spad_op.ordered.eq(ordered_atomic),
-            spad_op.posted.eq(posted),
+            spad_op.posted.eq(posted_atomic),
             spad_op.seq.eq(seq),
         ]
 
@@ -194,7 +200,8 @@ class Dispatch(SubCoreComponent):
                              unit_ready.eq(self.scratchpad_ops.ready)]
             with m.Default():       # CONTROL, BRANCH: complete here
                 m.d.comb += unit_ready.eq(1)
-        completes_here = (ctl.unit == UnitCode.CONTROL) | (ctl.unit == UnitCode.BRANCH) | posted
+        completes_here = ((ctl.unit == UnitCode.CONTROL) | (ctl.unit == UnitCode.BRANCH) |
+                          posted_atomic | posted_store)
         dispatched = proceed & unit_ready
         failed = valid & ~stopped & (cause != ErrorCause.NONE)
         killed = valid & stopped

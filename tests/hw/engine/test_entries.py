@@ -5,7 +5,9 @@ The testbench plays the spawner and the sub-cores: it starts initializers, final
 main µthreads when the entry control asks for or accepts them, at random moments (as the
 spawner does, no main µthread while a helper waits), ends
 them after random lifetimes on random retire ports (several in one cycle), drains events,
-injects errors and clears the recorded one. Beside it runs a model of what the docs
+injects errors and clears the recorded one; and it says at random which entries have
+posted stores on their way to memory, which hold each step of an entry (the initializer's
+end, the finalizer's start, completion) until they have none. Beside it runs a model of what the docs
 promise of each entry, from which every output is checked every cycle."""
 
 import random
@@ -44,6 +46,8 @@ class Promise:
     reached: bool = False
     finals_started: int = 0
     finals_ended: int = 0
+    init_done: bool = False     # its end seen with none of the entry's stores on their way
+    final_done: bool = False    # the same for the finalizer
     stopped: bool = False
     seq: int = 0
 
@@ -65,7 +69,7 @@ class Promise:
 
     @property
     def initializing(self):
-        return self.armed and self.has_init and self.inits_ended < self.inits
+        return self.armed and self.has_init and not self.init_done
 
     @property
     def accepts(self):
@@ -82,11 +86,11 @@ class Promise:
 
     @property
     def complete(self):
-        return self.reached and (not self.has_final or self.final_ended)
+        return self.reached and (not self.has_final or self.final_done)
 
     @property
     def busy(self):
-        return self.initializing or (self.reached and self.has_final and not self.final_ended)
+        return self.initializing or (self.reached and self.has_final and not self.final_done)
 
 
 def _entry_config(promise):
@@ -106,7 +110,7 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                         final_threads[e]) for e in range(ENTRIES)]
     alive = []              # [cycles left, entry, kind, fails]
     seen = {"init": 0, "several_inits": 0, "final": 0, "several_finals": 0, "complete": 0, "errors": 0, "rearmed": 0,
-            "drained": 0}
+            "drained": 0, "held": 0}
     recorded = None         # the error the docs say is recorded
 
     async def bench(ctx):
@@ -174,6 +178,8 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
             ctx.set(dut.error, errors)
             clear = rng.random() < 0.02
             ctx.set(dut.clear_error, clear)
+            pending = sum(1 << entry for entry in range(ENTRIES) if rng.random() < 0.4)
+            ctx.set(dut.stores_pending, pending)
 
             # --- outputs, against the promise ----------------------------------------------
             for entry, promise in enumerate(promises):
@@ -237,9 +243,18 @@ def run_entries(seed, cycles=2500, error_rate=0.004):
                         promise.finals_started += 1
                         seen["final"] += 1
                         seen["several_finals"] += promise.finals_started > 1
+                stored = not pending >> entry & 1
+                if promise.armed and promise.has_init and promise.inits_ended == promise.inits \
+                        and not promise.init_done:
+                    promise.init_done = stored
+                    seen["held"] += not stored
                 if promise.armed and promise.expected and promise.completed >= promise.expected \
-                        and not promise.initializing:
-                    promise.reached = True
+                        and not promise.initializing and not promise.reached:
+                    promise.reached = stored
+                    seen["held"] += not stored
+                if promise.reached and promise.final_ended and not promise.final_done:
+                    promise.final_done = stored
+                    seen["held"] += not stored
             if spawned is not None:
                 alive.append([rng.randrange(1, 25), spawned[0], spawned[1],
                               rng.random() < error_rate])
@@ -255,7 +270,7 @@ def test_entry_control_keeps_its_promises(seed):
     assert seen["init"] and seen["several_inits"] and seen["final"] and seen["several_finals"]
     assert seen["complete"]
     assert seen["rearmed"]
-    assert seen["errors"] and seen["drained"]
+    assert seen["errors"] and seen["drained"] and seen["held"]
 
 
 def test_completions_of_one_cycle_on_several_ports_all_count():

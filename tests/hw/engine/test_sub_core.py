@@ -235,7 +235,11 @@ def run_core(program, events, *, args=(), seed=1, memory=None, pressure=0.3, wat
                         through.extend(station.take(op))
                     else:
                         assert not (name == "scratchpad" and op.posted), "an unordered op posted"
-                        answer(name, op, ops[name][2](op))
+                        value = ops[name][2](op)
+                        if op.posted:       # a store that waits for no answer
+                            assert Opcode(op.opcode) in (Opcode.VST, Opcode.VSTM, Opcode.SW)
+                        else:
+                            answer(name, op, value)
             for entry in range(config.trigger.filter_entries):
                 if release >> entry & 1:
                     through.extend(station.release(entry))
@@ -272,12 +276,19 @@ RELU = [
 ]
 
 
+ANSWERED_STORES = dataclasses.replace(
+    CONFIG, engine=dataclasses.replace(CONFIG.engine, posted_stores=False))
+
+
 @pytest.mark.parametrize("pressure", [pytest.param(0.0, marks=pytest.mark.slow), 0.3])
-def test_relu_on_triggering_data(pressure):
+@pytest.mark.parametrize("config", [CONFIG, ANSWERED_STORES],
+                         ids=["posted-stores", "answered-stores"])
+def test_relu_on_triggering_data(pressure, config):
     rng = np.random.default_rng(1)
     data = _random_data(rng, 40)
     events = [{"offset": i * SECTOR, "data": data[i]} for i in range(len(data))]
-    models, retires, errors = run_core(RELU, events, args=[OUT], pressure=pressure, seed=2)
+    models, retires, errors = run_core(RELU, events, args=[OUT], pressure=pressure, seed=2,
+                                       config=config)
     assert errors == []
     assert retires == [(0, 0)] * len(events)
     expected = reference("max", data.reshape(-1), np.zeros(data.size, dtype=np.uint32))

@@ -262,6 +262,23 @@ def test_memory_requests_name_the_thread_and_the_address(outcomes):
     assert [op.data[lane] for lane in range(CONFIG.lanes)] == [0x9ABC_DEF0] * CONFIG.lanes
 
 
+def test_a_store_is_posted_and_completes_here(outcomes):
+    out = outcomes["sw"]
+    op = out["memory_op"]
+    assert out["requests"]["memory_ops"] and out["issued"]
+    assert (op.posted, op.entry) == (1, ENTRY)
+    assert not out["issue_valid"] and not out["update"].answered and out["clear"] == BIT
+    assert outcomes["vld"]["memory_op"].posted == 0
+
+
+def test_without_posted_stores_a_store_is_in_flight_until_answered():
+    config = replace(CONFIG, engine=replace(CONFIG.engine, posted_stores=False))
+    out = run_cases({"sw": CASES["sw"]}, config)["sw"]
+    assert out["memory_op"].posted == 0 and out["issued"]
+    assert out["issue_valid"] and out["issue"].memory and out["update"].answered
+    assert out["clear"] == 0
+
+
 def test_every_instruction_leaves_the_pipeline(outcomes):
     for name, out in outcomes.items():
         assert out["decided"] == BIT, name
