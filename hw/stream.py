@@ -28,7 +28,7 @@ part                      latency (cycles)  throughput          registered outpu
 ========================  ================  ==================  ==========================
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Shape, Signal, Value, unsigned
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -466,9 +466,16 @@ class RoundRobinMerge(wiring.Component):
     choice moves to an input that starts offering while the chosen one is idle.
     ``select_fanout`` (with it): the payload bits behind one copy of the choice at most;
     each group of that many bits has its own copy (marked ``keep``).
+
+    ``deferred``: inputs (their indices) chosen only when no other input offers (with a
+    registered choice: offers and is not being taken); the deferred ones take turns among
+    themselves, and the others among themselves, as above. A deferred input waits as long
+    as the others keep offering: for inputs whose offers can wait without holding their
+    source (a queue behind them that never fills).
     """
 
-    def __init__(self, payload_shape, count, *, registered_choice=False, select_fanout=None):
+    def __init__(self, payload_shape, count, *, registered_choice=False, select_fanout=None,
+                 deferred=()):
         self.count = _checked_count("count", count)
         self.payload_shape = _checked_shape(payload_shape)
         if not isinstance(registered_choice, bool):
@@ -479,6 +486,17 @@ class RoundRobinMerge(wiring.Component):
         self.registered_choice = registered_choice
         self.select_fanout = None if select_fanout is None else \
             _checked_count("select_fanout", select_fanout)
+        try:
+            deferred = tuple(deferred)
+        except TypeError:
+            raise TypeError(f"deferred must be a collection of input indices, not "
+                            f"{deferred!r}") from None
+        if any(isinstance(index, bool) or not isinstance(index, int) or
+               not 0 <= index < self.count for index in deferred) or \
+                len(set(deferred)) != len(deferred):
+            raise ValueError(f"deferred must be distinct input indices below {self.count}, "
+                             f"not {deferred!r}")
+        self.deferred = frozenset(deferred)
         super().__init__({
             "i":     In(stream.Signature(payload_shape)).array(count),
             "o":     Out(stream.Signature(payload_shape)),
@@ -517,6 +535,14 @@ class RoundRobinMerge(wiring.Component):
                 one_hot_select(chooser, [payload[bits] for payload in payloads]))
         return m
 
+    def _first_the_undeferred(self, offering):
+        """The offering inputs that are not deferred, or, with none of those, all."""
+        if not self.deferred:
+            return offering
+        mask = Const(sum(1 << index for index in self.deferred), self.count)
+        undeferred = offering & ~mask
+        return Mux(undeferred.any(), undeferred, offering)
+
     def _choice(self, m, offering, grant):
         count = self.count
         # ``last`` is the input taken last, one-hot (none after reset: input 0 comes
@@ -525,8 +551,9 @@ class RoundRobinMerge(wiring.Component):
         after_last = Signal(count)
         for index in range(1, count):
             m.d.comb += after_last[index].eq(last[:index].any())
-        preferred = offering & after_last
-        candidates = Mux(preferred.any(), preferred, offering)
+        eligible = self._first_the_undeferred(offering)
+        preferred = eligible & after_last
+        candidates = Mux(preferred.any(), preferred, eligible)
 
         # The choice made while the output waited, kept until it is taken.
         held = Signal()
@@ -545,7 +572,7 @@ class RoundRobinMerge(wiring.Component):
         # taken now. Among them the first after the chosen one, then the first of all;
         # none waiting, the choice stays (the input taken now may offer again).
         taken = Mux(self.o.valid & self.o.ready, grant, 0)
-        waiting = offering & ~taken
+        waiting = self._first_the_undeferred(offering & ~taken)
         after_grant = Signal(count)
         for index in range(1, count):
             m.d.comb += after_grant[index].eq(grant[:index].any())

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from matndp.hw.config import (NAMED_CONFIGS, SLICE_VARIABLE, EngineConfig, NDPConfig, TriggerConfig,
@@ -19,6 +21,7 @@ def test_defaults_follow_the_architecture():
     (lambda: TriggerConfig(pipelined=1), "TriggerConfig.pipelined must be a bool, not 1"),
     (lambda: EngineConfig(pipelined="yes"), "EngineConfig.pipelined must be a bool, not 'yes'"),
     (lambda: EngineConfig(reduce_tree=0), "EngineConfig.reduce_tree must be a bool, not 0"),
+    (lambda: EngineConfig(posted_stores=1), "EngineConfig.posted_stores must be a bool, not 1"),
     (lambda: EngineConfig(writeback_spills=None),
      "EngineConfig.writeback_spills must be a bool, not None"),
     (lambda: EngineConfig(vector_read_ports=1),
@@ -50,7 +53,9 @@ def test_bad_configuration_is_refused_by_name(make, message):
 def test_named_configurations_are_looked_up_by_name():
     assert list(NAMED_CONFIGS) == ["default", "channel", "fpga"]
     default = named_config("default")
-    assert default.engine == NDPConfig().engine
+    # 32 slots, which hide a memory latency of 100 cycles; the rest of the engine as by default.
+    assert default.engine.slots == 32 > NDPConfig().engine.slots
+    assert dataclasses.replace(default.engine, slots=NDPConfig().engine.slots) == NDPConfig().engine
     # The initializers' 40-60 cycles of a stream at one write every 4 cycles wait in the queue.
     assert default.trigger.event_queue_depth * 4 >= 64 > NDPConfig().trigger.event_queue_depth * 4
     channel, fpga = named_config("channel"), named_config("fpga")
@@ -66,6 +71,8 @@ def test_named_configurations_are_looked_up_by_name():
     assert not fpga.engine.writeback_spills and NDPConfig().engine.writeback_spills
     assert fpga.engine.vector_read_ports == 2 < NDPConfig().engine.vector_read_ports
     assert fpga.engine.memory_queue == 0 < NDPConfig().engine.memory_queue
+    assert not fpga.engine.posted_stores and default.engine.posted_stores and \
+        channel.engine.posted_stores
     # Under a saturating GPU stream the engine takes every other memory slot it wants.
     assert default.arbiter.ndp_share_period == channel.arbiter.ndp_share_period == 2
     assert fpga.arbiter == NDPConfig().arbiter

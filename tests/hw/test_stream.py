@@ -319,11 +319,15 @@ MERGE_CODEC = StructCodec(MERGE_LAYOUT)
 MERGES = {"combinational": {}, "registered": {"registered_choice": True},
           "registered_copies": {"registered_choice": True, "select_fanout": 5}}
 merge_kinds = pytest.mark.parametrize("kind", list(MERGES))
+# Merges with inputs 0 and 2 deferred (taken only while no other input offers).
+DEFERRED_MERGES = {"deferred": {"deferred": (0, 2)},
+                   "registered_deferred": {"registered_choice": True, "deferred": (0, 2)}}
+deferred_kinds = pytest.mark.parametrize("kind", list(DEFERRED_MERGES))
 
 
 def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0.0,
-               kind="combinational"):
-    merge = RoundRobinMerge(MERGE_LAYOUT, count, **MERGES[kind])
+               kind="combinational", check=None):
+    merge = RoundRobinMerge(MERGE_LAYOUT, count, **{**MERGES, **DEFERRED_MERGES}[kind])
     rng = random.Random(seed)
     items = [[MERGE_CODEC.pack(dict(value=rng.getrandbits(10), source=k))
               for _ in range(per_source[k])] for k in range(count)]
@@ -334,6 +338,8 @@ def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0
     sink = Sink(merge.o, "o", pause=Pause(sink_pause, seed), rules=not withdraw)
     indices = []
 
+    extra_check = check
+
     def check(ctx, cycle):
         if sink.transfer:
             indices.append(ctx.get(merge.index))
@@ -341,6 +347,8 @@ def _run_merge(count, per_source, *, source_pauses, sink_pause, seed, withdraw=0
         taking = [k for k in range(count) if ctx.get(merge.i[k].valid) and ctx.get(merge.i[k].ready)]
         assert taking == ([ctx.get(merge.index)] if sink.transfer else []), \
             f"cycle {cycle}: inputs {taking} taken, output transfer {sink.transfer}"
+        if extra_check is not None:
+            extra_check(merge, ctx, cycle, taking)
 
     total = sum(per_source)
     run(merge, [*sources, sink], until=lambda: len(sink.items) == total,
@@ -409,6 +417,51 @@ def test_merge_takes_nothing_from_an_input_that_withdrew(count, kind):
     received = [MERGE_CODEC.unpack(word) for word in sink.items]
     for k in range(count):
         assert [word for word, item in zip(sink.items, received) if item["source"] == k] == items[k]
+
+
+@deferred_kinds
+@pytest.mark.parametrize("source_pause, sink_pause", [(0.0, 0.0), (0.6, 0.0), (0.5, 0.5)])
+def test_a_merge_with_deferred_inputs_loses_duplicates_and_reorders_nothing(
+        kind, source_pause, sink_pause):
+    per_source = [40, 55, 30, 45]
+    sources, sink, indices, items = _run_merge(
+        4, per_source, source_pauses=[source_pause] * 4, sink_pause=sink_pause, seed=31,
+        kind=kind)
+    received = [MERGE_CODEC.unpack(word) for word in sink.items]
+    assert indices == [item["source"] for item in received]
+    for k in range(4):
+        assert [word for word, item in zip(sink.items, received) if item["source"] == k] == items[k]
+
+
+@deferred_kinds
+def test_a_deferred_input_is_taken_only_while_no_other_input_offers(kind):
+    """Inputs 0 and 2 of four deferred: a transfer from one of them happens only where no
+    other input offered when the choice was made (in the transfer's cycle, or with a
+    registered choice in the cycle before, counting only offers not taken then); and with
+    the others pausing, the deferred inputs are served too."""
+    deferred = DEFERRED_MERGES[kind]["deferred"]
+    registered = DEFERRED_MERGES[kind].get("registered_choice", False)
+    history = []           # per cycle: (the inputs offering, the input taken or None)
+    seen = {"deferred_taken": 0, "deferred_waited": 0}
+
+    def check(merge, ctx, cycle, taking):
+        offering = {k for k in range(4) if ctx.get(merge.i[k].valid)}
+        taken = taking[0] if taking else None
+        history.append((offering, taken))
+        if taken in deferred:
+            seen["deferred_taken"] += 1
+            chosen_in = history[-2] if registered and len(history) > 1 else history[-1]
+            if registered and len(history) == 1:
+                return
+            others = {k for k in chosen_in[0] if k not in deferred} - \
+                ({chosen_in[1]} if registered else set())
+            assert not others, f"cycle {cycle}: input {taken} taken while {others} offered"
+        elif offering & set(deferred):
+            seen["deferred_waited"] += 1
+
+    _run_merge(4, [60] * 4, source_pauses=[0.2, 0.5, 0.2, 0.5], sink_pause=0.0, seed=8,
+               kind=kind, check=check)
+    assert seen["deferred_taken"] == 120 and seen["deferred_waited"] > 20, seen
 
 
 @merge_kinds
@@ -511,6 +564,16 @@ def test_only_the_combinational_choice_puts_valid_before_the_payload(kind, follo
      "select_fanout needs registered_choice"),
     (lambda: RoundRobinMerge(8, 2, registered_choice=True, select_fanout=0), ValueError,
      "select_fanout must be at least 1, not 0"),
+    (lambda: RoundRobinMerge(8, 2, deferred=1), TypeError,
+     "deferred must be a collection of input indices, not 1"),
+    (lambda: RoundRobinMerge(8, 2, deferred=(2,)), ValueError,
+     r"deferred must be distinct input indices below 2, not \(2,\)"),
+    (lambda: RoundRobinMerge(8, 3, deferred=(1, 1)), ValueError,
+     "deferred must be distinct input indices below 3"),
+    (lambda: RoundRobinMerge(8, 3, deferred=(True,)), ValueError,
+     "deferred must be distinct input indices below 3"),
+    (lambda: RoundRobinMerge(8, 3, deferred=(-1,)), ValueError,
+     "deferred must be distinct input indices below 3"),
     (lambda: Queue("x", 4), TypeError, "payload_shape must be a shape"),
     (lambda: Queue(8, 0), ValueError, "depth must be at least 1, not 0"),
     (lambda: Queue(8, 4.0), TypeError, "depth must be an int"),

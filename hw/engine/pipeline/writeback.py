@@ -1,10 +1,11 @@
 """WRITE-BACK: the units' answers, one per cycle, into the register files.
 
 Every unit answers with the slot and a value (the shared units also with an error); a
-round-robin merge takes one answer a cycle, and an in-order unit's answer that loses it
-waits in a spill register, so the unit goes on taking instructions. Where the answer goes is kept here: the units
-of :data:`~.layouts.IN_ORDER_UNITS` answer in the order they were given instructions, so
-each has a queue of the destinations of its instructions in flight, pushed by DISPATCH and
+round-robin merge takes one answer a cycle, the sub-core's own units' before the shared
+units' completions, and an in-order unit's answer that loses it waits in a spill register,
+so the unit goes on taking instructions. Where the answer goes is kept here: the units of
+:data:`~.layouts.IN_ORDER_UNITS` answer in the order they were given instructions, so each
+has a queue of the destinations of its instructions in flight, pushed by DISPATCH and
 popped with the answer; a µthread has at most one memory and one scratchpad access in
 flight, whose destinations the slot keeps. The answer is written to its register, and the
 scoreboard learns that it is no longer in flight. When it was the µthread's last
@@ -101,12 +102,18 @@ class WriteBack(EngineComponent):
             "slot": unsigned(config.engine.slot_bits), "value": unsigned(result_width),
             "error": unsigned(1)})
         sources = [getattr(self, name) for name in RESULT_SOURCES]
+        # The shared units' completions wait in queues that never fill, while a unit of
+        # the sub-core whose answer waits holds as a whole, and DISPATCH replays what it
+        # offers it: so the sub-core's own units' answers go first, and a completion is
+        # taken in a cycle none of them answers (docs/engine.md, "Write-back's order").
         # A pipelined engine chooses the answer to take a cycle ahead (a register), so
         # that no unit's ``valid`` reaches the register writes, the scoreboard and the
         # units' ``ready`` through the choice in one cycle: a cycle is lost when the
         # choice moves to a unit that starts answering while the chosen one is idle.
         m.submodules.merge = merge = RoundRobinMerge(
-            merged_layout, len(sources), registered_choice=config.engine.pipelined)
+            merged_layout, len(sources), registered_choice=config.engine.pipelined,
+            deferred=[position for position, name in enumerate(RESULT_SOURCES)
+                      if name in SHARED_UNITS.values()])
         for position, (name, port, source) in enumerate(zip(RESULT_SOURCES, merge.i, sources)):
             if position < len(IN_ORDER_UNITS):
                 # A unit's answer that loses the merge waits in registers of its own, so

@@ -89,7 +89,10 @@ def test_every_answer_is_written_where_its_instruction_said(config):
             dispatched = None
             if waiting and rng.random() < 0.6:
                 name, code = rng.choice(waiting)
-                dispatched = (name, rng.randrange(SLOTS), rng.choice(KINDS), rng.randrange(16))
+                # Each unit's own registers, so that two units' answers for one slot that
+                # write nothing (NONE) still tell which unit write-back took.
+                rd = [unit for _, unit in in_order].index(name) + len(in_order) * rng.randrange(2)
+                dispatched = (name, rng.randrange(SLOTS), rng.choice(KINDS), rd)
                 ctx.set(dut.update_valid, 1)
                 ctx.set(dut.update, {"slot": dispatched[1], "unit": code, "answered": 1,
                                      "rd_type": dispatched[2], "rd": dispatched[3]})
@@ -168,6 +171,48 @@ def test_every_answer_is_written_where_its_instruction_said(config):
 
     simulate(dut, bench)
     assert all(seen.values()), seen
+
+
+@pytest.mark.parametrize("config", [CONFIG, PIPELINED], ids=["default", "pipelined"])
+def test_a_shared_unit_s_completion_waits_while_the_units_answer(config):
+    """The memory's completion, offered from the first cycle, is taken only after the ALU's
+    and the multiplier's four answers each, offered back to back from the same cycle: a
+    unit whose answer waits holds, a completion waits in its queue. (A registered choice
+    counts an answer as waiting when it is not being taken, so one unit answering alone
+    would let the completion in between its answers.)"""
+    dut = WriteBack(config)
+    codes = {name: code for code, name in IN_ORDER_UNITS.items() if name in ("alu", "multiply")}
+    order = []
+
+    async def bench(ctx):
+        for slot in range(4):
+            for name, code in codes.items():
+                ctx.set(dut.update_valid, 1)
+                ctx.set(dut.update, {"slot": slot, "unit": code, "answered": 1,
+                                     "rd_type": OperandClass.SCALAR, "rd": 1})
+                await ctx.tick()
+        ctx.set(dut.update_valid, 0)
+        ctx.set(dut.memory_dest, [{"rd_type": OperandClass.VECTOR, "rd": 2, "pc": 0}] * SLOTS)
+        ctx.set(dut.memory.valid, 1)
+        ctx.set(dut.memory.payload, {"slot": 7, "error": 0, "value": [0] * LANES})
+        left = {name: 4 for name in codes}
+        for cycle in range(30):
+            for name in codes:
+                port = getattr(dut, name)
+                ctx.set(port.valid, left[name] > 0)
+                ctx.set(port.payload, {"slot": 4 - left[name], "value": left[name]})
+            taken = {name for name in codes if left[name] and ctx.get(getattr(dut, name).ready)}
+            memory_taken = ctx.get(dut.memory.valid) and ctx.get(dut.memory.ready)
+            if ctx.get(dut.answer_valid):
+                order.append("memory" if ctx.get(dut.answer.memory) else "unit")
+            await ctx.tick()
+            for name in taken:
+                left[name] -= 1
+            if memory_taken:
+                ctx.set(dut.memory.valid, 0)
+
+    simulate(dut, bench)
+    assert order == ["unit"] * 8 + ["memory"]
 
 
 def test_a_unit_s_queue_of_destinations_fills():
