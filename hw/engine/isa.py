@@ -40,7 +40,7 @@ __all__ = [
     "INSTRUCTION_BITS", "REGISTER_COUNT", "ARGUMENT_WORDS",
     "Opcode", "OperandKind", "ScalarSpecial", "VectorSpecial", "Unit", "OperandType",
     "Element", "ImmediateUse", "ErrorCause", "InstructionSpec", "INSTRUCTIONS",
-    "SPEC_BY_OPCODE", "SPEC_BY_MNEMONIC", "SPECIALS", "NO_TRIGGER_SPECIALS",
+    "SPEC_BY_OPCODE", "SPEC_BY_MNEMONIC", "MEMORY_STORES", "SPECIALS", "NO_TRIGGER_SPECIALS",
     "FIELD_MEANING", "OPERAND_KIND_MEANING", "SPECIAL_MEANING", "ELEMENT_MEANING",
     "UNIT_MEANING", "ERROR_CAUSE_MEANING",
     "instruction_layout", "operand_layout", "DIVISOR_LAYOUT", "INSTRUCTION_FIELDS",
@@ -460,6 +460,9 @@ INSTRUCTIONS = (
 
 SPEC_BY_OPCODE = {spec.opcode: spec for spec in INSTRUCTIONS}
 SPEC_BY_MNEMONIC = {spec.mnemonic: spec for spec in INSTRUCTIONS}
+#: The memory instructions that write memory and no register (a sub-core may post them).
+MEMORY_STORES = tuple(spec.opcode for spec in INSTRUCTIONS
+                      if spec.unit is Unit.MEMORY and spec.rd is OperandType.NONE)
 
 
 def operand_layout():

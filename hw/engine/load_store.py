@@ -2,8 +2,8 @@
 become requests on the engine's memory port (ids name µthreads, read responses come back in
 any order); each access completes on its sub-core's completion stream, a store when the
 port accepts its request, unless it is posted: then it completes nothing, and ``stored``
-names its entry as the port takes it. The protocol, what each op requests and completes with, and the
-timing are in docs/engine.md, "Load/store unit".
+names its entry as the port takes it. The protocol, what each op requests and completes
+with, and the timing are in docs/engine.md, "Load/store unit".
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..stream import Queue
 from .completion import CompletingUnit
-from .isa import Opcode
+from .isa import MEMORY_STORES, Opcode
 from .layouts import memory_op_layout, ndp_memory_port_signature, vector_layout
 
 
@@ -74,7 +74,7 @@ class LoadStoreUnit(CompletingUnit):
         op = memory_op_layout(config)(op)
         opcode = op.opcode
         word_op = (opcode == Opcode.LW) | (opcode == Opcode.SW)
-        write = (opcode == Opcode.VST) | (opcode == Opcode.VSTM) | (opcode == Opcode.SW)
+        write = Cat(*(opcode == code for code in MEMORY_STORES)).any()
         word = op.addr[2:config.offset_bits]
         word_mask = Const(0xF, 4) << Cat(Const(0, 2), word)
         all_bytes = Const((1 << config.sector_bytes) - 1, config.sector_bytes)

@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..component import SubCoreComponent
 from ..decoder import OperandClass, UnitCode
-from ..isa import Opcode
+from ..isa import MEMORY_STORES, Opcode
 from ..layouts import (ErrorCause, ThreadKind, memory_op_layout, order_bits,
                        scalar_request_layout, scratchpad_op_layout, vector_request_layout)
 from .check import ends_thread, turn_checks
@@ -141,7 +141,7 @@ class Dispatch(SubCoreComponent):
         posted_atomic = ordered_atomic & ~ctl.release & ~ends
         # A store that passed its checks cannot be refused, so it needs no answer: the
         # µthread goes on, and the entry's completion waits for the port to take it.
-        store = (opcode == Opcode.VST) | (opcode == Opcode.VSTM) | (opcode == Opcode.SW)
+        store = Cat(*(opcode == code for code in MEMORY_STORES)).any()
         posted_store = (ctl.unit == UnitCode.MEMORY) & store if engine.posted_stores else 0
         stopped = entry_stopped | self.dying.bit_select(slot, 1)
 
