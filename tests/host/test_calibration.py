@@ -121,7 +121,7 @@ def test_costs_measured_on_another_slice_are_refused_naming_the_difference(tmp_p
     path.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(other),
                                 "kernels": {"relu_fwd": {"cycles_per_packet": 3}}}))
     with pytest.raises(ValueError, match=r"measured on another slice configuration: "
-                                         r"engine.slots 4 \(here 16\), sector_bytes 64 \(here 32\)$"):
+                                         r"engine.slots 4 \(here 32\), sector_bytes 64 \(here 32\)$"):
         load_calibration(path)
     same = tmp_path / "same.json"
     same.write_text(json.dumps({"schema": SCHEMA, "ndp_config": configuration_record(here),
@@ -137,7 +137,8 @@ def test_the_slice_named_by_the_environment_is_the_one_costs_must_be_measured_on
     monkeypatch.setenv(SLICE_VARIABLE, "channel")
     assert NDPHardware().slice is named_config("channel")
     with pytest.raises(ValueError, match=r"measured on another slice configuration: "
-                                         r"engine.divide_units None \(here 2\), engine.sub_cores 1 \(here 4\), "
+                                         r"engine.divide_units None \(here 2\), engine.slots 32 \(here 16\), "
+                                         r"engine.sub_cores 1 \(here 4\), "
                                          r"trigger.event_queue_depth 32 \(here 128\)$"):
         load_calibration(path)
     monkeypatch.setenv(SLICE_VARIABLE, "default")
