@@ -162,7 +162,9 @@ class Calibration:
                 "clock_hz": self.hardware.clock_hz}
 
 
-def _positive_number(value, where):
+def _positive_number(value, where, *, nonzero=False):
+    """``value`` as a finite, non-negative float (``nonzero``: also not 0); ``ValueError``
+    naming ``where`` otherwise."""
     try:
         number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
             else math.nan
@@ -170,6 +172,8 @@ def _positive_number(value, where):
         number = math.inf
     if not 0 <= number < math.inf:
         raise ValueError(f"{where}: expected a finite, non-negative number, got {value!r}")
+    if nonzero and number == 0:
+        raise ValueError(f"{where} must be positive")
     return number
 
 
@@ -237,9 +241,7 @@ def load_calibration(path=None, hardware=None):
     if "ndp_config" in document:
         _check_configuration(path, document["ndp_config"], hardware.slice)
     if "clock_hz" in document:
-        clock = _positive_number(document["clock_hz"], f"{path}: clock_hz")
-        if clock == 0:
-            raise ValueError(f"{path}: clock_hz must be positive")
+        clock = _positive_number(document["clock_hz"], f"{path}: clock_hz", nonzero=True)
         hardware = replace(hardware, clock_hz=clock)
     kernels, measured, unknown = dict(DEFAULT_KERNELS), [], []
     for name, entry in entries.items():
@@ -249,9 +251,8 @@ def load_calibration(path=None, hardware=None):
         where = f"{path}: kernels.{name}"
         if not isinstance(entry, dict) or "cycles_per_packet" not in entry:
             raise ValueError(f"{where}: needs \"cycles_per_packet\"")
-        total = _positive_number(entry["cycles_per_packet"], f"{where}.cycles_per_packet")
-        if total == 0:
-            raise ValueError(f"{where}.cycles_per_packet must be positive")
+        total = _positive_number(entry["cycles_per_packet"], f"{where}.cycles_per_packet",
+                                 nonzero=True)
         fixed = _positive_number(entry.get("fixed_cycles", 0), f"{where}.fixed_cycles")
         if "after_cycles_per_packet" in entry:
             after = _positive_number(entry["after_cycles_per_packet"],
@@ -266,9 +267,7 @@ def load_calibration(path=None, hardware=None):
         instructions = None
         if "instructions_per_packet" in entry:
             instructions = _positive_number(entry["instructions_per_packet"],
-                                            f"{where}.instructions_per_packet")
-            if instructions == 0:
-                raise ValueError(f"{where}.instructions_per_packet must be positive")
+                                            f"{where}.instructions_per_packet", nonzero=True)
         kernels[name] = KernelCost(total - after, after, fixed, measured=True,
                                    instructions=instructions)
         measured.append(name)
