@@ -145,6 +145,11 @@ class EngineConfig:
                         finalizer starts, only once the port has taken every store of it
                         (docs/engine.md, "Posted stores"). False: a store is answered when
                         the port takes it, like a load when its data returns.
+    memory_first:       PICK prefers the µthreads whose next instruction accesses memory,
+                        while the load/store unit has room for it, so that the memory port is
+                        kept busy and µthreads waiting for loads are few (docs/engine.md,
+                        "Memory first"); it needs the scoreboard's look at the next
+                        instruction (``in_flight`` above 1). False: round robin among all.
     """
 
     sub_cores: int = 1
@@ -164,10 +169,12 @@ class EngineConfig:
     memory_queue: int = 4
     pipelined: bool = False
     posted_stores: bool = True
+    memory_first: bool = True
 
     def __post_init__(self):
         _check_ints(self)
-        for name in ("reduce_tree", "writeback_spills", "pipelined", "posted_stores"):
+        for name in ("reduce_tree", "writeback_spills", "pipelined", "posted_stores",
+                     "memory_first"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"EngineConfig.{name} must be a bool, not {getattr(self, name)!r}")
         _check_range(self, "sub_cores", 1, 8)
@@ -195,6 +202,9 @@ class EngineConfig:
         _check_range(self, "in_flight", 1, 8)
         _check_range(self, "vector_read_ports", 2, 3)
         _check_range(self, "memory_queue", 0, 64)
+        if self.memory_first and self.in_flight == 1:
+            raise ValueError("EngineConfig.memory_first needs the scoreboard's look at the next "
+                             "instruction: in_flight above 1, not 1")
 
     @property
     def slot_bits(self):
@@ -380,7 +390,8 @@ NAMED_CONFIGS = {
                             argument_blocks=_FPGA_LAUNCHES, scratchpad_bytes=4096,
                             divide_units=1, fma_units=1, misc_units=1, in_flight=1,
                             reduce_tree=False, writeback_spills=False, vector_read_ports=2,
-                            memory_queue=0, pipelined=True, posted_stores=False)),
+                            memory_queue=0, pipelined=True, posted_stores=False,
+                            memory_first=False)),
 }
 
 

@@ -192,6 +192,7 @@ class Engine(EngineComponent):
                 connect(m, core.memory_ops, memory_sink)
                 connect(m, core.scratchpad_ops, order.i)
             connect(m, load_store.completions[index], core.memory_done)
+            m.d.comb += core.memory_room.eq(load_store.room)
             connect(m, scratchpad.completions[index], core.scratchpad_done)
             m.d.comb += [
                 spawner.free[index].eq(core.free),

@@ -2,8 +2,9 @@
 become requests on the engine's memory port (ids name µthreads, read responses come back in
 any order); each access completes on its sub-core's completion stream, a store when the
 port accepts its request, unless it is posted: then it completes nothing, and ``stored``
-names its entry as the port takes it. The protocol, what each op requests and completes
-with, and the timing are in docs/engine.md, "Load/store unit".
+names its entry as the port takes it. ``room`` says whether it would take an op now (for
+PICK's preference). The protocol, what each op requests and completes with, and the
+timing are in docs/engine.md, "Load/store unit".
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
@@ -29,6 +30,7 @@ class LoadStoreUnit(CompletingUnit):
             "mem": Out(ndp_memory_port_signature(config)),
             "stored_valid": Out(1),
             "stored_entry": Out(config.trigger.entry_bits),
+            "room":         Out(1),
         })
 
     def _legal(self, op):
@@ -64,11 +66,13 @@ class LoadStoreUnit(CompletingUnit):
                 waiting.i.valid.eq(self.ops.valid & offered_legal & ~direct),
                 waiting.i.payload.eq(offered),
                 waiting.o.ready.eq(register_free),
+                self.room.eq(waiting.i.ready),
             ]
             op = Mux(waiting.o.valid, Value.cast(waiting.o.payload), Value.cast(offered))
             take = Mux(waiting.o.valid, 1, self.ops.valid & offered_legal & direct)
         else:
-            m.d.comb += self.ops.ready.eq(~offered_legal | register_free)
+            m.d.comb += [self.ops.ready.eq(~offered_legal | register_free),
+                         self.room.eq(register_free)]
             op = Value.cast(offered)
             take = self.ops.valid & offered_legal
         op = memory_op_layout(config)(op)

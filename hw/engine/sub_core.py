@@ -65,6 +65,8 @@ class SubCore(SubCoreComponent):
     window_base, window_end: kernels' memory accesses must fall in [base, end).
     watchdog:      cycles a µthread may live.
     memory_ops / memory_done, scratchpad_ops / scratchpad_done: the shared units.
+    memory_room:   the load/store unit has room for an op: PICK prefers the µthreads whose
+                   next instruction accesses memory (``EngineConfig.memory_first``).
     fma / vector / divide / reduce / convert: vector execution units (owned by the engine
                    and connected here, so tests may substitute models).
     retire_valid / retire: µthreads that ended (up to RETIRE_PORTS per cycle).
@@ -97,6 +99,7 @@ class SubCore(SubCoreComponent):
             "watchdog":        In(32),
             "memory_ops":      Out(stream.Signature(memory_op_layout(config))),
             "memory_done":     In(stream.Signature(completion_layout(config))),
+            "memory_room":     In(1),
             "scratchpad_ops":  Out(stream.Signature(scratchpad_op_layout(config))),
             "scratchpad_done": In(stream.Signature(completion_layout(config))),
             "fma":             Out(VectorUnitSignature(config).flip()),
@@ -173,6 +176,8 @@ class SubCore(SubCoreComponent):
         m.d.comb += [
             self.free.eq(slots.free),
             pick.eligible.eq(slots.eligible),
+            pick.prefer.eq(scoreboard.memory_next & self.memory_room.replicate(engine.slots)
+                           if engine.memory_first else 0),
             pick.pc.eq(slots.pc),
             slots.picked.eq(pick.picked),
             decode.arg_block.eq(slots.arg_block),

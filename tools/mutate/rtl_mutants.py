@@ -80,6 +80,7 @@ ENGINE_UNITS = ("tests/hw/engine/test_vector_units.py",)
 ENGINE_DIVIDE = ("tests/hw/engine/test_divide.py",)
 ENGINE_ALU = ("tests/hw/engine/test_alu.py",)
 ENGINE_SCOREBOARD = ("tests/hw/engine/pipeline/test_scoreboard.py",)
+ENGINE_PICK = ("tests/hw/engine/pipeline/test_pick.py",)
 ENGINE_DISPATCH = ("tests/hw/engine/pipeline/test_dispatch.py",)
 ENGINE_CHECK = ("tests/hw/engine/pipeline/test_check.py", *ENGINE_DISPATCH)
 ENGINE_WRITEBACK = ("tests/hw/engine/pipeline/test_writeback.py",)
@@ -655,6 +656,17 @@ MUTANTS = (
        "undeferred = offering", STREAM),
     _m("writeback-completions-not-deferred", _WRITEBACK,
        "if name in SHARED_UNITS.values()])", "if False])", ENGINE_WRITEBACK),
+    # memory first
+    _m("pick-ignores-the-preference", "hw/engine/pipeline/pick.py",
+       "candidates.eq(Mux(preferred.any(), preferred, self.eligible))",
+       "candidates.eq(self.eligible)", ENGINE_PICK),
+    _m("pick-prefers-ineligible-slots", "hw/engine/pipeline/pick.py",
+       "preferred.eq(self.eligible & self.prefer)", "preferred.eq(self.prefer)", ENGINE_PICK),
+    _m("scoreboard-memory-next-of-the-op-in-flight", _SCOREBOARD,
+       "self.memory_next[slot].eq(need.memory)", "self.memory_next[slot].eq(busy.memory)",
+       ENGINE_SCOREBOARD),
+    _m("load-store-room-while-full", "hw/engine/load_store.py",
+       "self.room.eq(waiting.i.ready),", "self.room.eq(1),", ENGINE_LOAD_STORE),
     # posted stores
     _m("dispatch-posts-every-memory-op", _DISPATCH,
        "posted_store = (ctl.unit == UnitCode.MEMORY) & store if",

@@ -1,12 +1,14 @@
 """PICK, the first stage of a sub-core's issue pipeline: one eligible µthread a cycle,
 round robin, whose pc addresses the instruction memory.
 
-The slot picked is the first eligible one after the slot picked last, so every µthread
-that stays eligible is picked once in ``slots`` cycles at worst, not counting the cycles
-of a hold.
+The slot picked is the first eligible one after the slot picked last, among the eligible
+slots that are *preferred* when there are any (their next instruction accesses memory
+while the load/store unit has room: docs/engine.md, "Memory first"), else among all. So
+every µthread that stays eligible is picked once in ``slots`` cycles at worst, not counting
+the cycles of a hold or those in which a preferred slot is picked instead.
 """
 
-from amaranth.hdl import Const, Module, Signal, unsigned
+from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -21,6 +23,7 @@ class Pick(EngineComponent):
     """Ports:
 
     eligible:   slots that may be picked.
+    prefer:     slots picked before the other eligible ones.
     hold:       pick none this cycle (the sub-core's vector registers' first read port is
                 wanted two cycles on; :class:`~..sub_core.SubCore`).
     pc:         per slot, its µthread's pc.
@@ -34,6 +37,7 @@ class Pick(EngineComponent):
         engine = config.engine
         super().__init__({
             "eligible":  In(engine.slots),
+            "prefer":    In(engine.slots),
             "hold":      In(1),
             "pc":        In(data.ArrayLayout(unsigned(engine.pc_bits), engine.slots)),
             "imem_addr": Out(engine.pc_bits),
@@ -49,9 +53,13 @@ class Pick(EngineComponent):
         any_eligible = Signal()
         pick_valid = Signal()
         pick_slot = Signal(slot_bits)
+        preferred = Signal(slots)
+        candidates = Signal(slots)
+        m.d.comb += [preferred.eq(self.eligible & self.prefer),
+                     candidates.eq(Mux(preferred.any(), preferred, self.eligible))]
         for step in reversed(range(slots)):
             candidate = (last_pick + 1 + step)[:slot_bits]
-            with m.If(self.eligible.bit_select(candidate, 1)):
+            with m.If(candidates.bit_select(candidate, 1)):
                 m.d.comb += [any_eligible.eq(1), pick_slot.eq(candidate)]
         # The hold only gates the pick, so it stays off the instruction memory's address.
         m.d.comb += pick_valid.eq(any_eligible & ~self.hold)

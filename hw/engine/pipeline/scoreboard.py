@@ -83,6 +83,10 @@ class Scoreboard(EngineComponent):
     last:           per slot, exactly one instruction in flight.
     ready:          per slot, the instruction at its pc may be picked.
     looked_up:      the slot whose next instruction's needs are known from the next cycle.
+    memory_next:    per slot, the instruction at its pc accesses memory, as last looked up
+                    (a µthread that went on with nothing in flight is not looked up again
+                    until its next instruction goes on; until then this tells of the one
+                    before). Nothing with ``in_flight`` = 1.
     """
 
     def __init__(self, config):
@@ -102,6 +106,7 @@ class Scoreboard(EngineComponent):
             "last":            Out(slots),
             "ready":           Out(slots),
             "looked_up":       Out(slots),
+            "memory_next":     Out(slots),
         })
 
     def elaborate(self, platform):
@@ -191,5 +196,6 @@ class Scoreboard(EngineComponent):
             clear = ((need.scalar & busy.scalar) == 0) & ((need.vector & busy.vector) == 0) & \
                 ~(need.memory & busy.memory) & ~(need.scratchpad & busy.scratchpad) & \
                 ~need.drain & (~need.answered | (count < limit))
-            m.d.comb += self.ready[slot].eq((count == 0) | clear)
+            m.d.comb += [self.ready[slot].eq((count == 0) | clear),
+                         self.memory_next[slot].eq(need.memory)]
         return m

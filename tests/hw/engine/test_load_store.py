@@ -381,7 +381,7 @@ def test_documented_latencies():
 @pytest.mark.parametrize("depth", [0, 1, 4])
 def test_ops_wait_behind_a_busy_port_in_order(depth):
     """While the port takes nothing, the unit accepts one op into its request register and
-    ``memory_queue`` more, then refuses; once the port takes again they leave in the order
+    ``memory_queue`` more, then refuses (and says it has no room); once the port takes again they leave in the order
     they came, one a cycle, and a refused op is still completed at once meanwhile."""
     config = NDPConfig(engine=EngineConfig(memory_queue=depth))
     dut = LoadStoreUnit(config)
@@ -396,12 +396,15 @@ def test_ops_wait_behind_a_busy_port_in_order(depth):
             ctx.set(dut.ops.valid, 1)
             thread, addr = pending[0]
             ctx.set(dut.ops.payload, {"thread": thread, "opcode": Opcode.VST, "addr": addr})
+            # `room` (PICK's preference) says whether an aligned op would be taken now.
+            assert ctx.get(dut.room) == ctx.get(dut.ops.ready) == (len(accepted) <= depth)
             if ctx.get(dut.ops.ready):
                 accepted.append(pending.popleft()[0])
             await ctx.tick()
         # A misaligned op is refused (completed with an error) although the port is busy.
         ctx.set(dut.ops.payload, {"thread": 12, "opcode": Opcode.VST, "addr": 0x1001})
         assert ctx.get(dut.ops.ready)
+        assert not ctx.get(dut.room)
         await ctx.tick()
         ctx.set(dut.ops.valid, 0)
         for cycle in range(3):

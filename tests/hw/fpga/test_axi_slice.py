@@ -22,7 +22,8 @@ TESTS = ["random_traffic", "register_errors", "unsupported_bursts", "memory_erro
 SMALL_ENGINE = NDPConfig(trigger=TriggerConfig(filter_entries=4),
                          engine=EngineConfig(slots=2, instruction_words=64, argument_blocks=1,
                                              scratchpad_bytes=256, divide_units=1, fma_units=2,
-                                             reduce_tree=False, in_flight=1))
+                                             reduce_tree=False, in_flight=1,
+                                             memory_first=False))
 
 
 def _run(simulator, testcase, config=TRIGGER_SLICE, **env):

@@ -24,7 +24,7 @@ from matndp.sim.fpga_flow.lint import lint
 SMALL = NDPConfig(id_width=6, trigger=TriggerConfig(filter_entries=4),
                   engine=EngineConfig(slots=2, instruction_words=64, argument_blocks=1,
                                       scratchpad_bytes=256, divide_units=1, fma_units=2,
-                                      reduce_tree=False, in_flight=1))
+                                      reduce_tree=False, in_flight=1, memory_first=False))
 
 
 @pytest.mark.parametrize("arguments, keywords, error, message", [

@@ -18,7 +18,8 @@ CONFIG = NDPConfig(addr_width=16, sector_bytes=8, id_width=2, counter_width=8,
                    trigger=TriggerConfig(filter_entries=2, event_queue_depth=2),
                    engine=EngineConfig(sub_cores=1, slots=2, ordered_atomics=2,
                                        scratchpad_bytes=256, instruction_words=64,
-                                       argument_blocks=2, in_flight=1))
+                                       argument_blocks=2, in_flight=1,
+                                       memory_first=False))
 # Deep enough for both witnesses below (an atomic of the second µthread of an entry
 # passing after the first handed the turn on; one passing while another µthread's atomics
 # wait queued): the default suite proves the station to it in seconds; the slow suite to

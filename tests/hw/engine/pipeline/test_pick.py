@@ -1,5 +1,6 @@
-"""PICK alone: round robin among eligible slots, none while held, the picked slot's pc to
-the instruction memory, FETCH's record one cycle later."""
+"""PICK alone: round robin among the eligible slots it prefers when there are any, else
+among all eligible slots; none while held; the picked slot's pc to the instruction memory,
+FETCH's record one cycle later."""
 
 import random
 
@@ -14,7 +15,7 @@ from ..harness import simulate
 CONFIG = NDPConfig(engine=EngineConfig(slots=8, instruction_words=64))
 
 
-def test_every_eligible_slot_is_picked_in_turn():
+def test_every_eligible_slot_is_picked_in_turn_preferred_ones_first():
     dut = Pick(CONFIG)
     slots = CONFIG.engine.slots
     rng = random.Random(1)
@@ -27,12 +28,16 @@ def test_every_eligible_slot_is_picked_in_turn():
         waited = [0] * slots
         for cycle in range(600):
             eligible = rng.getrandbits(slots) if rng.random() < 0.8 else 0
+            prefer = rng.getrandbits(slots) if rng.random() < 0.3 else 0
             hold = rng.random() < 0.2
             ctx.set(dut.eligible, eligible)
+            ctx.set(dut.prefer, prefer)
             ctx.set(dut.hold, hold)
             picked = ctx.get(dut.picked)
             order = [(last + 1 + step) % slots for step in range(slots)]
-            expected = None if hold else next((slot for slot in order if eligible >> slot & 1),
+            preferred = eligible & prefer
+            candidates = preferred if preferred else eligible
+            expected = None if hold else next((slot for slot in order if candidates >> slot & 1),
                                               None)
             if expected is None:
                 assert picked == 0, f"cycle {cycle}"
@@ -45,10 +50,11 @@ def test_every_eligible_slot_is_picked_in_turn():
                 assert (ctx.get(dut.o.payload.slot), ctx.get(dut.o.payload.pc)) == \
                     (previous, pcs[previous])
             # Round robin: no slot eligible all along waits more than `slots` cycles without
-            # a hold.
+            # a hold or a preferred slot picked instead.
             for slot in range(slots):
                 waiting = eligible >> slot & 1 and expected != slot
-                waited[slot] = waited[slot] + (not hold) if waiting else 0
+                counted = not hold and not (preferred and not preferred >> slot & 1)
+                waited[slot] = waited[slot] + counted if waiting else 0
                 assert waited[slot] < slots
             if expected is not None:
                 last = expected

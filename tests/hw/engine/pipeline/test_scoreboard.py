@@ -19,7 +19,8 @@ from ..harness import simulate
 
 
 def _config(in_flight):
-    return NDPConfig(engine=EngineConfig(slots=4, instruction_words=64, in_flight=in_flight))
+    return NDPConfig(engine=EngineConfig(slots=4, instruction_words=64, in_flight=in_flight,
+                                         memory_first=in_flight > 1))
 
 
 # Next instructions, with what they read and write ("x3", "v1"), whether they access memory
@@ -87,6 +88,9 @@ def test_ready_follows_the_rule_on_random_streams(limit):
                                                                     flights[slot])
                 assert ctx.get(dut.idle) >> slot & 1 == (not flights[slot])
                 assert ctx.get(dut.last) >> slot & 1 == (len(flights[slot]) == 1)
+                # PICK's preference: the last look at the slot's next instruction.
+                assert ctx.get(dut.memory_next) >> slot & 1 == ("M" in needs[slot]), \
+                    (cycle, slot, needs[slot])
             assert ctx.get(dut.looked_up) == (0 if looked is None or limit == 1
                                               else 1 << looked[0])
             looking = None if looked is None else looked[0]
