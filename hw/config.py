@@ -204,7 +204,8 @@ class EngineConfig:
         _check_range(self, "memory_queue", 0, 64)
         if self.memory_first and self.in_flight == 1:
             raise ValueError("EngineConfig.memory_first needs the scoreboard's look at the next "
-                             "instruction: in_flight above 1, not 1")
+                             "instruction (in_flight above 1); with in_flight 1, set "
+                             "memory_first=False")
 
     @property
     def slot_bits(self):

@@ -37,8 +37,8 @@ def test_defaults_follow_the_architecture():
     (lambda: EngineConfig(in_flight=9), r"EngineConfig.in_flight must be in 1..8, not 9"),
     (lambda: EngineConfig(in_flight=2.0), "EngineConfig.in_flight must be an int"),
     (lambda: EngineConfig(in_flight=1),
-     r"EngineConfig.memory_first needs the scoreboard's look at the next instruction: "
-     r"in_flight above 1, not 1"),
+     r"EngineConfig.memory_first needs the scoreboard's look at the next instruction "
+     r"\(in_flight above 1\); with in_flight 1, set memory_first=False"),
     (lambda: EngineConfig(memory_first=1), "EngineConfig.memory_first must be a bool, not 1"),
     (lambda: EngineConfig(fma_units=3), r"EngineConfig.fma_units must be a power of two in 1..32, not 3"),
     (lambda: EngineConfig(fma_units=0), r"EngineConfig.fma_units must be a power of two in 1..32, not 0"),

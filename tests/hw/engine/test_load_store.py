@@ -381,8 +381,9 @@ def test_documented_latencies():
 @pytest.mark.parametrize("depth", [0, 1, 4])
 def test_ops_wait_behind_a_busy_port_in_order(depth):
     """While the port takes nothing, the unit accepts one op into its request register and
-    ``memory_queue`` more, then refuses (and says it has no room); once the port takes again they leave in the order
-    they came, one a cycle, and a refused op is still completed at once meanwhile."""
+    ``memory_queue`` more, then refuses (and says it has no room); once the port takes
+    again they leave in the order they came, one a cycle, and a refused op is still
+    completed at once meanwhile."""
     config = NDPConfig(engine=EngineConfig(memory_queue=depth))
     dut = LoadStoreUnit(config)
     ops = [(thread, 0x1000 + 32 * thread) for thread in range(depth + 3)]
